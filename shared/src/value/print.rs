@@ -1,0 +1,132 @@
+//! Printing like Clojure: `pr-str` (readable: strings quoted, keywords with `:`) and `str`/`print`
+//! (strings bare). Floats print like Java's `Double.toString`, which is what Clojure shows.
+
+use super::Value;
+use std::fmt::Write;
+
+/// Clojure's `pr-str` of a value: `{:a 1, :b "x"}`.
+pub fn pr_str(v: &Value) -> String {
+    let mut out = String::new();
+    write_value(&mut out, v, true);
+    out
+}
+
+/// Clojure's `print-str` of a value: like `pr-str` but strings inside print bare.
+pub fn print_str(v: &Value) -> String {
+    let mut out = String::new();
+    write_value(&mut out, v, false);
+    out
+}
+
+fn write_value(out: &mut String, v: &Value, readably: bool) {
+    match v {
+        Value::Nil => out.push_str("nil"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Value::Float(f) => out.push_str(&format_float(*f)),
+        Value::Str(s) if readably => write_quoted(out, s),
+        Value::Str(s) => out.push_str(s),
+        Value::Keyword(k) => {
+            out.push(':');
+            out.push_str(k);
+        }
+        Value::Vector(xs) => write_seq(out, "[", "]", xs.iter(), readably),
+        Value::List(xs) => write_seq(out, "(", ")", xs.iter(), readably),
+        Value::Set(xs) => write_seq(out, "#{", "}", xs.iter(), readably),
+        Value::Map(m) => {
+            out.push('{');
+            for (i, (k, x)) in m.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_value(out, k, readably);
+                out.push(' ');
+                write_value(out, x, readably);
+            }
+            out.push('}');
+        }
+    }
+}
+
+fn write_seq<'a>(
+    out: &mut String,
+    open: &str,
+    close: &str,
+    xs: impl Iterator<Item = &'a Value>,
+    readably: bool,
+) {
+    out.push_str(open);
+    for (i, x) in xs.enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        write_value(out, x, readably);
+    }
+    out.push_str(close);
+}
+
+/// Writes a string the way Clojure's reader would read it back.
+pub fn write_quoted(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// Formats a double as Java's `Double.toString` does: `2.0`, `0.001`, `1.0E7`, `1.0E-4`, `NaN`.
+///
+/// Java uses plain notation for 1e-3 <= |x| < 1e7 and computerized scientific otherwise. The
+/// digits are the shortest that round-trip, which Rust's formatter also produces.
+pub fn format_float(f: f64) -> String {
+    if f.is_nan() {
+        return "##NaN".to_string();
+    }
+    if f.is_infinite() {
+        return if f > 0.0 { "##Inf" } else { "##-Inf" }.to_string();
+    }
+    let a = f.abs();
+    if a == 0.0 || (1e-3..1e7).contains(&a) {
+        let s = format!("{f}");
+        return if s.contains('.') { s } else { format!("{s}.0") };
+    }
+    // Rust's `{:e}` gives the shortest round-trip digits as `d.ddde-x`.
+    let s = format!("{f:e}");
+    let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
+    let mantissa = if mantissa.contains('.') { mantissa.to_string() } else { format!("{mantissa}.0") };
+    format!("{mantissa}E{exp}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_print_like_java() {
+        assert_eq!(format_float(2.0), "2.0");
+        assert_eq!(format_float(1.0e7), "1.0E7");
+        assert_eq!(format_float(12345678.9), "1.23456789E7");
+        assert_eq!(format_float(1.0e-4), "1.0E-4");
+        assert_eq!(format_float(0.001), "0.001");
+        assert_eq!(format_float(-0.5), "-0.5");
+        assert_eq!(format_float(0.1 + 0.2), "0.30000000000000004");
+    }
+
+    #[test]
+    fn pr_str_and_print_str() {
+        let v = Value::Vector(vec![Value::string("a\"b"), Value::keyword("k"), Value::Nil]);
+        assert_eq!(pr_str(&v), r#"["a\"b" :k nil]"#);
+        assert_eq!(print_str(&v), r#"[a"b :k nil]"#);
+    }
+}
