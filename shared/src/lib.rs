@@ -1,14 +1,17 @@
 //! ptc-shared: everything that crosses a process boundary in ptc-sandbox.
 //!
 //! - [`value`]: the owned data model (`Value`) that programs exchange with tools, contexts and memory.
+//! - [`limits`]: the `Limits` every execution runs under.
 //! - [`step`]: the outcome of one execution (`Step`, `Fail`, `FailReason`, `Usage`, tool-call trace).
 //!
 //! Design invariant: nothing in this crate trusts its input. Every decoder bounds size and depth,
 //! and no function here panics on data that came from a program or a wire frame.
 #![forbid(unsafe_code)]
 
+pub mod limits;
 pub mod step;
 pub mod value;
 
+pub use limits::Limits;
 pub use step::{Fail, FailReason, Step, ToolCallRecord, Usage};
 pub use value::Value;

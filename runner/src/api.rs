@@ -1,0 +1,107 @@
+//! The in-process API: `run(source, RunOptions) -> Result<Step, Step>`.
+//!
+//! Tools reach the interpreter through the [`ToolHost`] trait. In-process callers give closures
+//! ([`Tool::new`]); the `ptc-runner` binary implements `ToolHost` by forwarding each call to the
+//! supervisor over IPC. Either way the interpreter only sees `call(name, args) -> result`.
+
+use ptc_shared::{Fail, Limits, Step, Value};
+
+/// How a tool call failed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolFailure {
+    /// No tool of that name: the run fails with `tool_not_found`.
+    NotFound,
+    /// The tool ran and reported an error: `tool_error` with this message (catchable by `try`).
+    Error(String),
+    /// The host ended the run (deadline passed while the tool ran, validation failed, tool-call
+    /// limit, connection lost): the Step fails with exactly this, and `try` cannot catch it.
+    Terminal(Fail),
+}
+
+/// Where tool calls go. Called synchronously from the interpreter's single thread.
+pub trait ToolHost {
+    /// Calls tool `name` with `args` (a map with string keys as the program wrote them).
+    fn call(&mut self, name: &str, args: Value) -> Result<Value, ToolFailure>;
+}
+
+/// A tool the program may call: name, optional signature and description, and its handler.
+pub struct Tool {
+    pub name: String,
+    /// Signature text, e.g. `"(status :string) -> [{total :int}]"`.
+    pub signature: Option<String>,
+    pub description: Option<String>,
+    handler: Box<dyn FnMut(Value) -> Result<Value, String>>,
+}
+
+impl std::fmt::Debug for Tool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tool").field("name", &self.name).field("signature", &self.signature).finish()
+    }
+}
+
+impl Tool {
+    /// A tool backed by a closure; an `Err` becomes `tool_error` with that message.
+    pub fn new(
+        name: impl Into<String>,
+        handler: impl FnMut(Value) -> Result<Value, String> + 'static,
+    ) -> Tool {
+        Tool { name: name.into(), signature: None, description: None, handler: Box::new(handler) }
+    }
+
+    /// Sets the signature text.
+    pub fn signature(mut self, sig: impl Into<String>) -> Tool {
+        self.signature = Some(sig.into());
+        self
+    }
+
+    /// Sets the description.
+    pub fn description(mut self, d: impl Into<String>) -> Tool {
+        self.description = Some(d.into());
+        self
+    }
+}
+
+/// Everything a run needs besides its source.
+#[derive(Debug, Default)]
+pub struct RunOptions {
+    /// The context map (`data/k`, `ctx/k`); `Nil` means empty.
+    pub context: Value,
+    /// The user namespace from earlier runs (`def`s); `Nil` means empty.
+    pub memory: Value,
+    /// `*1 *2 *3`, newest first.
+    pub history: Vec<Value>,
+    /// Tools with in-process handlers. Ignored by [`run_with_host`], which takes `tool_names`.
+    pub tools: Vec<Tool>,
+    pub limits: Limits,
+}
+
+/// A `ToolHost` over in-process closures.
+struct ClosureHost<'a> {
+    tools: &'a mut [Tool],
+}
+
+impl ToolHost for ClosureHost<'_> {
+    fn call(&mut self, name: &str, args: Value) -> Result<Value, ToolFailure> {
+        let tool = self.tools.iter_mut().find(|t| t.name == name).ok_or(ToolFailure::NotFound)?;
+        (tool.handler)(args).map_err(ToolFailure::Error)
+    }
+}
+
+/// Runs a program in-process with closure tools. `Ok` is a successful Step, `Err` a failed one.
+pub fn run(source: &str, mut opts: RunOptions) -> Result<Step, Step> {
+    let mut tools = std::mem::take(&mut opts.tools);
+    let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
+    let mut host = ClosureHost { tools: &mut tools };
+    run_with_host(source, &opts, &names, &mut host)
+}
+
+/// Runs a program with an arbitrary tool host; `tool_names` are the declared tools (checked by
+/// the analyzer and by `call`).
+pub fn run_with_host(
+    source: &str,
+    opts: &RunOptions,
+    tool_names: &[String],
+    host: &mut dyn ToolHost,
+) -> Result<Step, Step> {
+    crate::session::execute(source, opts, tool_names, host).into_result()
+}
