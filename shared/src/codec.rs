@@ -196,6 +196,78 @@ pub fn write_frame<T: Serialize + ?Sized, W: Write + ?Sized>(
     Ok(())
 }
 
+/// Bytes of the longest frame a [`U64Frame`] writes.
+pub const U64_FRAME_MAX: usize = HEADER_LEN + U64_FRAME_PREFIX_MAX + 9;
+const U64_FRAME_PREFIX_MAX: usize = 16;
+
+/// A frame whose body is a fixed prefix then one `u64`, finished later without allocating.
+///
+/// Built once from a template message whose last field is a `u64` set to 0 (varint 0 is the one
+/// byte `0`). [`U64Frame::write`] then emits the frame for any value into a stack buffer: the
+/// runner's allocator uses it to report `MemoryExceeded { peak_bytes }` at a moment when
+/// allocating is impossible. The varint rules below are bincode 1.3.3's, checked by tests.
+#[derive(Debug, Clone, Copy)]
+pub struct U64Frame {
+    prefix: [u8; U64_FRAME_PREFIX_MAX],
+    prefix_len: usize,
+}
+
+impl U64Frame {
+    /// Pre-encodes `template`, which must end with a `u64` field equal to 0.
+    pub fn new<T: Serialize + ?Sized>(template: &T) -> Result<U64Frame, CodecError> {
+        let frame = encode_frame(template, 1 << 10)?;
+        let bad = || CodecError::Encode("template does not end with a zero u64".into());
+        let body = frame.get(HEADER_LEN..).ok_or_else(bad)?;
+        let (last, head) = body.split_last().ok_or_else(bad)?;
+        if *last != 0 || head.len() > U64_FRAME_PREFIX_MAX {
+            return Err(bad());
+        }
+        let mut prefix = [0u8; U64_FRAME_PREFIX_MAX];
+        prefix
+            .get_mut(..head.len())
+            .ok_or_else(bad)?
+            .copy_from_slice(head);
+        Ok(U64Frame {
+            prefix,
+            prefix_len: head.len(),
+        })
+    }
+
+    /// Writes the complete frame for `value` into `out`; returns its length. Never allocates.
+    pub fn write(&self, value: u64, out: &mut [u8; U64_FRAME_MAX]) -> usize {
+        let mut varint = [0u8; 9];
+        let n = bincode_varint(value, &mut varint);
+        let body_len = self.prefix_len + n;
+        // body_len ≤ 25, so the conversion cannot fail.
+        out[..HEADER_LEN].copy_from_slice(&u32::try_from(body_len).unwrap_or(0).to_be_bytes());
+        out[HEADER_LEN..HEADER_LEN + self.prefix_len]
+            .copy_from_slice(&self.prefix[..self.prefix_len]);
+        out[HEADER_LEN + self.prefix_len..HEADER_LEN + body_len].copy_from_slice(&varint[..n]);
+        HEADER_LEN + body_len
+    }
+}
+
+/// bincode 1.3.3's varint form of a `u64`: ≤ 250 in one byte, else a marker byte (251/252/253)
+/// then the value as little-endian u16/u32/u64.
+fn bincode_varint(value: u64, out: &mut [u8; 9]) -> usize {
+    if value <= 250 {
+        out[0] = value.to_le_bytes()[0];
+        1
+    } else if let Ok(v) = u16::try_from(value) {
+        out[0] = 251;
+        out[1..3].copy_from_slice(&v.to_le_bytes());
+        3
+    } else if let Ok(v) = u32::try_from(value) {
+        out[0] = 252;
+        out[1..5].copy_from_slice(&v.to_le_bytes());
+        5
+    } else {
+        out[0] = 253;
+        out[1..9].copy_from_slice(&value.to_le_bytes());
+        9
+    }
+}
+
 #[cfg(feature = "tokio")]
 mod async_io {
     //! The same framing over tokio's `AsyncRead`/`AsyncWrite`.

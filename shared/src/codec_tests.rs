@@ -171,6 +171,35 @@ fn inner_length_beyond_the_limit_is_refused() {
     ));
 }
 
+#[test]
+fn u64_frame_matches_bincode_for_every_varint_width() {
+    let pre = U64Frame::new(&RunnerToSupervisor::MemoryExceeded { peak_bytes: 0 }).unwrap();
+    let edges = [
+        0,
+        1,
+        250,
+        251,
+        0xffff,
+        0x1_0000,
+        0xffff_ffff,
+        0x1_0000_0000,
+        u64::MAX,
+    ];
+    for v in edges {
+        let mut buf = [0u8; U64_FRAME_MAX];
+        let n = pre.write(v, &mut buf);
+        let expected =
+            encode_frame(&RunnerToSupervisor::MemoryExceeded { peak_bytes: v }, MAX).unwrap();
+        assert_eq!(&buf[..n], &expected[..], "value {v}");
+    }
+}
+
+#[test]
+fn u64_frame_refuses_a_template_without_a_trailing_zero() {
+    assert!(U64Frame::new(&RunnerToSupervisor::MemoryExceeded { peak_bytes: 7 }).is_err());
+    assert!(U64Frame::new(&finished(Value::Nil)).is_err());
+}
+
 fn drain(bytes: &[u8]) {
     let mut r = Cursor::new(bytes);
     while let Ok(Some(_)) = read_frame::<SupervisorToRunner, _>(&mut r, MAX) {}
