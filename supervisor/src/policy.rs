@@ -4,11 +4,11 @@
 //! runners the engine keeps for it. Loading validates everything up front and fails closed: unknown
 //! keys, bad values, a seccomp filter file that does not exist or does not compile are errors that
 //! name the file and the field. The seccomp filter is compiled here, once per policy, into the BPF
-//! bytes the runner installs (`Policy::seccomp_bpf`).
+//! bytes the runner installs (`Policy::seccomp_bpf`), from the filter named `runner`.
 //!
 //! Invariant: a `Policy` value is always complete and valid; nothing downstream re-validates it.
 
-use ptc_shared::Limits;
+use ptc_shared::{Limits, seccomp};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -115,8 +115,6 @@ pub struct Policy {
     pub seccomp_bpf: Arc<[u8]>,
 }
 
-/// The filter a seccomp JSON file must define (unless it defines exactly one).
-pub const SECCOMP_FILTER_NAME: &str = "runner";
 /// Smallest heap a policy may give a runner: below this the runtime cannot start.
 pub const MIN_HEAP_BYTES: u64 = 4 << 20;
 /// Most warm runners one policy may keep.
@@ -339,44 +337,11 @@ fn validate_limits(file: &Path, l: &Limits) -> Result<(), PolicyError> {
 /// Compiles the seccomp JSON at `path` for this machine's architecture into BPF bytes.
 fn compile_seccomp(file: &Path, path: &Path) -> Result<Arc<[u8]>, PolicyError> {
     let field = "isolation.seccomp";
-    let f = std::fs::File::open(path)
+    let json = std::fs::read(path)
         .map_err(|e| field_err(file, field, format!("{}: {e}", path.display())))?;
-    let arch = seccompiler::TargetArch::try_from(std::env::consts::ARCH)
-        .map_err(|e| field_err(file, field, format!("unsupported architecture: {e}")))?;
-    let mut filters =
-        seccompiler::compile_from_json(std::io::BufReader::new(f), arch).map_err(|e| {
-            field_err(
-                file,
-                field,
-                format!("{}: does not compile: {e}", path.display()),
-            )
-        })?;
-    let prog = match filters.remove(SECCOMP_FILTER_NAME) {
-        Some(p) => p,
-        None if filters.len() == 1 => filters.into_values().next().unwrap_or_default(),
-        None => {
-            let msg = format!(
-                "{}: no filter named `{SECCOMP_FILTER_NAME}`",
-                path.display()
-            );
-            return Err(field_err(file, field, msg));
-        }
-    };
-    if prog.is_empty() {
-        return Err(field_err(
-            file,
-            field,
-            format!("{}: empty filter", path.display()),
-        ));
-    }
-    let mut bytes = Vec::with_capacity(prog.len() * 8);
-    for ins in &prog {
-        bytes.extend_from_slice(&ins.code.to_ne_bytes());
-        bytes.push(ins.jt);
-        bytes.push(ins.jf);
-        bytes.extend_from_slice(&ins.k.to_ne_bytes());
-    }
-    Ok(bytes.into())
+    seccomp::compile_filter(&json, seccomp::RUNNER_FILTER)
+        .map(Arc::from)
+        .map_err(|e| field_err(file, field, format!("{}: {e}", path.display())))
 }
 
 #[cfg(test)]
