@@ -3,7 +3,8 @@
 # one JVM per file. Usage: ./regen.sh            (every cases/*.edn)
 #                          ./regen.sh core-arith  (only the named files, without .edn)
 # Installs nothing. Afterwards checks that every case carrying :reason failed in
-# Clojure and every failing case carries :reason (the public sample excepted).
+# Clojure and every failing case carries :reason (the public sample excepted),
+# that no result is non-plain or a timeout, and that ptc/*.edn is well formed.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 jar="${CLOJURE_JAR:-/usr/share/java/clojure.jar}"
@@ -41,6 +42,31 @@ for n in sys.argv[1:]:
             print(f"{n}: {cid}: has :reason but Clojure returned a value"); bad += 1
         elif err is not None and "reason" not in e:
             print(f"{n}: {cid}: failed in Clojure but has no :reason ({err})"); bad += 1
-print(f"regen.sh: checked {len(sys.argv) - 1} file(s), {bad} problem(s)", file=sys.stderr)
+import glob
+from compare import read_edn, EMap
+REASONS = {"parse_error", "analysis_error", "eval_error", "timeout", "limit_exceeded",
+           "tool_error", "tool_not_found", "failed", "validation_error"}
+seen = set()
+for f in sorted(glob.glob("ptc/*.edn")):
+    for lineno, line in enumerate(open(f, encoding="utf-8"), 1):
+        if not line.strip():
+            continue
+        where = f"{f}:{lineno}"
+        try:
+            m = read_edn(line)
+        except Exception as e:  # any reader failure is a malformed line
+            print(f"{where}: unreadable: {e}"); bad += 1; continue
+        d = {k.name: v for k, v in m} if isinstance(m, EMap) else {}
+        cid = d.get("id")
+        if not isinstance(cid, str) or cid in seen:
+            print(f"{where}: missing or duplicate :id"); bad += 1; continue
+        seen.add(cid)
+        if ("expect" in d) == ("expect-error" in d):
+            print(f"{where}: {cid}: needs exactly one of :expect and :expect-error"); bad += 1
+        elif "expect-error" in d and getattr(d["expect-error"], "name", None) not in REASONS:
+            print(f"{where}: {cid}: unknown fail reason"); bad += 1
+        if not isinstance(d.get("program"), str):
+            print(f"{where}: {cid}: no :program string"); bad += 1
+print(f"regen.sh: checked {len(sys.argv) - 1} expected file(s) and {len(seen)} ptc case(s), {bad} problem(s)", file=sys.stderr)
 sys.exit(1 if bad else 0)
 PY
