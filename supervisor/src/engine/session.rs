@@ -580,6 +580,7 @@ pub(crate) fn failed_step(
         history: base.history,
         signature: base.signature,
         prints: Vec::new(),
+        warnings: Vec::new(),
         usage: Usage {
             duration_ms: elapsed_ms(start),
             cpu_ms,
