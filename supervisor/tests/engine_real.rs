@@ -175,3 +175,26 @@ async fn strict_policy_runs_and_requests_cannot_loosen_it() {
         Some(FailReason::InvalidRequest)
     );
 }
+
+#[tokio::test]
+async fn cpu_rlimit_is_a_timeout_with_limit_cpu() {
+    // Wall clock far past the 1 s CPU limit (a loaded 2-core host gives one process a fraction of a
+    // core), so the kernel's SIGXCPU ends the run, not our kill.
+    let dir = temp_dir("cpu");
+    let filter = shipped_policies().join("seccomp/runner.json");
+    let text = format!(
+        "[limits]\ntimeout_ms = 15000\ncpu_ms = 1000\nmax_steps = 1000000000000\n[isolation]\nseccomp = \"{}\"\nlandlock = \"best_effort\"\n[pool]\nwarm = 0\n",
+        filter.display()
+    );
+    std::fs::write(dir.join("default.toml"), text).unwrap();
+    let engine = Engine::new(EngineConfig::new(real_runner(), load_dir(&dir).unwrap())).unwrap();
+    let step = run(&engine, "(loop [] (recur))").await;
+    let fail = step.fail.clone().unwrap();
+    assert_eq!(fail.reason, FailReason::Timeout, "{step:?}");
+    assert_eq!(
+        fail.details.get_key(&Value::string("limit")),
+        Some(&Value::string("cpu")),
+        "{step:?}"
+    );
+    assert!(step.usage.cpu_ms >= 900, "{step:?}");
+}

@@ -164,7 +164,9 @@ pub(crate) async fn run(
         }
     };
     tracing::Span::current().record("runner_pid", runner.proc.pid());
-    drive(runner, frame, &decls, &limits, tools, base, start, kill_at).await
+    let step = drive(runner, frame, &decls, &limits, tools, base, start, kill_at).await;
+    pool.refill();
+    step
 }
 
 #[allow(clippy::too_many_arguments)]
