@@ -109,11 +109,12 @@ fn percentiles(rt: &tokio::runtime::Runtime, warm: &Arc<Engine>) {
         v
     });
     samples.sort();
-    let p = |q: f64| samples[((samples.len() as f64 - 1.0) * q) as usize];
+    // Nearest-rank percentile over the sorted samples.
+    let p = |percent: usize| samples[(samples.len() - 1) * percent / 100];
     eprintln!(
         "warm pool latency over 500 runs: p50 {:?}, p99 {:?}",
-        p(0.5),
-        p(0.99)
+        p(50),
+        p(99)
     );
 }
 
