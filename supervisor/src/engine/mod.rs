@@ -111,7 +111,20 @@ pub enum EngineError {
     Process(#[from] ProcessError),
 }
 
-/// Spawns, pools and drives runner processes. Cheap to share behind an `Arc`.
+/// Spawns, pools and drives runner processes. Share it behind an `Arc`; drop it to kill every
+/// pooled runner. Cancelling an execution is dropping its `execute` future (the runner dies).
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use ptc_supervisor::engine::{Engine, EngineConfig, ExecRequest, NoTools};
+/// use std::sync::Arc;
+/// let policies = ptc_supervisor::policy::load_dir("policies".as_ref())?;
+/// let engine = Engine::new(EngineConfig::new("target/release/ptc-runner", policies))?;
+/// let req = ExecRequest { program: "(+ 1 2)".into(), ..ExecRequest::default() };
+/// let step = engine.execute(req, Arc::new(NoTools)).await;
+/// assert_eq!(step.return_value, Some(ptc_shared::Value::Int(3)));
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct Engine {
     pools: BTreeMap<String, Arc<Pool>>,
