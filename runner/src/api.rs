@@ -35,7 +35,10 @@ pub struct Tool {
 
 impl std::fmt::Debug for Tool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Tool").field("name", &self.name).field("signature", &self.signature).finish()
+        f.debug_struct("Tool")
+            .field("name", &self.name)
+            .field("signature", &self.signature)
+            .finish()
     }
 }
 
@@ -45,7 +48,12 @@ impl Tool {
         name: impl Into<String>,
         handler: impl FnMut(Value) -> Result<Value, String> + 'static,
     ) -> Tool {
-        Tool { name: name.into(), signature: None, description: None, handler: Box::new(handler) }
+        Tool {
+            name: name.into(),
+            signature: None,
+            description: None,
+            handler: Box::new(handler),
+        }
     }
 
     /// Sets the signature text.
@@ -82,7 +90,11 @@ struct ClosureHost<'a> {
 
 impl ToolHost for ClosureHost<'_> {
     fn call(&mut self, name: &str, args: Value) -> Result<Value, ToolFailure> {
-        let tool = self.tools.iter_mut().find(|t| t.name == name).ok_or(ToolFailure::NotFound)?;
+        let tool = self
+            .tools
+            .iter_mut()
+            .find(|t| t.name == name)
+            .ok_or(ToolFailure::NotFound)?;
         (tool.handler)(args).map_err(ToolFailure::Error)
     }
 }

@@ -82,7 +82,12 @@ pub struct Fail {
 impl Fail {
     /// A failure with no `op` and no details.
     pub fn new(reason: FailReason, message: impl Into<String>) -> Fail {
-        Fail { reason, message: message.into(), op: None, details: Value::Nil }
+        Fail {
+            reason,
+            message: message.into(),
+            op: None,
+            details: Value::Nil,
+        }
     }
 
     /// Adds one `details` entry (string key).
@@ -138,6 +143,9 @@ pub struct Step {
     /// Signature text the run was checked against, if any.
     pub signature: Option<String>,
     pub prints: Vec<String>,
+    /// Things the caller should know that did not fail the run (e.g. a `defn` that memory
+    /// cannot persist because functions are not data).
+    pub warnings: Vec<String>,
     pub tool_calls: Vec<ToolCallRecord>,
     pub usage: Usage,
 }
@@ -145,16 +153,52 @@ pub struct Step {
 impl Step {
     /// A failed Step with nothing else filled in.
     pub fn failed(fail: Fail) -> Step {
-        Step { fail: Some(fail), ..Step::default() }
+        Step {
+            fail: Some(fail),
+            ..Step::default()
+        }
     }
 
     /// `Ok(self)` for success, `Err(self)` for failure.
     pub fn into_result(self) -> Result<Step, Step> {
-        if self.fail.is_some() { Err(self) } else { Ok(self) }
+        if self.fail.is_some() {
+            Err(self)
+        } else {
+            Ok(self)
+        }
     }
 
     /// The failure reason, if the Step failed.
     pub fn reason(&self) -> Option<FailReason> {
         self.fail.as_ref().map(|f| f.reason)
+    }
+}
+
+impl Step {
+    /// The Step as plain JSON (values as JSON, keywords as strings), for `--format json` and
+    /// for clients that speak JSON. Non-finite floats become `null` here, since JSON has none.
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::json;
+        let v = |x: &Value| x.to_json().unwrap_or(serde_json::Value::Null);
+        let fail = self.fail.as_ref().map(|f| {
+            json!({"reason": f.reason.as_str(), "message": f.message, "op": f.op, "details": v(&f.details)})
+        });
+        let calls: Vec<_> = self
+            .tool_calls
+            .iter()
+            .map(|c| json!({"name": c.name, "args": v(&c.args), "result": c.result.as_ref().map(v), "error": c.error, "duration_us": c.duration_us}))
+            .collect();
+        json!({
+            "return": self.return_value.as_ref().map(v),
+            "fail": fail,
+            "memory": v(&self.memory),
+            "memory_delta": v(&self.memory_delta),
+            "history": self.history.iter().map(v).collect::<Vec<_>>(),
+            "signature": self.signature,
+            "prints": self.prints,
+            "warnings": self.warnings,
+            "tool_calls": calls,
+            "usage": serde_json::to_value(&self.usage).unwrap_or(serde_json::Value::Null),
+        })
     }
 }

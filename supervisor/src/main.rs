@@ -1,1 +1,12 @@
-fn main() {}
+//! `ptc`: run PTC-Lisp programs (in a sandboxed runner, or in-process), serve the daemon, check
+//! the host. The command-line contract (exit codes, `error: <reason>: <message>` on stderr,
+//! `--format json` Step on stdout) is what scripts rely on: see `ptc --help`.
+#![forbid(unsafe_code)]
+
+mod cli;
+
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    cli::main()
+}

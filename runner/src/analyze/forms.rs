@@ -1,0 +1,543 @@
+//! Special forms: `quote def fn let loop recur if do try throw case and or for doseq letfn
+//! declare call`. Each checks its shape and reports a clear analysis error with a hint.
+
+use super::{AResult, Analyzer, err};
+use crate::analyze::expr::*;
+use crate::error::Pos;
+use crate::reader::{Form, FormKind};
+use crate::value::Value;
+use std::rc::Rc;
+
+/// Symbols with a meaning of their own in value position.
+pub(super) fn special_symbol(s: &str) -> Option<Expr> {
+    match s {
+        "*1" => Some(Expr::History(0)),
+        "*2" => Some(Expr::History(1)),
+        "*3" => Some(Expr::History(2)),
+        _ => None,
+    }
+}
+
+/// Compiles a regex literal once, at analysis time.
+pub(super) fn regex_literal(src: &str, pos: Pos) -> AResult {
+    crate::builtins::regex::compile(src)
+        .map(|r| Expr::Const(Value::Regex(r)))
+        .map_err(|e| {
+            err(
+                pos,
+                format!("invalid regex: {e}"),
+                Some("the regex syntax is Rust's: no backreferences or lookaround".into()),
+            )
+        })
+}
+
+/// Converts a quoted form to a value.
+pub fn quote(f: &Form) -> Value {
+    match &f.kind {
+        FormKind::Nil => Value::Nil,
+        FormKind::Bool(b) => Value::Bool(*b),
+        FormKind::Int(i) => Value::Int(*i),
+        FormKind::Float(x) => Value::Float(*x),
+        FormKind::Str(s) => Value::Str(s.clone()),
+        FormKind::Char(c) => Value::Char(*c),
+        FormKind::Keyword(k) => Value::Keyword(k.clone()),
+        FormKind::Symbol(s) => Value::Symbol(s.clone()),
+        FormKind::Regex(s) => Value::Str(s.clone()),
+        FormKind::List(xs) => Value::list(xs.iter().map(quote)),
+        FormKind::Vector(xs) => Value::vector(xs.iter().map(quote)),
+        FormKind::Set(xs) => Value::set(xs.iter().map(quote)),
+        FormKind::Map(xs) => {
+            let mut m = crate::value::MapImpl::Small(Vec::new());
+            for pair in xs.chunks(2) {
+                if let [k, v] = pair {
+                    m.insert(quote(k), quote(v));
+                }
+            }
+            Value::map(m)
+        }
+    }
+}
+
+fn arg_count(
+    op: &str,
+    args: &[Form],
+    min: usize,
+    max: Option<usize>,
+    pos: Pos,
+    shape: &str,
+) -> AResult<()> {
+    let ok = args.len() >= min && max.is_none_or(|m| args.len() <= m);
+    if ok {
+        Ok(())
+    } else {
+        Err(err(
+            pos,
+            format!("malformed ({op} ...): got {} argument(s)", args.len()),
+            Some(format!("expected {shape}")),
+        ))
+    }
+}
+
+pub(super) fn binding_vector<'f>(op: &str, f: Option<&'f Form>, pos: Pos) -> AResult<&'f [Form]> {
+    match f.map(|f| &f.kind) {
+        Some(FormKind::Vector(items)) if items.len() % 2 == 0 => Ok(items),
+        Some(FormKind::Vector(_)) => Err(err(
+            pos,
+            format!("{op} bindings need an even number of forms"),
+            Some(format!("write ({op} [name value ...] body)")),
+        )),
+        _ => Err(err(
+            pos,
+            format!("{op} needs a binding vector"),
+            Some(format!("write ({op} [name value ...] body)")),
+        )),
+    }
+}
+
+impl Analyzer<'_> {
+    /// Analyzes a special form, or returns `None` if `name` is not one.
+    pub(super) fn special(
+        &mut self,
+        name: &str,
+        args: &[Form],
+        pos: Pos,
+        tail: bool,
+    ) -> AResult<Option<Expr>> {
+        let e = match name {
+            "quote" => {
+                arg_count("quote", args, 1, Some(1), pos, "(quote form)")?;
+                Expr::Const(quote(&args[0]))
+            }
+            "var" => {
+                arg_count("var", args, 1, Some(1), pos, "#'name")?;
+                self.analyze(&args[0], false)?
+            }
+            "do" => self.body(args, tail)?,
+            "if" => self.if_form(args, pos, tail)?,
+            "def" => self.def_form(args, pos, false)?,
+            "defonce" => self.def_form(args, pos, true)?,
+            "declare" => {
+                for a in args {
+                    let n = a
+                        .as_sym()
+                        .ok_or_else(|| err(a.pos, "declare takes symbols", None))?;
+                    self.define_global(n);
+                }
+                Expr::Const(Value::Nil)
+            }
+            "fn" | "fn*" => self.fn_form(args, pos)?,
+            "let" | "let*" => self.let_form(args, pos, tail)?,
+            "letfn" => self.letfn_form(args, pos, tail)?,
+            "loop" => self.loop_form(args, pos)?,
+            "recur" => self.recur_form(args, pos, tail)?,
+            "and" => Expr::And(self.analyze_all(args)?),
+            "or" => Expr::Or(self.analyze_all(args)?),
+            "throw" => {
+                arg_count("throw", args, 1, Some(1), pos, "(throw exception)")?;
+                Expr::Throw(Box::new(self.analyze(&args[0], false)?), pos)
+            }
+            "try" => self.try_form(args, pos)?,
+            "case" => self.case_form(args, pos, tail)?,
+            "for" => self.for_form(args, pos, true)?,
+            "doseq" => self.for_form(args, pos, false)?,
+            "call" => self.call_form(args, pos)?,
+            "defmacro" | "defmulti" | "defmethod" | "defprotocol" | "defrecord" | "deftype"
+            | "ns" | "require" | "import" => {
+                return Err(super::hints::unavailable(name, pos));
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(e))
+    }
+
+    fn if_form(&mut self, args: &[Form], pos: Pos, tail: bool) -> AResult {
+        arg_count("if", args, 2, Some(3), pos, "(if test then else?)")?;
+        let test = self.analyze(&args[0], false)?;
+        let then = self.analyze_tail(&args[1], tail)?;
+        let els = match args.get(2) {
+            Some(f) => self.analyze_tail(f, tail)?,
+            None => Expr::Const(Value::Nil),
+        };
+        Ok(Expr::If(Box::new((test, then, els))))
+    }
+
+    fn def_form(&mut self, args: &[Form], pos: Pos, once: bool) -> AResult {
+        arg_count("def", args, 1, Some(3), pos, "(def name value)")?;
+        let name = args[0]
+            .as_sym()
+            .filter(|n| !n.contains('/'))
+            .ok_or_else(|| {
+                err(
+                    args[0].pos,
+                    "def needs a plain symbol name",
+                    Some("write (def name value)".into()),
+                )
+            })?;
+        // The name is visible to its own value (recursive fns) and to later forms.
+        self.define_global(name);
+        let value = match args {
+            [_] => Expr::Const(Value::Nil),
+            [_, v] | [_, _, v] => self.analyze(v, false)?,
+            _ => Expr::Const(Value::Nil),
+        };
+        let name: Rc<str> = Rc::from(name);
+        Ok(if once {
+            Expr::DefOnce(name, Box::new(value))
+        } else {
+            Expr::Def(name, Box::new(value))
+        })
+    }
+
+    /// `(fn name? [params] body...)` or `(fn name? ([params] body...) ...)`.
+    pub(super) fn fn_form(&mut self, args: &[Form], pos: Pos) -> AResult {
+        let (name, rest) = match args.first().and_then(Form::as_sym) {
+            Some(n) => (Some(Rc::<str>::from(n)), &args[1..]),
+            None => (None, args),
+        };
+        let clauses: Vec<(&[Form], &[Form])> = match rest.first().map(|f| &f.kind) {
+            Some(FormKind::Vector(params)) => vec![(params.as_slice(), &rest[1..])],
+            Some(FormKind::List(_)) => rest
+                .iter()
+                .map(|c| match &c.kind {
+                    FormKind::List(items) => match items.first().map(|f| &f.kind) {
+                        Some(FormKind::Vector(p)) => Ok((p.as_slice(), &items[1..])),
+                        _ => Err(err(
+                            c.pos,
+                            "each fn arity needs a parameter vector",
+                            Some("write ([x] body) ([x y] body)".into()),
+                        )),
+                    },
+                    _ => Err(err(
+                        c.pos,
+                        "each fn arity must be a list",
+                        Some("write (fn ([x] ...) ([x y] ...))".into()),
+                    )),
+                })
+                .collect::<AResult<_>>()?,
+            _ => {
+                return Err(err(
+                    pos,
+                    "fn needs a parameter vector",
+                    Some("write (fn [x] body)".into()),
+                ));
+            }
+        };
+        self.push_scope(name.clone());
+        let arities = clauses
+            .into_iter()
+            .map(|(p, b)| self.arity(p, b, pos))
+            .collect::<AResult<Vec<_>>>();
+        let (_, captures) = self.pop_scope();
+        let mut arities = arities?;
+        arities.sort_by_key(|a| (a.variadic, a.required));
+        let fixed: Vec<usize> = arities
+            .iter()
+            .filter(|a| !a.variadic)
+            .map(|a| a.required)
+            .collect();
+        if fixed.windows(2).any(|w| w[0] == w[1])
+            || arities.iter().filter(|a| a.variadic).count() > 1
+        {
+            return Err(err(
+                pos,
+                "fn has two arities with the same parameter count",
+                None,
+            ));
+        }
+        Ok(Expr::Fn(Rc::new(FnTemplate { name, arities }), captures))
+    }
+
+    /// One arity: raw slots for positional args (and the rest), then destructuring, then body.
+    fn arity(&mut self, params: &[Form], body: &[Form], pos: Pos) -> AResult<Arity> {
+        let amp = params.iter().position(|p| p.is_sym("&"));
+        let (fixed, rest) = match amp {
+            Some(i) => match &params[i + 1..] {
+                [r] => (&params[..i], Some(r)),
+                _ => {
+                    return Err(err(
+                        pos,
+                        "`&` must be followed by exactly one parameter",
+                        None,
+                    ));
+                }
+            },
+            None => (params, None),
+        };
+        let all: Vec<&Form> = fixed.iter().chain(rest).collect();
+        let raw: Vec<u32> = all.iter().map(|_| self.alloc_slot()).collect();
+        let mut patterns = Vec::new();
+        for (p, slot) in all.iter().zip(&raw) {
+            patterns.push((self.pattern(p)?, *slot));
+        }
+        // Start each frame at slot 0 = first arg: the evaluator copies args there.
+        let body = self.with_recur(all.len(), |a| a.body(body, true))?;
+        let frame_size = self.scopes.last().map_or(0, |s| s.frame_size);
+        if let Some(s) = self.scopes.last_mut() {
+            s.locals.clear();
+            s.next_slot = 0;
+        }
+        Ok(Arity {
+            required: fixed.len(),
+            variadic: rest.is_some(),
+            frame_size,
+            patterns,
+            body,
+        })
+    }
+
+    fn let_form(&mut self, args: &[Form], pos: Pos, tail: bool) -> AResult {
+        let pairs = binding_vector("let", args.first(), pos)?;
+        let mark = self.mark();
+        let mut bindings = Vec::with_capacity(pairs.len() / 2);
+        for pair in pairs.chunks(2) {
+            if let [p, v] = pair {
+                let init = self.analyze(v, false)?;
+                bindings.push((self.pattern(p)?, init));
+            }
+        }
+        let body = self.body(&args[1..], tail)?;
+        self.reset(mark);
+        Ok(Expr::Let(Box::new(Let { bindings, body })))
+    }
+
+    /// `letfn`: each fn sees itself and the ones bound before it (see docs/divergences.md).
+    fn letfn_form(&mut self, args: &[Form], pos: Pos, tail: bool) -> AResult {
+        let Some(FormKind::Vector(specs)) = args.first().map(|f| &f.kind) else {
+            return Err(err(
+                pos,
+                "letfn needs a vector of function specs",
+                Some("write (letfn [(f [x] ...)] body)".into()),
+            ));
+        };
+        let mark = self.mark();
+        let mut bindings = Vec::new();
+        for spec in specs {
+            let FormKind::List(parts) = &spec.kind else {
+                return Err(err(
+                    spec.pos,
+                    "letfn spec must be (name [params] body)",
+                    None,
+                ));
+            };
+            let name = parts
+                .first()
+                .and_then(Form::as_sym)
+                .ok_or_else(|| err(spec.pos, "letfn spec needs a name", None))?;
+            let f = self.fn_form(parts, spec.pos)?;
+            let slot = self.bind_local(name);
+            bindings.push((Pattern::Bind(slot), f));
+        }
+        let body = self.body(&args[1..], tail)?;
+        self.reset(mark);
+        Ok(Expr::Let(Box::new(Let { bindings, body })))
+    }
+
+    fn loop_form(&mut self, args: &[Form], pos: Pos) -> AResult {
+        let pairs = binding_vector("loop", args.first(), pos)?;
+        let mark = self.mark();
+        let (mut slots, mut inits, mut patterns) = (Vec::new(), Vec::new(), Vec::new());
+        for pair in pairs.chunks(2) {
+            if let [p, v] = pair {
+                inits.push(self.analyze(v, false)?);
+                let raw = self.alloc_slot();
+                slots.push(raw);
+                patterns.push((self.pattern(p)?, raw));
+            }
+        }
+        let body = self.with_recur(slots.len(), |a| a.body(&args[1..], true))?;
+        self.reset(mark);
+        Ok(Expr::Loop(Box::new(Loop {
+            slots,
+            inits,
+            patterns,
+            body,
+        })))
+    }
+
+    fn recur_form(&mut self, args: &[Form], pos: Pos, tail: bool) -> AResult {
+        let Some(arity) = self.recur_arity().filter(|_| tail) else {
+            return Err(err(
+                pos,
+                "recur is only allowed in tail position of a loop or fn",
+                Some("make recur the last thing the loop or fn does".into()),
+            ));
+        };
+        if args.len() != arity {
+            return Err(err(
+                pos,
+                format!("recur takes {arity} value(s) here, got {}", args.len()),
+                Some("pass one value per loop binding or fn parameter".into()),
+            ));
+        }
+        Ok(Expr::Recur(self.analyze_all(args)?, pos))
+    }
+
+    fn try_form(&mut self, args: &[Form], pos: Pos) -> AResult {
+        let is_clause = |f: &Form, head: &str| matches!(&f.kind, FormKind::List(items) if items.first().is_some_and(|h| h.is_sym(head)));
+        let body_end = args
+            .iter()
+            .position(|f| is_clause(f, "catch") || is_clause(f, "finally"))
+            .unwrap_or(args.len());
+        let saved = self.recur_arity();
+        let body = self.with_recur(0, |a| a.body(&args[..body_end], false))?;
+        let _ = saved;
+        let mut catch = None;
+        let mut finally = None;
+        for clause in &args[body_end..] {
+            let FormKind::List(items) = &clause.kind else {
+                continue;
+            };
+            if is_clause(clause, "catch") {
+                let [_, _class, binding, handler @ ..] = items.as_slice() else {
+                    return Err(err(
+                        clause.pos,
+                        "catch needs a class and a name",
+                        Some("write (catch Exception e ...)".into()),
+                    ));
+                };
+                let name = binding
+                    .as_sym()
+                    .ok_or_else(|| err(binding.pos, "catch binds a symbol", None))?;
+                let mark = self.mark();
+                let slot = self.bind_local(name);
+                let h = self.body(handler, false)?;
+                self.reset(mark);
+                catch = Some((slot, h));
+            } else if is_clause(clause, "finally") {
+                finally = Some(self.body(&items[1..], false)?);
+            } else {
+                return Err(err(
+                    clause.pos,
+                    "only catch and finally may follow the body of try",
+                    None,
+                ));
+            }
+        }
+        let _ = pos;
+        Ok(Expr::Try(Box::new(Try {
+            body,
+            catch,
+            finally,
+        })))
+    }
+
+    /// `(case x 1 :a (2 3) :b :default)`: constants only; grouped constants in a list.
+    fn case_form(&mut self, args: &[Form], pos: Pos, tail: bool) -> AResult {
+        let Some(subject) = args.first() else {
+            return Err(err(
+                pos,
+                "case needs an expression",
+                Some("write (case x 1 :one :other)".into()),
+            ));
+        };
+        let subject = self.analyze(subject, false)?;
+        let rest = &args[1..];
+        let (pairs, default) = if rest.len() % 2 == 1 {
+            (&rest[..rest.len() - 1], rest.last())
+        } else {
+            (rest, None)
+        };
+        let mut clauses = Vec::new();
+        for pair in pairs.chunks(2) {
+            if let [k, v] = pair {
+                let keys = match &k.kind {
+                    FormKind::List(items) => items.iter().map(quote).collect(),
+                    _ => vec![quote(k)],
+                };
+                clauses.push((keys, self.analyze_tail(v, tail)?));
+            }
+        }
+        let default = default.map(|d| self.analyze_tail(d, tail)).transpose()?;
+        Ok(Expr::Case(Box::new(Case {
+            subject,
+            clauses,
+            default,
+            pos,
+        })))
+    }
+
+    /// `for` (collecting) and `doseq` (for effect): `[x xs :when t :let [...] :while t ...]`.
+    fn for_form(&mut self, args: &[Form], pos: Pos, collect: bool) -> AResult {
+        let op = if collect { "for" } else { "doseq" };
+        let items = binding_vector(op, args.first(), pos)?;
+        if items.is_empty() {
+            return Err(err(pos, format!("{op} needs at least one binding"), None));
+        }
+        let mark = self.mark();
+        let mut clauses = Vec::new();
+        for pair in items.chunks(2) {
+            let [k, v] = pair else { continue };
+            let clause = match &k.kind {
+                FormKind::Keyword(kw) if &**kw == "when" => {
+                    ForClause::When(self.analyze(v, false)?)
+                }
+                FormKind::Keyword(kw) if &**kw == "while" => {
+                    ForClause::While(self.analyze(v, false)?)
+                }
+                FormKind::Keyword(kw) if &**kw == "let" => {
+                    let pairs = binding_vector(":let", Some(v), v.pos)?;
+                    let mut bs = Vec::new();
+                    for p in pairs.chunks(2) {
+                        if let [pat, init] = p {
+                            let init = self.analyze(init, false)?;
+                            bs.push((self.pattern(pat)?, init));
+                        }
+                    }
+                    ForClause::Let(bs)
+                }
+                FormKind::Keyword(kw) => {
+                    return Err(err(
+                        k.pos,
+                        format!("unknown {op} modifier :{kw}"),
+                        Some("use :when, :let or :while".into()),
+                    ));
+                }
+                _ => {
+                    let coll = self.analyze(v, false)?;
+                    ForClause::Bind(self.pattern(k)?, coll)
+                }
+            };
+            clauses.push(clause);
+        }
+        let body = self.with_recur(usize::MAX, |a| a.body(&args[1..], false))?;
+        self.reset(mark);
+        Ok(Expr::For(Box::new(For {
+            clauses,
+            body,
+            collect,
+            pos,
+        })))
+    }
+
+    /// `(call "name" args)`: the old tool-call convention; `return`/`fail` are special names.
+    fn call_form(&mut self, args: &[Form], pos: Pos) -> AResult {
+        let Some(first) = args.first() else {
+            return Err(err(
+                pos,
+                "call needs a tool name",
+                Some("write (call \"tool-name\" {:arg 1})".into()),
+            ));
+        };
+        if let FormKind::Str(name) = &first.kind {
+            let rest = self.analyze_all(&args[1..])?;
+            return Ok(match &**name {
+                "return" | "fail" => {
+                    let b = crate::builtins::lookup(None, name)
+                        .found()
+                        .ok_or_else(|| err(pos, "internal: return/fail missing", None))?;
+                    Expr::Call(Box::new(Call {
+                        f: Expr::Builtin(b),
+                        args: rest,
+                        pos,
+                        name: name.clone(),
+                    }))
+                }
+                _ => {
+                    self.check_tool(name, pos)?;
+                    Expr::Tool(name.clone(), rest, pos)
+                }
+            });
+        }
+        Ok(Expr::DynTool(self.analyze_all(args)?, pos))
+    }
+}

@@ -1,0 +1,403 @@
+//! The core macros, expanded into special forms before analysis: `when when-not if-not cond
+//! condp if-let when-let if-some when-some when-first -> ->> as-> cond-> cond->> some-> some->>
+//! dotimes defn defn- comment`. Hidden temporaries use names a program cannot write.
+
+use super::{AResult, Analyzer, err};
+use crate::error::Pos;
+use crate::reader::{Form, FormKind};
+
+fn sym(name: &str, pos: Pos) -> Form {
+    Form::sym(name, pos)
+}
+
+fn list(items: Vec<Form>, pos: Pos) -> Form {
+    Form::list(items, pos)
+}
+
+fn vector(items: Vec<Form>, pos: Pos) -> Form {
+    Form {
+        kind: FormKind::Vector(items),
+        pos,
+    }
+}
+
+fn prepend(head: Vec<Form>, rest: &[Form], pos: Pos) -> Form {
+    let mut items = head;
+    items.extend_from_slice(rest);
+    list(items, pos)
+}
+
+/// Expands macro `name` applied to `args`, or `None` if `name` is not a macro.
+pub(super) fn expand(
+    a: &mut Analyzer<'_>,
+    name: &str,
+    args: &[Form],
+    pos: Pos,
+) -> AResult<Option<Form>> {
+    let need = |n: usize, shape: &str| -> AResult<()> {
+        if args.len() < n {
+            Err(err(
+                pos,
+                format!("malformed ({name} ...)"),
+                Some(format!("expected {shape}")),
+            ))
+        } else {
+            Ok(())
+        }
+    };
+    let f = match name {
+        "when" => {
+            need(1, "(when test body...)")?;
+            list(
+                vec![
+                    sym("if", pos),
+                    args[0].clone(),
+                    prepend(vec![sym("do", pos)], &args[1..], pos),
+                ],
+                pos,
+            )
+        }
+        "when-not" => {
+            need(1, "(when-not test body...)")?;
+            list(
+                vec![
+                    sym("if", pos),
+                    args[0].clone(),
+                    Form {
+                        kind: FormKind::Nil,
+                        pos,
+                    },
+                    prepend(vec![sym("do", pos)], &args[1..], pos),
+                ],
+                pos,
+            )
+        }
+        "if-not" => {
+            need(2, "(if-not test then else?)")?;
+            let els = args.get(2).cloned().unwrap_or(Form {
+                kind: FormKind::Nil,
+                pos,
+            });
+            list(
+                vec![sym("if", pos), args[0].clone(), els, args[1].clone()],
+                pos,
+            )
+        }
+        "cond" => cond(args, pos)?,
+        "condp" => condp(a, args, pos)?,
+        "if-let" | "if-some" => if_let(a, name, args, pos)?,
+        "when-let" | "when-some" => {
+            need(1, "(when-let [x test] body...)")?;
+            let target = if name == "when-let" {
+                "if-let"
+            } else {
+                "if-some"
+            };
+            list(
+                vec![
+                    sym(target, pos),
+                    args[0].clone(),
+                    prepend(vec![sym("do", pos)], &args[1..], pos),
+                ],
+                pos,
+            )
+        }
+        "when-first" => {
+            need(1, "(when-first [x coll] body...)")?;
+            let b = super::forms::binding_vector("when-first", args.first(), pos)?;
+            let [x, coll] = b else {
+                return Err(err(pos, "when-first takes one binding", None));
+            };
+            let tmp = a.fresh_name("wf");
+            let bind = vector(
+                vec![
+                    sym(&tmp, pos),
+                    list(vec![sym("seq", pos), coll.clone()], pos),
+                ],
+                pos,
+            );
+            let inner = list(
+                vec![
+                    sym("let", pos),
+                    vector(
+                        vec![
+                            x.clone(),
+                            list(vec![sym("first", pos), sym(&tmp, pos)], pos),
+                        ],
+                        pos,
+                    ),
+                    prepend(vec![sym("do", pos)], &args[1..], pos),
+                ],
+                pos,
+            );
+            list(vec![sym("when-let", pos), bind, inner], pos)
+        }
+        "->" | "->>" => thread(name == "->>", args, pos)?,
+        "as->" => {
+            need(2, "(as-> expr name forms...)")?;
+            let mut bindings = vec![args[1].clone(), args[0].clone()];
+            for f in &args[2..] {
+                bindings.push(args[1].clone());
+                bindings.push(f.clone());
+            }
+            list(
+                vec![sym("let", pos), vector(bindings, pos), args[1].clone()],
+                pos,
+            )
+        }
+        "cond->" | "cond->>" => cond_thread(a, name == "cond->>", args, pos)?,
+        "some->" | "some->>" => some_thread(a, name == "some->>", args, pos)?,
+        "dotimes" => {
+            let b = super::forms::binding_vector("dotimes", args.first(), pos)?;
+            let [i, n] = b else {
+                return Err(err(
+                    pos,
+                    "dotimes takes one binding",
+                    Some("write (dotimes [i n] body)".into()),
+                ));
+            };
+            let range = list(vec![sym("range", pos), n.clone()], pos);
+            prepend(
+                vec![sym("doseq", pos), vector(vec![i.clone(), range], pos)],
+                &args[1..],
+                pos,
+            )
+        }
+        "defn" | "defn-" => defn(args, pos)?,
+        "comment" => Form {
+            kind: FormKind::Nil,
+            pos,
+        },
+        _ => return Ok(None),
+    };
+    Ok(Some(f))
+}
+
+fn cond(args: &[Form], pos: Pos) -> AResult<Form> {
+    if args.len() % 2 != 0 {
+        return Err(err(
+            pos,
+            "cond needs an even number of forms",
+            Some("write (cond test expr ... :else expr)".into()),
+        ));
+    }
+    let mut out = Form {
+        kind: FormKind::Nil,
+        pos,
+    };
+    for pair in args.chunks(2).rev() {
+        if let [t, e] = pair {
+            out = list(vec![sym("if", t.pos), t.clone(), e.clone(), out], t.pos);
+        }
+    }
+    Ok(out)
+}
+
+/// `(condp pred expr test1 r1 test2 r2 default?)` → nested ifs on `(pred test expr)`.
+fn condp(a: &mut Analyzer<'_>, args: &[Form], pos: Pos) -> AResult<Form> {
+    let [pred, expr, clauses @ ..] = args else {
+        return Err(err(
+            pos,
+            "malformed (condp ...)",
+            Some("write (condp = x 1 :one 2 :two :default)".into()),
+        ));
+    };
+    let (p, x) = (a.fresh_name("pred"), a.fresh_name("expr"));
+    let (pairs, default) = if clauses.len() % 2 == 1 {
+        (&clauses[..clauses.len() - 1], clauses.last().cloned())
+    } else {
+        (clauses, None)
+    };
+    let mut out = default.unwrap_or_else(|| {
+        let msg = Form {
+            kind: FormKind::Str("No matching clause in condp".into()),
+            pos,
+        };
+        list(
+            vec![
+                sym("throw", pos),
+                list(
+                    vec![
+                        sym("ex-info", pos),
+                        msg,
+                        Form {
+                            kind: FormKind::Map(vec![]),
+                            pos,
+                        },
+                    ],
+                    pos,
+                ),
+            ],
+            pos,
+        )
+    });
+    for pair in pairs.chunks(2).rev() {
+        if let [t, r] = pair {
+            let test = list(vec![sym(&p, pos), t.clone(), sym(&x, pos)], pos);
+            out = list(vec![sym("if", pos), test, r.clone(), out], pos);
+        }
+    }
+    Ok(list(
+        vec![
+            sym("let", pos),
+            vector(
+                vec![sym(&p, pos), pred.clone(), sym(&x, pos), expr.clone()],
+                pos,
+            ),
+            out,
+        ],
+        pos,
+    ))
+}
+
+/// `(if-let [x test] then else)` → `(let [tmp test] (if tmp (let [x tmp] then) else))`.
+fn if_let(a: &mut Analyzer<'_>, name: &str, args: &[Form], pos: Pos) -> AResult<Form> {
+    let b = super::forms::binding_vector(name, args.first(), pos)?;
+    let [x, test] = b else {
+        return Err(err(
+            pos,
+            format!("{name} takes exactly one binding"),
+            Some(format!("write ({name} [x test] then else)")),
+        ));
+    };
+    let Some(then) = args.get(1) else {
+        return Err(err(pos, format!("{name} needs a then branch"), None));
+    };
+    let els = args.get(2).cloned().unwrap_or(Form {
+        kind: FormKind::Nil,
+        pos,
+    });
+    let tmp = a.fresh_name("test");
+    let cond = if name == "if-some" {
+        list(vec![sym("some?", pos), sym(&tmp, pos)], pos)
+    } else {
+        sym(&tmp, pos)
+    };
+    let inner = list(
+        vec![
+            sym("let", pos),
+            vector(vec![x.clone(), sym(&tmp, pos)], pos),
+            then.clone(),
+        ],
+        pos,
+    );
+    Ok(list(
+        vec![
+            sym("let", pos),
+            vector(vec![sym(&tmp, pos), test.clone()], pos),
+            list(vec![sym("if", pos), cond, inner, els], pos),
+        ],
+        pos,
+    ))
+}
+
+/// Inserts `x` into `step` as the first (`->`) or last (`->>`) argument.
+fn thread_into(last: bool, x: Form, step: &Form) -> Form {
+    match &step.kind {
+        FormKind::List(items) if !items.is_empty() => {
+            let mut items = items.clone();
+            if last {
+                items.push(x)
+            } else {
+                items.insert(1, x)
+            }
+            list(items, step.pos)
+        }
+        _ => list(vec![step.clone(), x], step.pos),
+    }
+}
+
+fn thread(last: bool, args: &[Form], pos: Pos) -> AResult<Form> {
+    let Some((first, steps)) = args.split_first() else {
+        return Err(err(pos, "threading macro needs an initial value", None));
+    };
+    Ok(steps
+        .iter()
+        .fold(first.clone(), |acc, s| thread_into(last, acc, s)))
+}
+
+/// `(cond-> x t1 f1 t2 f2)` → `(let [g x g (if t1 (-> g f1) g) ...] g)`.
+fn cond_thread(a: &mut Analyzer<'_>, last: bool, args: &[Form], pos: Pos) -> AResult<Form> {
+    let Some((first, pairs)) = args.split_first() else {
+        return Err(err(pos, "cond-> needs an initial value", None));
+    };
+    if pairs.len() % 2 != 0 {
+        return Err(err(pos, "cond-> needs test/form pairs", None));
+    }
+    let g = a.fresh_name("cond");
+    let mut bindings = vec![sym(&g, pos), first.clone()];
+    for pair in pairs.chunks(2) {
+        if let [t, f] = pair {
+            bindings.push(sym(&g, pos));
+            bindings.push(list(
+                vec![
+                    sym("if", pos),
+                    t.clone(),
+                    thread_into(last, sym(&g, pos), f),
+                    sym(&g, pos),
+                ],
+                pos,
+            ));
+        }
+    }
+    Ok(list(
+        vec![sym("let", pos), vector(bindings, pos), sym(&g, pos)],
+        pos,
+    ))
+}
+
+/// `(some-> x f g)` → stops at the first nil.
+fn some_thread(a: &mut Analyzer<'_>, last: bool, args: &[Form], pos: Pos) -> AResult<Form> {
+    let Some((first, steps)) = args.split_first() else {
+        return Err(err(pos, "some-> needs an initial value", None));
+    };
+    let g = a.fresh_name("some");
+    let mut bindings = vec![sym(&g, pos), first.clone()];
+    for s in steps {
+        bindings.push(sym(&g, pos));
+        let nil_test = list(vec![sym("nil?", pos), sym(&g, pos)], pos);
+        bindings.push(list(
+            vec![
+                sym("if", pos),
+                nil_test,
+                Form {
+                    kind: FormKind::Nil,
+                    pos,
+                },
+                thread_into(last, sym(&g, pos), s),
+            ],
+            pos,
+        ));
+    }
+    Ok(list(
+        vec![sym("let", pos), vector(bindings, pos), sym(&g, pos)],
+        pos,
+    ))
+}
+
+/// `(defn name doc? attr-map? [params] body)` → `(def name (fn name [params] body))`.
+fn defn(args: &[Form], pos: Pos) -> AResult<Form> {
+    let Some(name) = args.first().filter(|f| f.as_sym().is_some()) else {
+        return Err(err(
+            pos,
+            "defn needs a name",
+            Some("write (defn name [params] body)".into()),
+        ));
+    };
+    let mut rest = &args[1..];
+    if matches!(rest.first().map(|f| &f.kind), Some(FormKind::Str(_))) && rest.len() > 1 {
+        rest = &rest[1..];
+    }
+    if matches!(rest.first().map(|f| &f.kind), Some(FormKind::Map(_))) {
+        rest = &rest[1..];
+    }
+    if rest.is_empty() {
+        return Err(err(
+            pos,
+            "defn needs a parameter vector",
+            Some("write (defn name [params] body)".into()),
+        ));
+    }
+    let f = prepend(vec![sym("fn", pos), name.clone()], rest, pos);
+    Ok(list(vec![sym("def", pos), name.clone(), f], pos))
+}

@@ -1,0 +1,737 @@
+//! Collections: access, update, construction. Updates use `Rc::make_mut`, so a collection that
+//! is not shared is changed in place and one that is shared is copied structurally (imbl),
+//! which keeps `(reduce conj [] xs)` and `(reduce #(assoc %1 %2 %2) {} xs)` linear.
+
+use super::{BuiltinDef, expected};
+use crate::def;
+use crate::error::{ErrorKind, EvalError, EvalResult};
+use crate::eval::Interp;
+use crate::eval::seq::SeqIter;
+use crate::value::{MapImpl, PVec, SetImpl, Value};
+use std::rc::Rc;
+
+pub static TABLE: &[BuiltinDef] = &[
+    def!(
+        "get",
+        2,
+        3,
+        "Value at key (or index), else the default.",
+        "(get {:a 1} :a) ;=> 1",
+        |_, a| Ok(get(&a[0], &a[1])
+            .or_else(|| a.get(2).cloned())
+            .unwrap_or_default())
+    ),
+    def!(
+        "get-in",
+        2,
+        3,
+        "Value at a path of keys.",
+        "(get-in {:a {:b 1}} [:a :b]) ;=> 1",
+        get_in
+    ),
+    def!(
+        "assoc",
+        3,
+        _,
+        "Map with keys set (or vector with index set).",
+        "(assoc {} :a 1) ;=> {:a 1}",
+        assoc_many
+    ),
+    def!(
+        "assoc-in",
+        3,
+        3,
+        "Sets a value at a path, creating maps.",
+        "(assoc-in {} [:a :b] 1) ;=> {:a {:b 1}}",
+        |_, a| {
+            let mut a = a.into_iter();
+            let (m, p, v) = (
+                a.next().unwrap_or_default(),
+                a.next().unwrap_or_default(),
+                a.next().unwrap_or_default(),
+            );
+            assoc_in(m, &path(&p, "assoc-in")?, v)
+        }
+    ),
+    def!(
+        "dissoc",
+        1,
+        _,
+        "Map without the keys.",
+        "(dissoc {:a 1 :b 2} :a) ;=> {:b 2}",
+        dissoc
+    ),
+    def!(
+        "update",
+        3,
+        _,
+        "Applies f to the value at key.",
+        "(update {:a 1} :a inc) ;=> {:a 2}",
+        update
+    ),
+    def!(
+        "update-in",
+        3,
+        _,
+        "Applies f to the value at a path.",
+        "(update-in {:a {:b 1}} [:a :b] inc) ;=> {:a {:b 2}}",
+        update_in
+    ),
+    def!(
+        "conj",
+        0,
+        _,
+        "Adds items: at the end of a vector, the front of a list, into a map or set.",
+        "(conj [1] 2) ;=> [1 2]",
+        |_, a| {
+            let mut it = a.into_iter();
+            let c = it.next().unwrap_or_else(|| Value::vector([]));
+            it.try_fold(c, conj)
+        }
+    ),
+    def!(
+        "count",
+        1,
+        1,
+        "Number of items.",
+        "(count [1 2]) ;=> 2",
+        count
+    ),
+    def!(
+        "first",
+        1,
+        1,
+        "First item, or nil.",
+        "(first [1 2]) ;=> 1",
+        |i, a| nth_opt(i, &a[0], 0)
+    ),
+    def!(
+        "second",
+        1,
+        1,
+        "Second item, or nil.",
+        "(second [1 2]) ;=> 2",
+        |i, a| nth_opt(i, &a[0], 1)
+    ),
+    def!(
+        "nth",
+        2,
+        3,
+        "Item at index; an error when out of range unless a default is given.",
+        "(nth [1 2] 1) ;=> 2",
+        nth
+    ),
+    def!(
+        "rest",
+        1,
+        1,
+        "All but the first item, as a seq (never nil).",
+        "(rest [1 2]) ;=> (2)",
+        |i, a| {
+            let r = rest_of(i, &a[0])?;
+            Ok(if r.is_nil() { Value::list([]) } else { r })
+        }
+    ),
+    def!(
+        "next",
+        1,
+        1,
+        "All but the first item, or nil when none remain.",
+        "(next [1]) ;=> nil",
+        rest_of_fn
+    ),
+    def!(
+        "last",
+        1,
+        1,
+        "Last item, or nil.",
+        "(last [1 2]) ;=> 2",
+        |i, a| Ok(i.seq_vec(&a[0])?.pop().unwrap_or_default())
+    ),
+    def!(
+        "keys",
+        1,
+        1,
+        "The keys of a map, or nil.",
+        "(keys {:a 1}) ;=> (:a)",
+        |_, a| map_part(&a[0], "keys", true)
+    ),
+    def!(
+        "vals",
+        1,
+        1,
+        "The values of a map, or nil.",
+        "(vals {:a 1}) ;=> (1)",
+        |_, a| map_part(&a[0], "vals", false)
+    ),
+    def!(
+        "contains?",
+        2,
+        2,
+        "True if the key (or index) is present.",
+        "(contains? {:a 1} :a) ;=> true",
+        |_, a| contains(&a[0], &a[1]).map(Value::Bool)
+    ),
+    def!(
+        "vec",
+        1,
+        1,
+        "A vector of the items.",
+        "(vec '(1 2)) ;=> [1 2]",
+        |i, a| Ok(Value::vector(i.seq_vec(&a[0])?))
+    ),
+    def!(
+        "vector",
+        0,
+        _,
+        "A vector of the arguments.",
+        "(vector 1 2) ;=> [1 2]",
+        |_, a| Ok(Value::vector(a))
+    ),
+    def!(
+        "list",
+        0,
+        _,
+        "A list of the arguments.",
+        "(list 1 2) ;=> (1 2)",
+        |_, a| Ok(Value::list(a))
+    ),
+    def!(
+        "hash-map",
+        0,
+        _,
+        "A map of key/value arguments.",
+        "(hash-map :a 1) ;=> {:a 1}",
+        |_, a| pairs_map(a, "hash-map")
+    ),
+    def!(
+        "array-map",
+        0,
+        _,
+        "A map of key/value arguments.",
+        "(array-map :a 1) ;=> {:a 1}",
+        |_, a| pairs_map(a, "array-map")
+    ),
+    def!(
+        "hash-set",
+        0,
+        _,
+        "A set of the arguments.",
+        "(hash-set 1 2) ;=> #{1 2}",
+        |_, a| Ok(Value::set(a))
+    ),
+    def!(
+        "set",
+        1,
+        1,
+        "A set of the items.",
+        "(set [1 1 2]) ;=> #{1 2}",
+        |i, a| Ok(Value::set(i.seq_vec(&a[0])?))
+    ),
+    def!(
+        "seq",
+        1,
+        1,
+        "A seq of the items, or nil when empty.",
+        "(seq []) ;=> nil",
+        seq
+    ),
+    def!(
+        "empty?",
+        1,
+        1,
+        "True if there are no items.",
+        "(empty? []) ;=> true",
+        |i, a| Ok(Value::Bool(
+            nth_opt(i, &a[0], 0)?.is_nil() && is_empty(i, &a[0])?
+        ))
+    ),
+    def!(
+        "into",
+        0,
+        3,
+        "Adds all items of from into to (through an optional transducer-free map fn).",
+        "(into [] '(1 2)) ;=> [1 2]",
+        into
+    ),
+    def!(
+        "concat",
+        0,
+        _,
+        "All items of the collections in order.",
+        "(concat [1] [2]) ;=> (1 2)",
+        concat
+    ),
+    def!(
+        "cons",
+        2,
+        2,
+        "A seq with x in front.",
+        "(cons 1 [2]) ;=> (1 2)",
+        |i, a| {
+            let mut xs = i.seq_vec(&a[1])?;
+            xs.insert(0, a[0].clone());
+            Ok(Value::list(xs))
+        }
+    ),
+    def!(
+        "merge",
+        0,
+        _,
+        "Maps merged left to right; nil is skipped.",
+        "(merge {:a 1} {:b 2}) ;=> {:a 1, :b 2}",
+        merge
+    ),
+    def!(
+        "select-keys",
+        2,
+        2,
+        "Map of only the given keys.",
+        "(select-keys {:a 1 :b 2} [:a]) ;=> {:a 1}",
+        select_keys
+    ),
+    def!(
+        "zipmap",
+        2,
+        2,
+        "Map from keys to values, pairwise.",
+        "(zipmap [:a :b] [1 2]) ;=> {:a 1, :b 2}",
+        |i, a| {
+            let (k, v) = (i.seq_vec(&a[0])?, i.seq_vec(&a[1])?);
+            Ok(Value::map(k.into_iter().zip(v).collect()))
+        }
+    ),
+];
+
+/// `(get coll k)`: maps by key (keyword keys also find string keys), vectors and strings by
+/// index, sets by membership; anything else is nil.
+pub fn get(coll: &Value, k: &Value) -> Option<Value> {
+    match coll {
+        Value::Map(m) => m.get_lenient(k).cloned(),
+        Value::Vector(v) => match k {
+            Value::Int(i) => usize::try_from(*i).ok().and_then(|i| v.get(i).cloned()),
+            _ => None,
+        },
+        Value::Str(s) => match k {
+            Value::Int(i) => usize::try_from(*i)
+                .ok()
+                .and_then(|i| s.chars().nth(i))
+                .map(Value::Char),
+            _ => None,
+        },
+        Value::Set(s) => s.contains(k).then(|| k.clone()),
+        _ => None,
+    }
+}
+
+fn path(p: &Value, op: &str) -> EvalResult<Vec<Value>> {
+    match p {
+        Value::Vector(xs) | Value::List(xs) => Ok(xs.iter().cloned().collect()),
+        Value::Nil => Ok(Vec::new()),
+        other => Err(expected(op, "a path vector", other)),
+    }
+}
+
+fn get_in(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    let mut cur = a[0].clone();
+    for k in path(&a[1], "get-in")? {
+        match get(&cur, &k) {
+            Some(v) => cur = v,
+            None => return Ok(a.get(2).cloned().unwrap_or_default()),
+        }
+    }
+    Ok(cur)
+}
+
+/// `(assoc coll k v)` for maps, nil and vectors (index ≤ count).
+pub fn assoc(coll: Value, k: Value, v: Value) -> EvalResult {
+    match coll {
+        Value::Nil => Ok(Value::map(MapImpl::Small(vec![(k, v)]))),
+        Value::Map(mut m) => {
+            Rc::make_mut(&mut m).insert(k, v);
+            Ok(Value::Map(m))
+        }
+        Value::Vector(mut xs) => {
+            let Value::Int(i) = k else {
+                return Err(expected("assoc", "an integer index for a vector", &k));
+            };
+            let n = xs.len();
+            match usize::try_from(i).ok().filter(|i| *i <= n) {
+                Some(i) if i == n => Rc::make_mut(&mut xs).push_back(v),
+                Some(i) => {
+                    Rc::make_mut(&mut xs).set(i, v);
+                }
+                None => {
+                    return Err(EvalError::new(
+                        ErrorKind::IndexOutOfBounds,
+                        "assoc",
+                        format!("index {i} out of bounds for vector of {n}"),
+                    ));
+                }
+            }
+            Ok(Value::Vector(xs))
+        }
+        other => Err(expected("assoc", "a map or vector", &other)),
+    }
+}
+
+fn assoc_many(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    if a.len() % 2 != 1 {
+        return Err(EvalError::arg(
+            "assoc",
+            "assoc expects even number of arguments after map/vector",
+        ));
+    }
+    let mut it = a.into_iter();
+    let mut m = it.next().unwrap_or_default();
+    while let (Some(k), Some(v)) = (it.next(), it.next()) {
+        m = assoc(m, k, v)?;
+    }
+    Ok(m)
+}
+
+fn assoc_in(m: Value, path: &[Value], v: Value) -> EvalResult {
+    let Some((k, rest)) = path.split_first() else {
+        return Ok(v);
+    };
+    if rest.is_empty() {
+        return assoc(m, k.clone(), v);
+    }
+    let inner = get(&m, k).unwrap_or_default();
+    let updated = assoc_in(inner, rest, v)?;
+    assoc(m, k.clone(), updated)
+}
+
+fn dissoc(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    let mut it = a.into_iter();
+    match it.next().unwrap_or_default() {
+        Value::Nil => Ok(Value::Nil),
+        Value::Map(mut m) => {
+            let mm = Rc::make_mut(&mut m);
+            for k in it {
+                mm.remove(&k);
+            }
+            Ok(Value::Map(m))
+        }
+        other => Err(expected("dissoc", "a map", &other)),
+    }
+}
+
+fn update(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    let mut it = a.into_iter();
+    let (m, k, f) = (
+        it.next().unwrap_or_default(),
+        it.next().unwrap_or_default(),
+        it.next().unwrap_or_default(),
+    );
+    let mut args = vec![get(&m, &k).unwrap_or_default()];
+    args.extend(it);
+    let v = i.apply(&f, args)?;
+    assoc(m, k, v)
+}
+
+fn update_in(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    let mut it = a.into_iter();
+    let (m, p, f) = (
+        it.next().unwrap_or_default(),
+        it.next().unwrap_or_default(),
+        it.next().unwrap_or_default(),
+    );
+    let p = path(&p, "update-in")?;
+    let mut cur = m.clone();
+    for k in &p {
+        cur = get(&cur, k).unwrap_or_default();
+    }
+    let mut args = vec![cur];
+    args.extend(it);
+    let v = i.apply(&f, args)?;
+    assoc_in(m, &p, v)
+}
+
+/// `(conj coll x)`.
+pub fn conj(coll: Value, x: Value) -> EvalResult {
+    match coll {
+        Value::Nil => Ok(Value::list([x])),
+        Value::Vector(mut xs) => {
+            Rc::make_mut(&mut xs).push_back(x);
+            Ok(Value::Vector(xs))
+        }
+        Value::List(mut xs) => {
+            Rc::make_mut(&mut xs).push_front(x);
+            Ok(Value::List(xs))
+        }
+        Value::Set(mut s) => {
+            Rc::make_mut(&mut s).insert(x);
+            Ok(Value::Set(s))
+        }
+        Value::Map(mut m) => {
+            match x {
+                Value::Vector(kv) if kv.len() == 2 => {
+                    let (k, v) = (
+                        kv.get(0).cloned().unwrap_or_default(),
+                        kv.get(1).cloned().unwrap_or_default(),
+                    );
+                    Rc::make_mut(&mut m).insert(k, v);
+                }
+                Value::Map(other) => {
+                    let mm = Rc::make_mut(&mut m);
+                    for (k, v) in other.iter() {
+                        mm.insert(k.clone(), v.clone());
+                    }
+                }
+                Value::Nil => {}
+                other => {
+                    return Err(expected(
+                        "conj",
+                        "a [key value] pair or a map to add to a map",
+                        &other,
+                    ));
+                }
+            }
+            Ok(Value::Map(m))
+        }
+        Value::Lazy(_) => Err(EvalError::type_err(
+            "conj",
+            "conj onto an infinite sequence",
+        )),
+        other => Err(expected("conj", "a collection", &other)),
+    }
+}
+
+fn count(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    let n = match &a[0] {
+        Value::Nil => 0,
+        Value::Vector(v) | Value::List(v) => v.len(),
+        Value::Map(m) => m.len(),
+        Value::Set(s) => s.len(),
+        Value::Str(s) => s.chars().count(),
+        v @ Value::Lazy(_) => i.seq_vec(v)?.len(),
+        other => return Err(expected("count", "a collection", other)),
+    };
+    Ok(Value::Int(i64::try_from(n).unwrap_or(i64::MAX)))
+}
+
+/// Element `n` of any seqable, or nil.
+pub fn nth_opt(i: &mut Interp<'_>, v: &Value, n: usize) -> EvalResult {
+    match v {
+        Value::Vector(xs) | Value::List(xs) => Ok(xs.get(n).cloned().unwrap_or_default()),
+        Value::Lazy(l) => Ok(l.nth(i, n)?.unwrap_or_default()),
+        Value::Str(s) => Ok(s.chars().nth(n).map(Value::Char).unwrap_or_default()),
+        other => {
+            let mut it = SeqIter::new(i, other)?;
+            for _ in 0..n {
+                it.next(i)?;
+            }
+            Ok(it.next(i)?.unwrap_or_default())
+        }
+    }
+}
+
+fn nth(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    let idx = super::math::int_arg(&a[1], "nth")?;
+    let default = a.get(2).cloned();
+    let out_of_range = || {
+        EvalError::new(
+            ErrorKind::IndexOutOfBounds,
+            "nth",
+            format!("index {idx} out of bounds"),
+        )
+    };
+    let Ok(n) = usize::try_from(idx) else {
+        return default.ok_or_else(out_of_range);
+    };
+    if a[0].is_nil() {
+        return Ok(default.unwrap_or_default());
+    }
+    if matches!(&a[0], Value::Map(_)) {
+        return Err(EvalError::type_err("nth", "nth not supported on maps"));
+    }
+    let mut it = SeqIter::new(i, &a[0])?;
+    for _ in 0..n {
+        if it.next(i)?.is_none() {
+            return default.ok_or_else(out_of_range);
+        }
+    }
+    match it.next(i)? {
+        Some(v) => Ok(v),
+        None => default.ok_or_else(out_of_range),
+    }
+}
+
+/// All but the first element: a list, a lazy seq, or nil when nothing is left.
+pub fn rest_of(i: &mut Interp<'_>, v: &Value) -> EvalResult {
+    match v {
+        Value::Vector(xs) | Value::List(xs) => Ok(if xs.len() <= 1 {
+            Value::Nil
+        } else {
+            Value::List(Rc::new(xs.skip(1)))
+        }),
+        other => {
+            let mut it = SeqIter::new(i, other)?;
+            it.next(i)?;
+            it.rest_value(i)
+        }
+    }
+}
+
+fn rest_of_fn(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    rest_of(i, &a[0])
+}
+
+fn map_part(v: &Value, op: &str, keys: bool) -> EvalResult {
+    match v {
+        Value::Nil => Ok(Value::Nil),
+        Value::Map(m) if m.is_empty() => Ok(Value::Nil),
+        Value::Map(m) => Ok(Value::list(
+            m.iter()
+                .map(|(k, x)| if keys { k.clone() } else { x.clone() }),
+        )),
+        other => Err(expected(op, "a map", other)),
+    }
+}
+
+fn contains(coll: &Value, k: &Value) -> EvalResult<bool> {
+    Ok(match coll {
+        Value::Nil => false,
+        Value::Map(m) => m.contains_key(k),
+        Value::Set(s) => s.contains(k),
+        Value::Vector(v) => {
+            matches!(k, Value::Int(i) if usize::try_from(*i).is_ok_and(|i| i < v.len()))
+        }
+        Value::Str(s) => {
+            matches!(k, Value::Int(i) if usize::try_from(*i).is_ok_and(|i| i < s.chars().count()))
+        }
+        other => {
+            return Err(EvalError::arg(
+                "contains?",
+                format!("contains? not supported on {}", other.type_name()),
+            ));
+        }
+    })
+}
+
+fn pairs_map(a: Vec<Value>, op: &str) -> EvalResult {
+    if a.len() % 2 != 0 {
+        return Err(EvalError::arg(
+            op,
+            format!("{op} needs an even number of arguments"),
+        ));
+    }
+    let mut m = MapImpl::Small(Vec::new());
+    let mut it = a.into_iter();
+    while let (Some(k), Some(v)) = (it.next(), it.next()) {
+        m.insert(k, v);
+    }
+    Ok(Value::map(m))
+}
+
+fn seq(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    match &a[0] {
+        Value::Lazy(l) => Ok(if l.nth(i, 0)?.is_none() {
+            Value::Nil
+        } else {
+            a[0].clone()
+        }),
+        Value::List(xs) if !xs.is_empty() => Ok(a[0].clone()),
+        Value::Vector(xs) if !xs.is_empty() => Ok(Value::List(xs.clone())),
+        other => {
+            let xs = i.seq_vec(other)?;
+            Ok(if xs.is_empty() {
+                Value::Nil
+            } else {
+                Value::list(xs)
+            })
+        }
+    }
+}
+
+fn is_empty(i: &mut Interp<'_>, v: &Value) -> EvalResult<bool> {
+    Ok(match v {
+        Value::Nil => true,
+        Value::Vector(x) | Value::List(x) => x.is_empty(),
+        Value::Map(m) => m.is_empty(),
+        Value::Set(s) => s.is_empty(),
+        Value::Str(s) => s.is_empty(),
+        Value::Lazy(l) => l.nth(i, 0)?.is_none(),
+        other => return Err(expected("empty?", "a collection", other)),
+    })
+}
+
+fn into(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    let mut it = a.into_iter();
+    let Some(to) = it.next() else {
+        return Ok(Value::vector([]));
+    };
+    let (xf, from) = match (it.next(), it.next()) {
+        (Some(from), None) => (None, from),
+        (Some(xf), Some(from)) => (Some(xf), from),
+        (None, _) => return Ok(to),
+    };
+    let mut items = i.seq_vec(&from)?;
+    if let Some(f) = xf {
+        items = items
+            .into_iter()
+            .map(|x| i.apply(&f, vec![x]))
+            .collect::<EvalResult<_>>()?;
+    }
+    items.into_iter().try_fold(to, conj)
+}
+
+fn concat(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    if a.iter().any(|x| matches!(x, Value::Lazy(_))) {
+        let srcs = a
+            .iter()
+            .map(|x| SeqIter::new(i, x))
+            .collect::<EvalResult<Vec<_>>>()?;
+        return Ok(crate::eval::lazy::LazySeq::value(
+            crate::eval::lazy::Gen::Concat { srcs },
+        ));
+    }
+    let mut out = PVec::new();
+    for x in &a {
+        out.extend(i.seq_vec(x)?);
+    }
+    Ok(Value::List(Rc::new(out)))
+}
+
+fn merge(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    let mut it = a.into_iter().skip_while(Value::is_nil);
+    let Some(first) = it.next() else {
+        return Ok(Value::Nil);
+    };
+    it.try_fold(first, |acc, m| match m {
+        Value::Nil => Ok(acc),
+        Value::Map(other) => other
+            .iter()
+            .try_fold(acc, |acc, (k, v)| assoc(acc, k.clone(), v.clone())),
+        other => Err(expected("merge", "maps", &other)),
+    })
+}
+
+fn select_keys(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    let keys = i.seq_vec(&a[1])?;
+    let mut out = match &a[0] {
+        Value::Map(m) => m.empty_like(),
+        _ => MapImpl::Small(Vec::new()),
+    };
+    if let Value::Map(m) = &a[0] {
+        for k in keys {
+            if let Some(v) = m.get(&k) {
+                out.insert(k, v.clone());
+            }
+        }
+    }
+    Ok(Value::map(out))
+}
+
+/// A set value from items, keeping a sorted set sorted.
+pub fn set_like(template: &SetImpl, items: impl IntoIterator<Item = Value>) -> Value {
+    let mut s = match template {
+        SetImpl::Sorted(_) => SetImpl::Sorted(imbl::OrdSet::new()),
+        SetImpl::Hash(_) => SetImpl::Hash(Default::default()),
+    };
+    for x in items {
+        s.insert(x);
+    }
+    Value::Set(Rc::new(s))
+}

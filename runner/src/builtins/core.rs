@@ -1,0 +1,502 @@
+//! clojure.core basics: equality and predicates, `str`, sequence shaping (`range take drop
+//! sort sort-by group-by frequencies distinct reverse`), exceptions, `return`/`fail`.
+//!
+//! Sorting is stable and O(n log n); `group-by`, `frequencies` and `distinct` hash, O(n).
+
+use super::{BuiltinDef, expected};
+use crate::def;
+use crate::error::{EvalError, EvalResult};
+use crate::eval::Interp;
+use crate::eval::lazy::{Gen, LazySeq};
+use crate::eval::seq::SeqIter;
+use crate::value::{ExInfo, MapImpl, PVec, Value};
+use std::rc::Rc;
+
+pub static TABLE: &[BuiltinDef] = &[
+    def!(
+        "=",
+        1,
+        _,
+        "Equality of values (1 and 1.0 differ).",
+        "(= [1 2] '(1 2)) ;=> true",
+        |_, a| Ok(Value::Bool(a.windows(2).all(|w| w[0] == w[1])))
+    ),
+    def!(
+        "not=",
+        1,
+        _,
+        "Not equal.",
+        "(not= 1 2) ;=> true",
+        |_, a| Ok(Value::Bool(!a.windows(2).all(|w| w[0] == w[1])))
+    ),
+    def!(
+        "not",
+        1,
+        1,
+        "Logical not.",
+        "(not nil) ;=> true",
+        |_, a| Ok(Value::Bool(!a[0].truthy()))
+    ),
+    super::hof::IDENTITY_ENTRY,
+    def!(
+        "nil?",
+        1,
+        1,
+        "True if nil.",
+        "(nil? nil) ;=> true",
+        |_, a| Ok(Value::Bool(a[0].is_nil()))
+    ),
+    def!(
+        "some?",
+        1,
+        1,
+        "True if not nil.",
+        "(some? 0) ;=> true",
+        |_, a| Ok(Value::Bool(!a[0].is_nil()))
+    ),
+    def!(
+        "str",
+        0,
+        _,
+        "Concatenates the string forms of the arguments (nil is empty).",
+        "(str \"a\" 1 nil) ;=> \"a1\"",
+        |i, a| {
+            let mut s = String::new();
+            for x in &a {
+                s.push_str(&crate::print::str_of(x));
+            }
+            i.tick_n(a.len() as u64)?;
+            Ok(Value::str(&s))
+        }
+    ),
+    def!(
+        "range",
+        0,
+        3,
+        "Numbers from start (0) below end by step (1); infinite without end.",
+        "(range 3) ;=> (0 1 2)",
+        range
+    ),
+    def!(
+        "take",
+        2,
+        2,
+        "The first n items.",
+        "(take 2 [1 2 3]) ;=> (1 2)",
+        take
+    ),
+    def!(
+        "drop",
+        2,
+        2,
+        "All but the first n items.",
+        "(drop 1 [1 2 3]) ;=> (2 3)",
+        drop
+    ),
+    def!(
+        "take-while",
+        2,
+        2,
+        "Items while pred holds.",
+        "(take-while odd? [1 3 4 5]) ;=> (1 3)",
+        take_while
+    ),
+    def!(
+        "drop-while",
+        2,
+        2,
+        "Items after pred first fails.",
+        "(drop-while odd? [1 3 4 5]) ;=> (4 5)",
+        drop_while
+    ),
+    def!(
+        "reverse",
+        1,
+        1,
+        "Items in reverse order.",
+        "(reverse [1 2]) ;=> (2 1)",
+        |i, a| {
+            let mut v = i.seq_vec(&a[0])?;
+            v.reverse();
+            Ok(Value::list(v))
+        }
+    ),
+    def!(
+        "sort",
+        1,
+        2,
+        "Items sorted by compare, a comparator fn, or :asc/:desc (stable).",
+        "(sort [3 1 2]) ;=> (1 2 3)",
+        sort
+    ),
+    def!(
+        "sort-by",
+        2,
+        3,
+        "Items sorted by (keyfn x), with an optional comparator or :asc/:desc (stable).",
+        "(sort-by :n [{:n 2} {:n 1}]) ;=> ({:n 1} {:n 2})",
+        sort_by
+    ),
+    def!(
+        "group-by",
+        2,
+        2,
+        "Map from (f x) to the vector of items with that result, in order.",
+        "(group-by odd? [1 2 3]) ;=> {true [1 3], false [2]}",
+        group_by
+    ),
+    def!(
+        "frequencies",
+        1,
+        1,
+        "Map from item to the number of times it occurs.",
+        "(frequencies [:a :a :b]) ;=> {:a 2, :b 1}",
+        frequencies
+    ),
+    def!(
+        "distinct",
+        1,
+        1,
+        "Items with duplicates removed, first occurrence kept.",
+        "(distinct [1 2 1]) ;=> (1 2)",
+        distinct
+    ),
+    def!(
+        "ex-info",
+        2,
+        3,
+        "An exception with a message and a data map.",
+        "(ex-message (ex-info \"boom\" {})) ;=> \"boom\"",
+        |_, a| ex_info(a)
+    ),
+    def!(
+        "ex-message",
+        1,
+        1,
+        "The message of an exception.",
+        "(ex-message (ex-info \"x\" {})) ;=> \"x\"",
+        |_, a| Ok(match &a[0] {
+            Value::Error(e) => Value::str(&e.message),
+            _ => Value::Nil,
+        })
+    ),
+    def!(
+        "ex-data",
+        1,
+        1,
+        "The data map of an exception.",
+        "(ex-data (ex-info \"x\" {:a 1})) ;=> {:a 1}",
+        |_, a| Ok(match &a[0] {
+            Value::Error(e) => e.data.clone(),
+            _ => Value::Nil,
+        })
+    ),
+    def!(
+        "return",
+        0,
+        1,
+        "Ends the run successfully with v.",
+        "(return 42)",
+        |_, a| Err(EvalError::Return(a.into_iter().next().unwrap_or_default()))
+    ),
+    def!(
+        "fail",
+        0,
+        1,
+        "Ends the run with reason `failed` (message from v or its :message/:reason).",
+        "(fail {:reason \"no data\"})",
+        |_, a| Err(EvalError::Fail(a.into_iter().next().unwrap_or_default()))
+    ),
+    def!(
+        "keyword",
+        1,
+        2,
+        "A keyword from a string (or ns and name).",
+        "(keyword \"a\") ;=> :a",
+        keyword
+    ),
+    def!(
+        "name",
+        1,
+        1,
+        "The name of a keyword, symbol or string.",
+        "(name :a) ;=> \"a\"",
+        |_, a| match &a[0] {
+            Value::Keyword(k) | Value::Symbol(k) =>
+                Ok(Value::str(k.rsplit('/').next().unwrap_or(k))),
+            Value::Str(s) => Ok(Value::Str(s.clone())),
+            other => Err(expected("name", "a keyword, symbol or string", other)),
+        }
+    ),
+];
+
+fn count_arg(v: &Value, op: &str) -> EvalResult<usize> {
+    match v {
+        Value::Int(n) => Ok(usize::try_from(*n).unwrap_or(0)),
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        Value::Float(f) => Ok(if *f <= 0.0 { 0 } else { f.ceil() as usize }),
+        other => Err(expected(op, "a number", other)),
+    }
+}
+
+fn range(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    let (start, end, step) = match a.as_slice() {
+        [] => {
+            return Ok(LazySeq::value(Gen::Range {
+                next: Value::Int(0),
+                step: Value::Int(1),
+                end: None,
+            }));
+        }
+        [end] => (Value::Int(0), end.clone(), Value::Int(1)),
+        [s, e] => (s.clone(), e.clone(), Value::Int(1)),
+        [s, e, st] => (s.clone(), e.clone(), st.clone()),
+        _ => return Ok(Value::Nil),
+    };
+    for v in [&start, &end, &step] {
+        super::math::to_f64(v, "range")?;
+    }
+    if super::math::num_cmp(&step, &Value::Int(0))? == std::cmp::Ordering::Equal {
+        // Clojure: a zero step repeats start forever (unless start = end).
+        if start == end {
+            return Ok(Value::list([]));
+        }
+        return Ok(LazySeq::value(Gen::Repeat { x: start }));
+    }
+    let mut g = Gen::Range {
+        next: start,
+        step,
+        end: Some(end),
+    };
+    let lazy = Rc::new(LazySeq::new(std::mem::replace(
+        &mut g,
+        Gen::Repeat { x: Value::Nil },
+    )));
+    let mut out = PVec::new();
+    let mut k = 0;
+    while let Some(x) = lazy.nth(i, k)? {
+        out.push_back(x);
+        k += 1;
+    }
+    Ok(Value::List(Rc::new(out)))
+}
+
+fn take(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    let n = count_arg(&a[0], "take")?;
+    if let Value::Vector(xs) | Value::List(xs) = &a[1] {
+        return Ok(Value::List(Rc::new(xs.take(n.min(xs.len())))));
+    }
+    let mut it = SeqIter::new(i, &a[1])?;
+    let mut out = Vec::new();
+    while out.len() < n {
+        match it.next(i)? {
+            Some(x) => out.push(x),
+            None => break,
+        }
+    }
+    Ok(Value::list(out))
+}
+
+fn drop(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    let n = count_arg(&a[0], "drop")?;
+    if let Value::Vector(xs) | Value::List(xs) = &a[1] {
+        return Ok(Value::List(Rc::new(xs.skip(n.min(xs.len())))));
+    }
+    let mut it = SeqIter::new(i, &a[1])?;
+    for _ in 0..n {
+        if it.next(i)?.is_none() {
+            break;
+        }
+    }
+    let rest = it.rest_value(i)?;
+    Ok(if rest.is_nil() { Value::list([]) } else { rest })
+}
+
+fn take_while(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    let mut it = SeqIter::new(i, &a[1])?;
+    let mut out = Vec::new();
+    while let Some(x) = it.next(i)? {
+        i.tick()?;
+        if !i.apply(&a[0], vec![x.clone()])?.truthy() {
+            break;
+        }
+        out.push(x);
+    }
+    Ok(Value::list(out))
+}
+
+fn drop_while(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    let items = i.seq_vec(&a[1])?;
+    let mut k = 0;
+    while let Some(x) = items.get(k) {
+        if !i.apply(&a[0], vec![x.clone()])?.truthy() {
+            break;
+        }
+        k += 1;
+    }
+    Ok(Value::list(items.into_iter().skip(k)))
+}
+
+/// How to order two keys: `compare`, `:asc`/`:desc`, or a comparator fn (number or boolean).
+fn ordering(
+    i: &mut Interp<'_>,
+    cmp: Option<&Value>,
+    x: &Value,
+    y: &Value,
+) -> EvalResult<std::cmp::Ordering> {
+    use std::cmp::Ordering::*;
+    match cmp {
+        None => Ok(super::math::compare(x, y)?.cmp(&0)),
+        Some(Value::Keyword(k)) if &**k == "asc" => Ok(super::math::compare(x, y)?.cmp(&0)),
+        Some(Value::Keyword(k)) if &**k == "desc" => Ok(super::math::compare(y, x)?.cmp(&0)),
+        Some(f) => match i.apply(f, vec![x.clone(), y.clone()])? {
+            Value::Int(n) => Ok(n.cmp(&0)),
+            Value::Float(n) => Ok(n.partial_cmp(&0.0).unwrap_or(Equal)),
+            Value::Bool(true) => Ok(Less),
+            Value::Bool(false) | Value::Nil => {
+                Ok(if i.apply(f, vec![y.clone(), x.clone()])?.truthy() {
+                    Greater
+                } else {
+                    Equal
+                })
+            }
+            other => Err(expected(
+                "sort",
+                "a comparator returning a number or boolean",
+                &other,
+            )),
+        },
+    }
+}
+
+/// Stable merge sort calling back into the interpreter; errors stop the sort.
+fn sort_keyed(
+    i: &mut Interp<'_>,
+    items: Vec<(Value, Value)>,
+    cmp: Option<&Value>,
+) -> EvalResult<Vec<Value>> {
+    i.tick_n(items.len() as u64)?;
+    let mut err = None;
+    let mut items = items;
+    items.sort_by(|(kx, _), (ky, _)| {
+        if err.is_some() {
+            return std::cmp::Ordering::Equal;
+        }
+        ordering(i, cmp, kx, ky).unwrap_or_else(|e| {
+            err = Some(e);
+            std::cmp::Ordering::Equal
+        })
+    });
+    match err {
+        Some(e) => Err(e),
+        None => Ok(items.into_iter().map(|(_, v)| v).collect()),
+    }
+}
+
+fn sort(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    let (cmp, coll) = if a.len() == 2 {
+        (Some(&a[0]), &a[1])
+    } else {
+        (None, &a[0])
+    };
+    let items: Vec<(Value, Value)> = i
+        .seq_vec(coll)?
+        .into_iter()
+        .map(|x| (x.clone(), x))
+        .collect();
+    Ok(Value::list(sort_keyed(i, items, cmp)?))
+}
+
+fn sort_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    let (keyfn, cmp, coll) = if a.len() == 3 {
+        (&a[0], Some(&a[1]), &a[2])
+    } else {
+        (&a[0], None, &a[1])
+    };
+    let mut items = Vec::new();
+    for x in i.seq_vec(coll)? {
+        items.push((i.apply(keyfn, vec![x.clone()])?, x));
+    }
+    Ok(Value::list(sort_keyed(i, items, cmp)?))
+}
+
+fn group_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    let mut groups: Vec<(Value, PVec)> = Vec::new();
+    let mut index: std::collections::HashMap<Value, usize> = std::collections::HashMap::new();
+    for x in i.seq_vec(&a[1])? {
+        let k = i.apply(&a[0], vec![x.clone()])?;
+        match index.get(&k) {
+            Some(&g) => {
+                if let Some((_, v)) = groups.get_mut(g) {
+                    v.push_back(x);
+                }
+            }
+            None => {
+                index.insert(k.clone(), groups.len());
+                groups.push((k, PVec::unit(x)));
+            }
+        }
+    }
+    Ok(Value::map(
+        groups
+            .into_iter()
+            .map(|(k, v)| (k, Value::Vector(Rc::new(v))))
+            .collect::<MapImpl>(),
+    ))
+}
+
+fn frequencies(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    let mut order: Vec<Value> = Vec::new();
+    let mut counts: std::collections::HashMap<Value, i64> = std::collections::HashMap::new();
+    for x in i.seq_vec(&a[0])? {
+        let c = counts.entry(x.clone()).or_insert(0);
+        if *c == 0 {
+            order.push(x);
+        }
+        *c += 1;
+    }
+    Ok(Value::map(
+        order
+            .into_iter()
+            .map(|k| {
+                let n = counts.get(&k).copied().unwrap_or(0);
+                (k, Value::Int(n))
+            })
+            .collect::<MapImpl>(),
+    ))
+}
+
+fn distinct(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    let mut seen = std::collections::HashSet::new();
+    let out: Vec<Value> = i
+        .seq_vec(&a[0])?
+        .into_iter()
+        .filter(|x| seen.insert(x.clone()))
+        .collect();
+    Ok(Value::list(out))
+}
+
+fn ex_info(a: Vec<Value>) -> EvalResult {
+    let message = match &a[0] {
+        Value::Str(s) => s.to_string(),
+        other => crate::print::str_of(other),
+    };
+    Ok(Value::Error(Rc::new(ExInfo {
+        message,
+        data: a.get(1).cloned().unwrap_or_default(),
+        kind: None,
+    })))
+}
+
+fn keyword(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    match a.as_slice() {
+        [Value::Str(s)] => Ok(Value::Keyword(s.clone())),
+        [k @ Value::Keyword(_)] => Ok(k.clone()),
+        [Value::Symbol(s)] => Ok(Value::Keyword(s.clone())),
+        [Value::Nil] => Ok(Value::Nil),
+        [Value::Str(ns), Value::Str(n)] => Ok(Value::kw(&format!("{ns}/{n}"))),
+        [Value::Nil, Value::Str(n)] => Ok(Value::Keyword(n.clone())),
+        [other, ..] => Err(expected("keyword", "a string", other)),
+        [] => Ok(Value::Nil),
+    }
+}

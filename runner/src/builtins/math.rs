@@ -1,0 +1,579 @@
+//! Numbers: arithmetic with overflow checks (an overflow is an error, as in Clojure, never a
+//! wrap), comparison, and `Math/`. Integer ops stay integers; any float operand makes a float.
+//! `(/ 1 2)` is 0.5: PTC-Lisp has no ratios (DIV-1 in docs/divergences.md).
+
+use super::{BuiltinDef, expected};
+use crate::def;
+use crate::error::{ErrorKind, EvalError, EvalResult};
+use crate::eval::Interp;
+use crate::value::Value;
+use std::cmp::Ordering;
+
+pub static TABLE: &[BuiltinDef] = &[
+    def!(
+        "+",
+        0,
+        _,
+        "Sum of the numbers.",
+        "(+ 1 2 3) ;=> 6",
+        |_, a| fold(a, "+", Value::Int(0), add2)
+    ),
+    def!(
+        "-",
+        1,
+        _,
+        "Subtracts the rest from the first; negates one argument.",
+        "(- 10 4) ;=> 6",
+        minus
+    ),
+    def!(
+        "*",
+        0,
+        _,
+        "Product of the numbers.",
+        "(* 2 3) ;=> 6",
+        |_, a| fold(a, "*", Value::Int(1), mul2)
+    ),
+    def!(
+        "/",
+        1,
+        _,
+        "Divides the first by the rest; integers that divide evenly stay integers.",
+        "(/ 10 4) ;=> 2.5",
+        divide
+    ),
+    def!("inc", 1, 1, "Adds one.", "(inc 1) ;=> 2", |_, a| add2(
+        &a[0],
+        &Value::Int(1)
+    )),
+    def!("dec", 1, 1, "Subtracts one.", "(dec 1) ;=> 0", |_, a| sub2(
+        &a[0],
+        &Value::Int(1)
+    )),
+    def!(
+        "quot",
+        2,
+        2,
+        "Integer division truncated toward zero.",
+        "(quot 7 2) ;=> 3",
+        |_, a| int_div(
+            &a[0],
+            &a[1],
+            "quot",
+            |x, y| x.checked_div(y),
+            |x, y| (x / y).trunc()
+        )
+    ),
+    def!(
+        "rem",
+        2,
+        2,
+        "Remainder with the sign of the dividend.",
+        "(rem -7 2) ;=> -1",
+        |_, a| int_div(&a[0], &a[1], "rem", |x, y| x.checked_rem(y), |x, y| x % y)
+    ),
+    def!(
+        "mod",
+        2,
+        2,
+        "Modulus with the sign of the divisor.",
+        "(mod -7 2) ;=> 1",
+        |_, a| int_div(
+            &a[0],
+            &a[1],
+            "mod",
+            |x, y| x.checked_rem(y).map(|r| if r != 0 && (r < 0) != (y < 0) {
+                r + y
+            } else {
+                r
+            }),
+            |x, y| {
+                let r = x % y;
+                if r != 0.0 && (r < 0.0) != (y < 0.0) {
+                    r + y
+                } else {
+                    r
+                }
+            }
+        )
+    ),
+    def!(
+        "max",
+        1,
+        _,
+        "Largest of the numbers.",
+        "(max 1 3 2) ;=> 3",
+        |_, a| extreme(a, "max", Ordering::Greater)
+    ),
+    def!(
+        "min",
+        1,
+        _,
+        "Smallest of the numbers.",
+        "(min 1 3 2) ;=> 1",
+        |_, a| extreme(a, "min", Ordering::Less)
+    ),
+    def!(
+        "abs",
+        1,
+        1,
+        "Absolute value.",
+        "(abs -2) ;=> 2",
+        |_, a| abs(&a[0])
+    ),
+    def!(
+        "==",
+        1,
+        _,
+        "Numeric equality across ints and floats.",
+        "(== 1 1.0) ;=> true",
+        |_, a| chain(a, "==", |o| o == Ordering::Equal)
+    ),
+    def!(
+        "<",
+        1,
+        _,
+        "Strictly increasing.",
+        "(< 1 2 3) ;=> true",
+        |_, a| chain(a, "<", |o| o == Ordering::Less)
+    ),
+    def!(
+        ">",
+        1,
+        _,
+        "Strictly decreasing.",
+        "(> 3 2) ;=> true",
+        |_, a| chain(a, ">", |o| o == Ordering::Greater)
+    ),
+    def!(
+        "<=",
+        1,
+        _,
+        "Non-decreasing.",
+        "(<= 1 1 2) ;=> true",
+        |_, a| chain(a, "<=", |o| o != Ordering::Greater)
+    ),
+    def!(
+        ">=",
+        1,
+        _,
+        "Non-increasing.",
+        "(>= 2 2 1) ;=> true",
+        |_, a| chain(a, ">=", |o| o != Ordering::Less)
+    ),
+    def!(
+        "compare",
+        2,
+        2,
+        "Compares two values: negative, zero or positive.",
+        "(compare 1 2) ;=> -1",
+        |_, a| compare(&a[0], &a[1]).map(Value::Int)
+    ),
+    def!(
+        "zero?",
+        1,
+        1,
+        "True if the number is zero.",
+        "(zero? 0) ;=> true",
+        |_, a| sign(&a[0], "zero?").map(|s| Value::Bool(s == Ordering::Equal))
+    ),
+    def!(
+        "pos?",
+        1,
+        1,
+        "True if the number is positive.",
+        "(pos? 1) ;=> true",
+        |_, a| sign(&a[0], "pos?").map(|s| Value::Bool(s == Ordering::Greater))
+    ),
+    def!(
+        "neg?",
+        1,
+        1,
+        "True if the number is negative.",
+        "(neg? -1) ;=> true",
+        |_, a| sign(&a[0], "neg?").map(|s| Value::Bool(s == Ordering::Less))
+    ),
+    def!(
+        "even?",
+        1,
+        1,
+        "True if the integer is even.",
+        "(even? 2) ;=> true",
+        |_, a| int_arg(&a[0], "even?").map(|i| Value::Bool(i % 2 == 0))
+    ),
+    def!(
+        "odd?",
+        1,
+        1,
+        "True if the integer is odd.",
+        "(odd? 3) ;=> true",
+        |_, a| int_arg(&a[0], "odd?").map(|i| Value::Bool(i % 2 != 0))
+    ),
+];
+
+/// `Math/...` interop.
+pub static MATH_TABLE: &[BuiltinDef] = &[
+    def!(
+        "abs",
+        1,
+        1,
+        "Absolute value.",
+        "(Math/abs -2.5) ;=> 2.5",
+        |_, a| abs(&a[0])
+    ),
+    def!(
+        "sqrt",
+        1,
+        1,
+        "Square root (a double).",
+        "(Math/sqrt 9) ;=> 3.0",
+        |_, a| float_fn(&a[0], "Math/sqrt", f64::sqrt)
+    ),
+    def!(
+        "floor",
+        1,
+        1,
+        "Largest integer-valued double not above x.",
+        "(Math/floor 2.7) ;=> 2.0",
+        |_, a| float_fn(&a[0], "Math/floor", f64::floor)
+    ),
+    def!(
+        "ceil",
+        1,
+        1,
+        "Smallest integer-valued double not below x.",
+        "(Math/ceil 2.1) ;=> 3.0",
+        |_, a| float_fn(&a[0], "Math/ceil", f64::ceil)
+    ),
+    def!(
+        "round",
+        1,
+        1,
+        "Rounds half up to an integer.",
+        "(Math/round 2.5) ;=> 3",
+        |_, a| round(&a[0])
+    ),
+    def!(
+        "pow",
+        2,
+        2,
+        "x to the power y (a double).",
+        "(Math/pow 2 10) ;=> 1024.0",
+        |_, a| Ok(Value::Float(
+            to_f64(&a[0], "Math/pow")?.powf(to_f64(&a[1], "Math/pow")?)
+        ))
+    ),
+    def!(
+        "log",
+        1,
+        1,
+        "Natural logarithm.",
+        "(Math/log 1) ;=> 0.0",
+        |_, a| float_fn(&a[0], "Math/log", f64::ln)
+    ),
+    def!(
+        "log10",
+        1,
+        1,
+        "Base-10 logarithm.",
+        "(Math/log10 100) ;=> 2.0",
+        |_, a| float_fn(&a[0], "Math/log10", f64::log10)
+    ),
+    def!(
+        "exp",
+        1,
+        1,
+        "e to the power x.",
+        "(Math/exp 0) ;=> 1.0",
+        |_, a| float_fn(&a[0], "Math/exp", f64::exp)
+    ),
+    def!(
+        "max",
+        2,
+        2,
+        "The larger of two numbers.",
+        "(Math/max 1 2) ;=> 2",
+        |_, a| extreme(a, "Math/max", Ordering::Greater)
+    ),
+    def!(
+        "min",
+        2,
+        2,
+        "The smaller of two numbers.",
+        "(Math/min 1 2) ;=> 1",
+        |_, a| extreme(a, "Math/min", Ordering::Less)
+    ),
+];
+
+fn overflow(op: &str) -> EvalError {
+    EvalError::new(ErrorKind::ArithmeticError, op, "integer overflow")
+}
+
+/// A number as f64, or a type error naming `op`.
+pub fn to_f64(v: &Value, op: &str) -> EvalResult<f64> {
+    match v {
+        Value::Int(i) => Ok(*i as f64),
+        Value::Float(f) => Ok(*f),
+        other => Err(expected(op, "a number", other)),
+    }
+}
+
+pub fn int_arg(v: &Value, op: &str) -> EvalResult<i64> {
+    match v {
+        Value::Int(i) => Ok(*i),
+        other => Err(expected(op, "an integer", other)),
+    }
+}
+
+fn float_fn(v: &Value, op: &str, f: fn(f64) -> f64) -> EvalResult {
+    Ok(Value::Float(f(to_f64(v, op)?)))
+}
+
+fn arith(
+    a: &Value,
+    b: &Value,
+    op: &str,
+    i: fn(i64, i64) -> Option<i64>,
+    f: fn(f64, f64) -> f64,
+) -> EvalResult {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => i(*x, *y).map(Value::Int).ok_or_else(|| overflow(op)),
+        (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
+            Ok(Value::Float(f(to_f64(a, op)?, to_f64(b, op)?)))
+        }
+        (Value::Int(_) | Value::Float(_), other) | (other, _) => {
+            Err(expected(op, "numbers", other))
+        }
+    }
+}
+
+pub fn add2(a: &Value, b: &Value) -> EvalResult {
+    arith(a, b, "+", i64::checked_add, |x, y| x + y)
+}
+pub fn sub2(a: &Value, b: &Value) -> EvalResult {
+    arith(a, b, "-", i64::checked_sub, |x, y| x - y)
+}
+pub fn mul2(a: &Value, b: &Value) -> EvalResult {
+    arith(a, b, "*", i64::checked_mul, |x, y| x * y)
+}
+
+fn fold(
+    args: Vec<Value>,
+    op: &str,
+    init: Value,
+    f: fn(&Value, &Value) -> EvalResult,
+) -> EvalResult {
+    let mut it = args.into_iter();
+    let mut acc = match it.next() {
+        Some(first) => {
+            to_f64(&first, op)?;
+            first
+        }
+        None => return Ok(init),
+    };
+    for x in it {
+        acc = f(&acc, &x)?;
+    }
+    Ok(acc)
+}
+
+fn minus(_: &mut Interp<'_>, args: Vec<Value>) -> EvalResult {
+    if let [x] = args.as_slice() {
+        return sub2(&Value::Int(0), x);
+    }
+    let mut it = args.into_iter();
+    let first = it.next().unwrap_or_default();
+    to_f64(&first, "-")?;
+    it.try_fold(first, |acc, x| sub2(&acc, &x))
+}
+
+fn div2(a: &Value, b: &Value) -> EvalResult {
+    match (a, b) {
+        (Value::Int(_), Value::Int(0)) => Err(EvalError::new(
+            ErrorKind::ArithmeticError,
+            "/",
+            "divide by zero",
+        )),
+        (Value::Int(x), Value::Int(y)) if x.checked_rem(*y) == Some(0) => x
+            .checked_div(*y)
+            .map(Value::Int)
+            .ok_or_else(|| overflow("/")),
+        _ => Ok(Value::Float(to_f64(a, "/")? / to_f64(b, "/")?)),
+    }
+}
+
+fn divide(_: &mut Interp<'_>, args: Vec<Value>) -> EvalResult {
+    if let [x] = args.as_slice() {
+        return div2(&Value::Int(1), x);
+    }
+    let mut it = args.into_iter();
+    let first = it.next().unwrap_or_default();
+    it.try_fold(first, |acc, x| div2(&acc, &x))
+}
+
+fn int_div(
+    a: &Value,
+    b: &Value,
+    op: &str,
+    i: fn(i64, i64) -> Option<i64>,
+    f: fn(f64, f64) -> f64,
+) -> EvalResult {
+    match (a, b) {
+        (_, Value::Int(0)) => Err(EvalError::new(
+            ErrorKind::ArithmeticError,
+            op,
+            "divide by zero",
+        )),
+        (Value::Int(x), Value::Int(y)) => i(*x, *y).map(Value::Int).ok_or_else(|| overflow(op)),
+        _ => {
+            let (x, y) = (to_f64(a, op)?, to_f64(b, op)?);
+            if y == 0.0 {
+                return Err(EvalError::new(
+                    ErrorKind::ArithmeticError,
+                    op,
+                    "divide by zero",
+                ));
+            }
+            Ok(Value::Float(f(x, y)))
+        }
+    }
+}
+
+fn abs(v: &Value) -> EvalResult {
+    match v {
+        Value::Int(i) => i
+            .checked_abs()
+            .map(Value::Int)
+            .ok_or_else(|| overflow("abs")),
+        Value::Float(f) => Ok(Value::Float(f.abs())),
+        other => Err(expected("abs", "a number", other)),
+    }
+}
+
+fn round(v: &Value) -> EvalResult {
+    match v {
+        Value::Int(i) => Ok(Value::Int(*i)),
+        // Java's Math.round: floor(x + 0.5), saturating at the long range.
+        Value::Float(f) if f.is_nan() => Ok(Value::Int(0)),
+        #[allow(clippy::cast_possible_truncation)]
+        Value::Float(f) => Ok(Value::Int((f + 0.5).floor() as i64)),
+        other => Err(expected("Math/round", "a number", other)),
+    }
+}
+
+/// Numeric comparison across ints and floats.
+pub fn num_cmp(a: &Value, b: &Value) -> EvalResult<Ordering> {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => Ok(x.cmp(y)),
+        _ => {
+            let (x, y) = (to_f64(a, "compare")?, to_f64(b, "compare")?);
+            Ok(x.partial_cmp(&y).unwrap_or(Ordering::Equal))
+        }
+    }
+}
+
+fn chain(args: Vec<Value>, op: &str, ok: fn(Ordering) -> bool) -> EvalResult {
+    for x in &args {
+        to_f64(x, op)?;
+    }
+    for w in args.windows(2) {
+        let o = num_cmp(&w[0], &w[1])?;
+        let nan = matches!((&w[0], &w[1]), (Value::Float(x), _) if x.is_nan())
+            || matches!(&w[1], Value::Float(y) if y.is_nan());
+        if nan || !ok(o) {
+            return Ok(Value::Bool(false));
+        }
+    }
+    Ok(Value::Bool(true))
+}
+
+fn extreme(args: Vec<Value>, op: &str, want: Ordering) -> EvalResult {
+    let mut it = args.into_iter();
+    let mut best = it.next().unwrap_or_default();
+    to_f64(&best, op)?;
+    for x in it {
+        if matches!(x, Value::Float(f) if f.is_nan()) {
+            return Ok(x);
+        }
+        if num_cmp(&x, &best)? == want {
+            best = x;
+        }
+    }
+    Ok(best)
+}
+
+fn sign(v: &Value, op: &str) -> EvalResult<Ordering> {
+    let f = to_f64(v, op)?;
+    Ok(f.partial_cmp(&0.0).unwrap_or(Ordering::Equal))
+}
+
+/// Clojure's `compare`: numbers numerically, strings by UTF-16 difference, keywords by name,
+/// vectors by length then elements, nil first; other mixes are an error.
+pub fn compare(a: &Value, b: &Value) -> EvalResult<i64> {
+    use Value::*;
+    Ok(match (a, b) {
+        (Nil, Nil) => 0,
+        (Nil, _) => -1,
+        (_, Nil) => 1,
+        (Int(_) | Float(_), Int(_) | Float(_)) => ord_int(num_cmp(a, b)?),
+        (Str(x), Str(y)) => string_compare(x, y),
+        (Keyword(x), Keyword(y)) | (Symbol(x), Symbol(y)) => string_compare(x, y),
+        (Bool(x), Bool(y)) => ord_int(x.cmp(y)),
+        (Char(x), Char(y)) => i64::from(u32::from(*x)) - i64::from(u32::from(*y)),
+        (Vector(x), Vector(y)) => {
+            if x.len() != y.len() {
+                return Ok(ord_int(x.len().cmp(&y.len())));
+            }
+            for (p, q) in x.iter().zip(y.iter()) {
+                let c = compare(p, q)?;
+                if c != 0 {
+                    return Ok(c);
+                }
+            }
+            0
+        }
+        (Temporal(x), Temporal(y)) => ord_int(x.cmp(y)),
+        _ => {
+            return Err(EvalError::type_err(
+                "compare",
+                format!("cannot compare {} with {}", a.type_name(), b.type_name()),
+            ));
+        }
+    })
+}
+
+fn ord_int(o: Ordering) -> i64 {
+    match o {
+        Ordering::Less => -1,
+        Ordering::Equal => 0,
+        Ordering::Greater => 1,
+    }
+}
+
+/// Java's String.compareTo: the difference of the first differing UTF-16 units, else of lengths.
+fn string_compare(a: &str, b: &str) -> i64 {
+    let (mut x, mut y) = (a.encode_utf16(), b.encode_utf16());
+    loop {
+        match (x.next(), y.next()) {
+            (Some(p), Some(q)) if p != q => return i64::from(p) - i64::from(q),
+            (Some(_), Some(_)) => {}
+            (None, None) => return 0,
+            (Some(_), None) => {
+                return i64::try_from(a.encode_utf16().count()).unwrap_or(0)
+                    - i64::try_from(b.encode_utf16().count()).unwrap_or(0);
+            }
+            (None, Some(_)) => {
+                return i64::try_from(a.encode_utf16().count()).unwrap_or(0)
+                    - i64::try_from(b.encode_utf16().count()).unwrap_or(0);
+            }
+        }
+    }
+}
+
+/// A total order for sorted collections: `compare` where defined, else by type name.
+pub fn compare_total(a: &Value, b: &Value) -> Ordering {
+    match compare(a, b) {
+        Ok(c) => c.cmp(&0),
+        Err(_) => a.type_name().cmp(b.type_name()),
+    }
+}

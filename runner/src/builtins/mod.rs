@@ -1,0 +1,264 @@
+//! Builtin functions, declared in one table per namespace.
+//!
+//! Each entry carries its name, arity, a one-line doc and an example; the registry maps every
+//! alias of a namespace (`clojure.string/`, `str/`, `string/`) to its table. Arity is checked
+//! here, once, before a builtin runs, so implementations may index their arguments freely up to
+//! `min` (they still use `get` for optional ones).
+
+pub mod coll;
+pub mod core;
+pub mod hof;
+pub mod interop;
+pub mod io;
+pub mod math;
+pub mod regex;
+pub mod string;
+pub mod time;
+
+use crate::error::{ErrorKind, EvalError, EvalResult};
+use crate::eval::Interp;
+use crate::value::Value;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+pub use hof::NativeFn;
+pub use math::{add2, compare_total, num_cmp};
+
+/// A builtin's implementation: owned arguments, so `conj`/`assoc` can update in place.
+pub type BuiltinFn = fn(&mut Interp<'_>, Vec<Value>) -> EvalResult;
+
+/// One builtin: name, arity, doc, example, implementation.
+pub struct BuiltinDef {
+    pub name: &'static str,
+    pub min: u8,
+    /// `None` for variadic.
+    pub max: Option<u8>,
+    pub doc: &'static str,
+    pub example: &'static str,
+    pub f: BuiltinFn,
+}
+
+impl std::fmt::Debug for BuiltinDef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "#builtin[{}]", self.name)
+    }
+}
+
+/// Declares a table entry: `def!("inc", 1, 1, "doc", "(inc 1) ;=> 2", inc)`; `max` `_` = variadic.
+#[macro_export]
+macro_rules! def {
+    ($name:expr, $min:expr, _, $doc:expr, $ex:expr, $f:expr) => {
+        $crate::builtins::BuiltinDef {
+            name: $name,
+            min: $min,
+            max: None,
+            doc: $doc,
+            example: $ex,
+            f: $f,
+        }
+    };
+    ($name:expr, $min:expr, $max:expr, $doc:expr, $ex:expr, $f:expr) => {
+        $crate::builtins::BuiltinDef {
+            name: $name,
+            min: $min,
+            max: Some($max),
+            doc: $doc,
+            example: $ex,
+            f: $f,
+        }
+    };
+}
+
+/// A namespace: its aliases and its tables.
+struct Namespace {
+    aliases: &'static [&'static str],
+    tables: &'static [&'static [BuiltinDef]],
+}
+
+const NAMESPACES: &[Namespace] = &[
+    Namespace {
+        aliases: &["clojure.core", "core"],
+        tables: &[
+            core::TABLE,
+            math::TABLE,
+            coll::TABLE,
+            hof::TABLE,
+            io::TABLE,
+            string::CORE_TABLE,
+            regex::TABLE,
+            interop::TABLE,
+        ],
+    },
+    Namespace {
+        aliases: &["clojure.string", "str", "string"],
+        tables: &[string::TABLE],
+    },
+    Namespace {
+        aliases: &["memory", "mem"],
+        tables: &[io::MEMORY_TABLE],
+    },
+    Namespace {
+        aliases: &["Math"],
+        tables: &[math::MATH_TABLE],
+    },
+    Namespace {
+        aliases: &["LocalDate", "Instant", "Duration", "System"],
+        tables: &[time::TABLE],
+    },
+    Namespace {
+        aliases: &["Integer", "Long", "Double", "Boolean"],
+        tables: &[interop::PARSE_TABLE],
+    },
+];
+
+/// What a name resolved to.
+#[derive(Debug)]
+pub enum Lookup {
+    Found(&'static BuiltinDef),
+    /// The namespace exists but has no such name; a "did you mean" hint.
+    NotInNs(Option<String>),
+    UnknownNs,
+}
+
+impl Lookup {
+    pub fn found(self) -> Option<&'static BuiltinDef> {
+        match self {
+            Lookup::Found(b) => Some(b),
+            _ => None,
+        }
+    }
+}
+
+type Registry = HashMap<&'static str, HashMap<&'static str, &'static BuiltinDef>>;
+
+fn registry() -> &'static Registry {
+    static REG: OnceLock<Registry> = OnceLock::new();
+    REG.get_or_init(|| {
+        let mut reg: Registry = HashMap::new();
+        for ns in NAMESPACES {
+            let mut names = HashMap::new();
+            for table in ns.tables {
+                for b in table.iter() {
+                    names.insert(b.name, b);
+                }
+            }
+            for alias in ns.aliases {
+                reg.insert(alias, names.clone());
+            }
+        }
+        reg
+    })
+}
+
+/// Resolves `ns/name` (or a bare name in clojure.core).
+pub fn lookup(ns: Option<&str>, name: &str) -> Lookup {
+    let ns_name = ns.unwrap_or("clojure.core");
+    let Some(table) = registry().get(ns_name) else {
+        return Lookup::UnknownNs;
+    };
+    match table.get(name) {
+        Some(b) => Lookup::Found(b),
+        None => {
+            let s = crate::analyze::hints::suggest(name, table.keys().copied())
+                .map(|s| format!("did you mean `{ns_name}/{s}`?"));
+            Lookup::NotInNs(s.or_else(|| Some(format!("`{ns_name}` has no `{name}`"))))
+        }
+    }
+}
+
+/// Every clojure.core name, for suggestions.
+pub fn core_names() -> impl Iterator<Item = &'static str> {
+    registry()
+        .get("clojure.core")
+        .into_iter()
+        .flat_map(|t| t.keys().copied())
+}
+
+/// Every namespace alias with its entries, for documentation.
+pub fn all_entries() -> Vec<(&'static str, &'static BuiltinDef)> {
+    let mut out = Vec::new();
+    for ns in NAMESPACES {
+        for t in ns.tables {
+            out.extend(t.iter().map(|b| (ns.aliases[0], b)));
+        }
+    }
+    out
+}
+
+/// Calls a builtin after checking its arity.
+pub fn call(interp: &mut Interp<'_>, b: &'static BuiltinDef, args: Vec<Value>) -> EvalResult {
+    let n = args.len();
+    if n < usize::from(b.min) || b.max.is_some_and(|m| n > usize::from(m)) {
+        return Err(EvalError::new(
+            ErrorKind::ArityError,
+            b.name,
+            format!("wrong number of args ({n}) passed to {}", b.name),
+        ));
+    }
+    (b.f)(interp, args)
+}
+
+/// Keywords, maps, sets and vectors used as functions.
+pub fn apply_data(_interp: &mut Interp<'_>, f: &Value, args: Vec<Value>) -> EvalResult {
+    let n = args.len();
+    let mut it = args.into_iter();
+    let (Some(arg), default) = (it.next(), it.next()) else {
+        return Err(EvalError::new(
+            ErrorKind::ArityError,
+            "invoke",
+            format!(
+                "wrong number of args ({n}) passed to {}",
+                crate::print::pr_str_short(f)
+            ),
+        ));
+    };
+    if n > 2 {
+        return Err(EvalError::new(
+            ErrorKind::ArityError,
+            "invoke",
+            format!(
+                "wrong number of args ({n}) passed to {}",
+                crate::print::pr_str_short(f)
+            ),
+        ));
+    }
+    let found = match f {
+        Value::Keyword(_) => coll::get(&arg, f),
+        Value::Map(_) => coll::get(f, &arg),
+        Value::Set(s) => s.contains(&arg).then_some(arg),
+        Value::Vector(v) => match arg {
+            Value::Int(i) => {
+                return usize::try_from(i)
+                    .ok()
+                    .and_then(|i| v.get(i).cloned())
+                    .ok_or_else(|| {
+                        EvalError::new(
+                            ErrorKind::IndexOutOfBounds,
+                            "nth",
+                            format!("index {i} out of bounds for vector of {}", v.len()),
+                        )
+                    });
+            }
+            _ => {
+                return Err(EvalError::type_err(
+                    "invoke",
+                    "a vector called as a function needs an integer index",
+                ));
+            }
+        },
+        _ => None,
+    };
+    Ok(found.or(default).unwrap_or_default())
+}
+
+/// Argument type error helper: "`op` expects a <what>, got <type>".
+pub fn expected(op: &str, what: &str, got: &Value) -> EvalError {
+    EvalError::type_err(
+        op,
+        format!(
+            "{op} expects {what}, got {} {}",
+            got.type_name(),
+            crate::print::pr_str_short(got)
+        ),
+    )
+}

@@ -1,0 +1,229 @@
+//! Dates and times, the common cases of java.time: `LocalDate/parse`, `Instant/parse`,
+//! `Duration/between`, `System/currentTimeMillis`, and their methods. Values are integers
+//! underneath (epoch days, epoch milliseconds, milliseconds), so they compare and hash simply.
+//! ISO-8601 text in and out.
+
+use super::BuiltinDef;
+use crate::def;
+use crate::error::{ErrorKind, EvalError, EvalResult};
+use crate::eval::Interp;
+use crate::value::{Temporal, Value};
+
+pub static TABLE: &[BuiltinDef] = &[
+    def!(
+        "parse",
+        1,
+        1,
+        "Parses ISO-8601 text: LocalDate/parse \"2024-01-31\", Instant/parse \"2024-01-31T10:00:00Z\".",
+        "(LocalDate/parse \"2024-01-31\")",
+        parse
+    ),
+    def!(
+        "between",
+        2,
+        2,
+        "Duration between two instants.",
+        "(Duration/between a b)",
+        between
+    ),
+    def!(
+        "currentTimeMillis",
+        0,
+        0,
+        "Milliseconds since the epoch, now.",
+        "(System/currentTimeMillis)",
+        |_, _| Ok(Value::Int(now_ms()))
+    ),
+];
+
+fn now_ms() -> i64 {
+    let d = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+fn bad(text: &str, what: &str) -> EvalError {
+    EvalError::new(
+        ErrorKind::ArgumentError,
+        "parse",
+        format!("Text '{text}' could not be parsed as {what}"),
+    )
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+pub fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// (year, month, day) of days since 1970-01-01.
+pub fn civil_from_days(z: i64) -> (i64, i64, i64) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+fn days_in_month(y: i64, m: i64) -> i64 {
+    match m {
+        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+fn parse_date(s: &str) -> Option<i64> {
+    let mut it = s.splitn(3, '-');
+    let (y, m, d) = (it.next()?, it.next()?, it.next()?);
+    if y.len() != 4 || m.len() != 2 || d.len() != 2 {
+        return None;
+    }
+    let (y, m, d): (i64, i64, i64) = (y.parse().ok()?, m.parse().ok()?, d.parse().ok()?);
+    if !(1..=12).contains(&m) || d < 1 || d > days_in_month(y, m) {
+        return None;
+    }
+    Some(days_from_civil(y, m, d))
+}
+
+/// `YYYY-MM-DDTHH:MM:SS(.fff)Z` (or with a `±HH:MM` offset) → epoch milliseconds.
+fn parse_instant(s: &str) -> Option<i64> {
+    let (date, time) = s.split_once('T')?;
+    let days = parse_date(date)?;
+    let (clock, offset_min) = if let Some(c) = time.strip_suffix('Z') {
+        (c, 0)
+    } else {
+        let k = time.rfind(['+', '-'])?;
+        let (c, off) = time.split_at(k);
+        let sign = if off.starts_with('-') { -1 } else { 1 };
+        let (h, m) = off.get(1..)?.split_once(':')?;
+        (
+            c,
+            sign * (h.parse::<i64>().ok()? * 60 + m.parse::<i64>().ok()?),
+        )
+    };
+    let (hms, frac) = clock.split_once('.').unwrap_or((clock, ""));
+    let mut parts = hms.split(':');
+    let (h, mi): (i64, i64) = (parts.next()?.parse().ok()?, parts.next()?.parse().ok()?);
+    let sec: i64 = parts.next().map_or(Some(0), |x| x.parse().ok())?;
+    if h > 23 || mi > 59 || sec > 59 || !frac.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let ms: i64 = format!("{frac:0<3}").get(..3)?.parse().ok()?;
+    Some(((days * 24 + h) * 60 + mi - offset_min) * 60_000 + sec * 1000 + ms)
+}
+
+fn parse(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    let s = super::string::text(&a[0], "parse")?;
+    if s.contains('T') {
+        return parse_instant(s)
+            .map(|ms| Value::Temporal(Temporal::Instant(ms)))
+            .ok_or_else(|| bad(s, "an Instant"));
+    }
+    parse_date(s)
+        .map(|d| Value::Temporal(Temporal::LocalDate(d)))
+        .ok_or_else(|| bad(s, "a LocalDate"))
+}
+
+fn between(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    let ms = |v: &Value| match v {
+        Value::Temporal(Temporal::Instant(ms)) => Ok(*ms),
+        Value::Temporal(Temporal::LocalDate(d)) => Ok(d * 86_400_000),
+        other => Err(super::expected("Duration/between", "two instants", other)),
+    };
+    Ok(Value::Temporal(Temporal::Duration(ms(&a[1])? - ms(&a[0])?)))
+}
+
+/// ISO-8601 text: `2024-01-31`, `2024-01-31T10:00:00Z`, `PT1H30M`.
+pub fn format_temporal(t: Temporal) -> String {
+    match t {
+        Temporal::LocalDate(d) => {
+            let (y, m, dd) = civil_from_days(d);
+            format!("{y:04}-{m:02}-{dd:02}")
+        }
+        Temporal::Instant(ms) => {
+            let (days, rem) = (ms.div_euclid(86_400_000), ms.rem_euclid(86_400_000));
+            let (y, m, d) = civil_from_days(days);
+            let (h, mi, s, milli) = (
+                rem / 3_600_000,
+                rem / 60_000 % 60,
+                rem / 1000 % 60,
+                rem % 1000,
+            );
+            if milli == 0 {
+                format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
+            } else {
+                format!("{y:04}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{milli:03}Z")
+            }
+        }
+        Temporal::Duration(ms) => {
+            let (h, m, s, milli) = (ms / 3_600_000, ms / 60_000 % 60, ms / 1000 % 60, ms % 1000);
+            let mut out = String::from("PT");
+            if h != 0 {
+                out.push_str(&format!("{h}H"));
+            }
+            if m != 0 {
+                out.push_str(&format!("{m}M"));
+            }
+            if s != 0 || milli != 0 || out == "PT" {
+                if milli == 0 {
+                    out.push_str(&format!("{s}S"))
+                } else {
+                    out.push_str(&format!("{}.{:03}S", s, milli.abs()))
+                }
+            }
+            out
+        }
+    }
+}
+
+/// Methods on dates, instants and durations.
+pub fn method(_: &mut Interp<'_>, t: Temporal, m: &str, args: &[Value]) -> EvalResult {
+    let n = |k: usize| super::math::int_arg(args.get(k).unwrap_or(&Value::Nil), m);
+    let other = |k: usize| match args.get(k) {
+        Some(Value::Temporal(o)) => Ok(*o),
+        Some(v) => Err(super::expected(m, "a date or instant", v)),
+        None => Err(EvalError::arg(m, format!(".{m} needs an argument"))),
+    };
+    let overflow = || EvalError::new(ErrorKind::ArithmeticError, m, "date out of range");
+    Ok(match (t, m) {
+        (Temporal::LocalDate(d), "plusDays") => Value::Temporal(Temporal::LocalDate(
+            d.checked_add(n(0)?).ok_or_else(overflow)?,
+        )),
+        (Temporal::LocalDate(d), "minusDays") => Value::Temporal(Temporal::LocalDate(
+            d.checked_sub(n(0)?).ok_or_else(overflow)?,
+        )),
+        (Temporal::LocalDate(d), "toEpochDay") => Value::Int(d),
+        (Temporal::LocalDate(d), "getYear") => Value::Int(civil_from_days(d).0),
+        (Temporal::LocalDate(d), "getMonthValue") => Value::Int(civil_from_days(d).1),
+        (Temporal::LocalDate(d), "getDayOfMonth") => Value::Int(civil_from_days(d).2),
+        (Temporal::Instant(ms), "toEpochMilli") => Value::Int(ms),
+        (Temporal::Duration(ms), "toMillis") => Value::Int(ms),
+        (Temporal::Duration(ms), "toDays") => Value::Int(ms / 86_400_000),
+        (Temporal::Duration(ms), "toHours") => Value::Int(ms / 3_600_000),
+        (Temporal::Duration(ms), "toMinutes") => Value::Int(ms / 60_000),
+        (Temporal::Duration(ms), "getSeconds") => Value::Int(ms.div_euclid(1000)),
+        (a, "isBefore") => Value::Bool(a < other(0)?),
+        (a, "isAfter") => Value::Bool(a > other(0)?),
+        (a, "equals") => Value::Bool(a == other(0)?),
+        (a, "toString") => Value::str(&format_temporal(a)),
+        _ => {
+            return Err(EvalError::new(
+                ErrorKind::TypeError,
+                m,
+                format!("no method .{m} on {}", Value::Temporal(t).type_name()),
+            ));
+        }
+    })
+}

@@ -1,0 +1,235 @@
+//! The interpreter's error type and its one mapping onto the wire's `FailReason`.
+//!
+//! Catchable errors (`try`/`catch` sees them): runtime errors, thrown values, tool errors.
+//! Terminal ones: limits (deadline, steps, depth, sizes), `return`/`fail`, and failures the tool
+//! host declares terminal. `catchable()` is the single place that decides.
+
+use crate::value::Value;
+use ptc_shared::{Fail, FailReason};
+
+/// Source position (1-based line and column).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Pos {
+    pub line: u32,
+    pub col: u32,
+}
+
+impl std::fmt::Display for Pos {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.line, self.col)
+    }
+}
+
+/// Kinds of runtime errors (`details.kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    TypeError,
+    ArityError,
+    ArithmeticError,
+    IndexOutOfBounds,
+    NotCallable,
+    ArgumentError,
+    NoMatchingClause,
+    ParseError,
+}
+
+impl ErrorKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::TypeError => "type_error",
+            ErrorKind::ArityError => "arity_error",
+            ErrorKind::ArithmeticError => "arithmetic_error",
+            ErrorKind::IndexOutOfBounds => "index_out_of_bounds",
+            ErrorKind::NotCallable => "not_callable",
+            ErrorKind::ArgumentError => "argument_error",
+            ErrorKind::NoMatchingClause => "no_matching_clause",
+            ErrorKind::ParseError => "parse_error",
+        }
+    }
+}
+
+/// Which limit was hit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    Timeout,
+    Steps,
+    Depth,
+    Iterations,
+    ToolCalls,
+    ResultSize,
+    Nesting,
+}
+
+impl Limit {
+    pub fn name(self) -> &'static str {
+        match self {
+            Limit::Timeout => "timeout_ms",
+            Limit::Steps => "max_steps",
+            Limit::Depth => "max_depth",
+            Limit::Iterations => "max_iterations",
+            Limit::ToolCalls => "max_tool_calls",
+            Limit::ResultSize => "max_result_bytes",
+            Limit::Nesting => "max_nesting",
+        }
+    }
+}
+
+/// An evaluation error.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum EvalError {
+    #[error("{message}")]
+    Runtime {
+        kind: ErrorKind,
+        message: String,
+        op: Option<String>,
+        pos: Option<Pos>,
+    },
+    /// `(throw x)`: the thrown value (an exception from `ex-info`, or anything).
+    #[error("{}", thrown_message(.0))]
+    Thrown(Value),
+    #[error("tool {tool} failed: {message}")]
+    Tool { tool: String, message: String },
+    #[error("{message}")]
+    ToolNotFound { message: String },
+    #[error("{message}")]
+    Limit { limit: Limit, message: String },
+    #[error("return")]
+    Return(Value),
+    #[error("fail")]
+    Fail(Value),
+    #[error("{}", .0.message)]
+    Terminal(Box<Fail>),
+    /// Internal control flow: `recur` on its way to its loop or fn. The analyzer only allows
+    /// `recur` in tail position, so it never escapes one.
+    #[error("recur outside a loop")]
+    Recur,
+}
+
+fn thrown_message(v: &Value) -> String {
+    match v {
+        Value::Error(e) => e.message.clone(),
+        other => format!("thrown: {}", crate::print::pr_str(other)),
+    }
+}
+
+pub type EvalResult<T = Value> = Result<T, EvalError>;
+
+impl EvalError {
+    /// A runtime error of `kind` raised by builtin or form `op`.
+    pub fn new(kind: ErrorKind, op: &str, message: impl Into<String>) -> EvalError {
+        EvalError::Runtime {
+            kind,
+            message: message.into(),
+            op: Some(op.to_string()),
+            pos: None,
+        }
+    }
+
+    pub fn type_err(op: &str, message: impl Into<String>) -> EvalError {
+        EvalError::new(ErrorKind::TypeError, op, message)
+    }
+
+    pub fn arg(op: &str, message: impl Into<String>) -> EvalError {
+        EvalError::new(ErrorKind::ArgumentError, op, message)
+    }
+
+    pub fn limit(limit: Limit, message: impl Into<String>) -> EvalError {
+        EvalError::Limit {
+            limit,
+            message: message.into(),
+        }
+    }
+
+    /// Whether `try`/`catch` may see this error. Limits and run endings never are.
+    pub fn catchable(&self) -> bool {
+        matches!(
+            self,
+            EvalError::Runtime { .. } | EvalError::Thrown(_) | EvalError::Tool { .. }
+        )
+    }
+
+    /// Attaches a position if the error has none yet.
+    pub fn at(mut self, at: Pos) -> EvalError {
+        if let EvalError::Runtime { pos, .. } = &mut self {
+            if pos.is_none() {
+                *pos = Some(at);
+            }
+        }
+        self
+    }
+
+    /// The single mapping from interpreter errors to the wire's fail reasons.
+    pub fn to_fail(&self) -> Fail {
+        match self {
+            EvalError::Runtime {
+                kind,
+                message,
+                op,
+                pos,
+            } => {
+                let msg = match pos {
+                    Some(p) => format!("{message} (at {p})"),
+                    None => message.clone(),
+                };
+                let mut f =
+                    Fail::new(FailReason::EvalError, msg).with_detail("kind", kind.as_str());
+                f.op = op.clone();
+                f
+            }
+            EvalError::Thrown(v) => {
+                let f = Fail::new(FailReason::EvalError, thrown_message(v));
+                let f = f.with_detail("kind", "thrown");
+                match v {
+                    Value::Error(e) => match crate::convert::to_shared(&e.data) {
+                        Ok(data) if !matches!(data, ptc_shared::Value::Nil) => {
+                            f.with_detail("data", data)
+                        }
+                        _ => f,
+                    },
+                    _ => f,
+                }
+            }
+            EvalError::Tool { tool, message } => {
+                let mut f = Fail::new(
+                    FailReason::ToolError,
+                    format!("tool {tool} failed: {message}"),
+                );
+                f.op = Some(tool.clone());
+                f
+            }
+            EvalError::ToolNotFound { message } => {
+                Fail::new(FailReason::ToolNotFound, message.clone())
+            }
+            EvalError::Limit { limit, message } => {
+                let reason = if *limit == Limit::Timeout {
+                    FailReason::Timeout
+                } else {
+                    FailReason::LimitExceeded
+                };
+                Fail::new(reason, message.clone()).with_detail("limit", limit.name())
+            }
+            EvalError::Return(_) => Fail::new(FailReason::EvalError, "return outside a run"),
+            EvalError::Recur => Fail::new(FailReason::EvalError, "recur outside a loop"),
+            EvalError::Fail(v) => fail_from_value(v),
+            EvalError::Terminal(f) => (**f).clone(),
+        }
+    }
+}
+
+/// `(fail v)`: reason `failed`, with the message from `v` (or its `:message`/`:reason` keys).
+fn fail_from_value(v: &Value) -> Fail {
+    let text = |key: &str| match v {
+        Value::Map(m) => m.get_lenient(&Value::kw(key)).map(crate::print::str_of),
+        _ => None,
+    };
+    let message = match (text("message"), text("reason")) {
+        (Some(m), _) => m,
+        (None, Some(r)) => r,
+        (None, None) => crate::print::str_of(v),
+    };
+    let mut f = Fail::new(FailReason::Failed, message);
+    if let Ok(data) = crate::convert::to_shared(v) {
+        f = f.with_detail("value", data);
+    }
+    f
+}

@@ -1,0 +1,437 @@
+//! The evaluator: walks analyzed `Expr` trees.
+//!
+//! Frames live on one value stack: a call reserves `frame_size` slots at `base`, locals are
+//! `stack[base + slot]`, and closures copy what they capture when created (values are immutable,
+//! so copying is sharing). `recur` is an internal error variant that only travels through tail
+//! positions (the analyzer guarantees it) back to its loop or fn.
+//!
+//! Limits: every call and loop iteration ticks the step budget; the deadline is checked every
+//! 1024 steps; nesting of calls is capped by `max_depth` (and `stacker` grows the Rust stack on
+//! demand, so the cap, not the thread's stack size, is what stops deep recursion).
+
+pub mod lazy;
+mod pattern;
+pub mod seq;
+mod special;
+
+use crate::analyze::{Arity, Expr, FnTemplate};
+use crate::api::ToolHost;
+use crate::error::{EvalError, EvalResult, Limit};
+use crate::value::{MapImpl, Value};
+use ptc_shared::{Limits, ToolCallRecord};
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::Instant;
+
+/// A closure: a compiled fn and the values it captured.
+#[derive(Debug)]
+pub struct Lambda {
+    pub template: Rc<FnTemplate>,
+    pub captures: Vec<Value>,
+}
+
+/// The evaluation environment of the code being run: where its frame starts, its captures.
+#[derive(Clone, Copy)]
+pub(crate) struct Env<'a> {
+    pub base: usize,
+    pub captures: &'a [Value],
+    pub this: Option<&'a Rc<Lambda>>,
+}
+
+/// What a run printed, with caps on each entry and on the total.
+#[derive(Debug, Default)]
+pub struct Prints {
+    pub lines: Vec<String>,
+    pub bytes: u64,
+    pub truncated: bool,
+    /// Text of a `print` not yet ended by a newline.
+    pub partial: String,
+}
+
+/// Interpreter state for one run.
+pub struct Interp<'h> {
+    pub(crate) stack: Vec<Value>,
+    pub(crate) globals: HashMap<Rc<str>, Value>,
+    pub(crate) context: Value,
+    pub(crate) history: Vec<Value>,
+    pub(crate) host: &'h mut dyn ToolHost,
+    pub(crate) tool_names: &'h [String],
+    pub(crate) limits: Limits,
+    pub(crate) started: Instant,
+    pub(crate) steps: u64,
+    pub(crate) depth: u32,
+    pub(crate) prints: Prints,
+    pub(crate) tool_calls: Vec<ToolCallRecord>,
+    recur_buf: Vec<Value>,
+}
+
+impl<'h> Interp<'h> {
+    pub fn new(host: &'h mut dyn ToolHost, tool_names: &'h [String], limits: Limits) -> Interp<'h> {
+        Interp {
+            stack: Vec::with_capacity(256),
+            globals: HashMap::new(),
+            context: Value::Nil,
+            history: Vec::new(),
+            host,
+            tool_names,
+            limits,
+            started: Instant::now(),
+            steps: 0,
+            depth: 0,
+            prints: Prints::default(),
+            tool_calls: Vec::new(),
+            recur_buf: Vec::new(),
+        }
+    }
+
+    /// Counts one evaluation step; checks the budget and, every 1024 steps, the deadline.
+    #[inline]
+    pub fn tick(&mut self) -> EvalResult<()> {
+        self.steps += 1;
+        if self.steps > self.limits.max_steps {
+            return Err(EvalError::limit(
+                Limit::Steps,
+                format!(
+                    "evaluation step budget of {} exhausted",
+                    self.limits.max_steps
+                ),
+            ));
+        }
+        if self.steps & 1023 == 0 {
+            self.check_deadline()?;
+        }
+        Ok(())
+    }
+
+    /// Counts `n` steps at once (builtins that walk `n` elements).
+    pub fn tick_n(&mut self, n: u64) -> EvalResult<()> {
+        self.steps = self.steps.saturating_add(n.saturating_sub(1));
+        self.tick()
+    }
+
+    pub fn check_deadline(&self) -> EvalResult<()> {
+        let elapsed = self.started.elapsed();
+        if elapsed.as_millis() >= u128::from(self.limits.timeout_ms) {
+            return Err(EvalError::limit(
+                Limit::Timeout,
+                format!(
+                    "execution exceeded the {} ms timeout",
+                    self.limits.timeout_ms
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Runs a top-level program (forms share one frame).
+    pub(crate) fn run_program(&mut self, forms: &[Expr], frame_size: u32) -> EvalResult {
+        let base = self.stack.len();
+        self.stack.resize(base + frame_size as usize, Value::Nil);
+        let env = Env {
+            base,
+            captures: &[],
+            this: None,
+        };
+        let mut last = Value::Nil;
+        for f in forms {
+            last = self.eval(f, env)?;
+        }
+        self.stack.truncate(base);
+        Ok(last)
+    }
+
+    fn slot(&self, env: Env<'_>, i: u32) -> Value {
+        self.stack
+            .get(env.base + i as usize)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn set_slot(&mut self, env: Env<'_>, i: u32, v: Value) {
+        if let Some(s) = self.stack.get_mut(env.base + i as usize) {
+            *s = v;
+        }
+    }
+
+    /// Evaluates one expression.
+    pub(crate) fn eval(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
+        match e {
+            Expr::Const(v) => Ok(v.clone()),
+            Expr::Local(i) => Ok(self.slot(env, *i)),
+            Expr::Capture(i) => Ok(env.captures.get(*i as usize).cloned().unwrap_or_default()),
+            Expr::SelfFn => Ok(env.this.map(|l| Value::Fn(l.clone())).unwrap_or_default()),
+            Expr::Global(name, pos) => self.globals.get(name).cloned().ok_or_else(|| {
+                EvalError::new(
+                    crate::error::ErrorKind::TypeError,
+                    name,
+                    format!("`{name}` is declared but has no value yet"),
+                )
+                .at(*pos)
+            }),
+            Expr::Builtin(b) => Ok(Value::Builtin(b)),
+            Expr::Ctx(k) => Ok(self.context_get(k)),
+            Expr::Memory(k) => Ok(self.globals.get(k).cloned().unwrap_or_default()),
+            Expr::History(i) => Ok(self.history.get(*i).cloned().unwrap_or_default()),
+            Expr::Vector(items) => Ok(Value::vector(self.eval_all(items, env)?)),
+            Expr::Set(items) => Ok(Value::set(self.eval_all(items, env)?)),
+            Expr::Map(pairs) => {
+                let mut m = MapImpl::Small(Vec::with_capacity(pairs.len()));
+                for (k, v) in pairs {
+                    let k = self.eval(k, env)?;
+                    m.insert(k, self.eval(v, env)?);
+                }
+                Ok(Value::map(m))
+            }
+            Expr::If(b) => {
+                let (t, then, els) = &**b;
+                if self.eval(t, env)?.truthy() {
+                    self.eval(then, env)
+                } else {
+                    self.eval(els, env)
+                }
+            }
+            Expr::Do(xs) => {
+                let mut last = Value::Nil;
+                for x in xs {
+                    last = self.eval(x, env)?;
+                }
+                Ok(last)
+            }
+            Expr::Let(l) => {
+                for (p, init) in &l.bindings {
+                    let v = self.eval(init, env)?;
+                    self.bind(p, v, env)?;
+                }
+                self.eval(&l.body, env)
+            }
+            Expr::Loop(l) => self.eval_loop(l, env),
+            Expr::Recur(args, _) => {
+                let vals = self.eval_all(args, env)?;
+                self.recur_buf = vals;
+                Err(EvalError::Recur)
+            }
+            Expr::Fn(t, caps) => {
+                let captures = self.eval_all(caps, env)?;
+                Ok(Value::Fn(Rc::new(Lambda {
+                    template: t.clone(),
+                    captures,
+                })))
+            }
+            Expr::Call(c) => {
+                self.tick()?;
+                let f = self.eval(&c.f, env)?;
+                let args = self.eval_all(&c.args, env)?;
+                self.apply_named(&f, args, &c.name).map_err(|e| e.at(c.pos))
+            }
+            Expr::Def(name, v) => {
+                let v = self.eval(v, env)?;
+                self.globals.insert(name.clone(), v.clone());
+                Ok(Value::Symbol(Rc::from(format!("#'user/{name}"))))
+            }
+            Expr::DefOnce(name, v) => {
+                if !self.globals.contains_key(name) {
+                    let v = self.eval(v, env)?;
+                    self.globals.insert(name.clone(), v);
+                }
+                Ok(Value::Symbol(Rc::from(format!("#'user/{name}"))))
+            }
+            Expr::And(xs) => {
+                let mut last = Value::Bool(true);
+                for x in xs {
+                    last = self.eval(x, env)?;
+                    if !last.truthy() {
+                        break;
+                    }
+                }
+                Ok(last)
+            }
+            Expr::Or(xs) => {
+                let mut last = Value::Nil;
+                for x in xs {
+                    last = self.eval(x, env)?;
+                    if last.truthy() {
+                        break;
+                    }
+                }
+                Ok(last)
+            }
+            Expr::Case(c) => self.eval_case(c, env),
+            Expr::Try(t) => self.eval_try(t, env),
+            Expr::Throw(x, pos) => {
+                let v = self.eval(x, env)?;
+                Err(special::throw_value(v, *pos))
+            }
+            Expr::For(f) => self.eval_for(f, env),
+            Expr::Tool(name, args, pos) => {
+                let args = self.eval_all(args, env)?;
+                self.call_tool(name, args).map_err(|e| e.at(*pos))
+            }
+            Expr::DynTool(args, pos) => {
+                let mut args = self.eval_all(args, env)?;
+                let name = match args.first() {
+                    Some(Value::Str(s)) => s.to_string(),
+                    Some(Value::Keyword(s)) | Some(Value::Symbol(s)) => s.to_string(),
+                    _ => {
+                        return Err(
+                            EvalError::type_err("call", "call needs a tool name string").at(*pos)
+                        );
+                    }
+                };
+                args.remove(0);
+                self.call_named_tool(&name, args).map_err(|e| e.at(*pos))
+            }
+            Expr::Method(m, args, pos) => {
+                self.tick()?;
+                let args = self.eval_all(args, env)?;
+                crate::builtins::interop::call_method(self, m, args).map_err(|e| e.at(*pos))
+            }
+        }
+    }
+
+    fn eval_all(&mut self, xs: &[Expr], env: Env<'_>) -> EvalResult<Vec<Value>> {
+        let mut out = Vec::with_capacity(xs.len());
+        for x in xs {
+            out.push(self.eval(x, env)?);
+        }
+        Ok(out)
+    }
+
+    fn context_get(&self, k: &str) -> Value {
+        match &self.context {
+            Value::Map(m) => m
+                .get(&Value::str(k))
+                .or_else(|| m.get(&Value::kw(k)))
+                .cloned()
+                .unwrap_or_default(),
+            _ => Value::Nil,
+        }
+    }
+
+    fn eval_loop(&mut self, l: &crate::analyze::Loop, env: Env<'_>) -> EvalResult {
+        for (slot, init) in l.slots.iter().zip(&l.inits) {
+            let v = self.eval(init, env)?;
+            self.set_slot(env, *slot, v);
+        }
+        loop {
+            for (p, raw) in &l.patterns {
+                let v = self.slot(env, *raw);
+                self.bind(p, v, env)?;
+            }
+            match self.eval(&l.body, env) {
+                Err(EvalError::Recur) => {
+                    self.tick()?;
+                    let vals = std::mem::take(&mut self.recur_buf);
+                    for (slot, v) in l.slots.iter().zip(vals) {
+                        self.set_slot(env, *slot, v);
+                    }
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Applies any callable value to arguments.
+    pub fn apply(&mut self, f: &Value, args: Vec<Value>) -> EvalResult {
+        self.apply_named(f, args, "fn")
+    }
+
+    fn apply_named(&mut self, f: &Value, args: Vec<Value>, name: &str) -> EvalResult {
+        match f {
+            Value::Builtin(b) => crate::builtins::call(self, b, args),
+            Value::Fn(l) => self.apply_lambda(l, args),
+            Value::Native(n) => crate::builtins::hof::apply_native(self, n, args),
+            Value::Keyword(_) | Value::Map(_) | Value::Set(_) | Value::Vector(_) => {
+                crate::builtins::apply_data(self, f, args)
+            }
+            other => Err(EvalError::new(
+                crate::error::ErrorKind::NotCallable,
+                name,
+                format!(
+                    "{} is not a function: {} cannot be called",
+                    crate::print::pr_str_short(other),
+                    other.type_name()
+                ),
+            )),
+        }
+    }
+
+    fn pick_arity<'t>(t: &'t FnTemplate, n: usize) -> Option<&'t Arity> {
+        t.arities
+            .iter()
+            .find(|a| !a.variadic && a.required == n)
+            .or_else(|| t.arities.iter().find(|a| a.variadic && n >= a.required))
+    }
+
+    fn apply_lambda(&mut self, l: &Rc<Lambda>, mut args: Vec<Value>) -> EvalResult {
+        let Some(arity) = Self::pick_arity(&l.template, args.len()) else {
+            let name = l.template.name.as_deref().unwrap_or("fn");
+            return Err(EvalError::new(
+                crate::error::ErrorKind::ArityError,
+                name,
+                format!("wrong number of args ({}) passed to {name}", args.len()),
+            ));
+        };
+        if self.depth >= self.limits.max_depth {
+            return Err(EvalError::limit(
+                Limit::Depth,
+                format!("recursion deeper than {} calls", self.limits.max_depth),
+            ));
+        }
+        let base = self.stack.len();
+        self.stack
+            .resize(base + arity.frame_size.max(1) as usize, Value::Nil);
+        if arity.variadic {
+            let rest: Vec<Value> = args.drain(arity.required.min(args.len())..).collect();
+            let rest = if rest.is_empty() {
+                Value::Nil
+            } else {
+                Value::list(rest)
+            };
+            args.push(rest);
+        }
+        for (i, a) in args.into_iter().enumerate() {
+            if let Some(s) = self.stack.get_mut(base + i) {
+                *s = a;
+            }
+        }
+        self.depth += 1;
+        let env = Env {
+            base,
+            captures: &l.captures,
+            this: Some(l),
+        };
+        let r = stacker::maybe_grow(64 * 1024, 2 * 1024 * 1024, || self.run_body(arity, env));
+        self.depth -= 1;
+        self.stack.truncate(base);
+        r
+    }
+
+    /// Runs an arity's body, looping on `recur`.
+    fn run_body(&mut self, arity: &Arity, env: Env<'_>) -> EvalResult {
+        loop {
+            for (p, raw) in &arity.patterns {
+                let v = self.slot(env, *raw);
+                self.bind(p, v, env)?;
+            }
+            match self.eval(&arity.body, env) {
+                Err(EvalError::Recur) => {
+                    self.tick()?;
+                    let vals = std::mem::take(&mut self.recur_buf);
+                    for ((_, raw), v) in arity.patterns.iter().zip(vals) {
+                        self.set_slot(env, *raw, v);
+                    }
+                }
+                other => return other,
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for Interp<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Interp")
+            .field("steps", &self.steps)
+            .field("depth", &self.depth)
+            .finish()
+    }
+}

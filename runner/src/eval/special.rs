@@ -1,0 +1,233 @@
+//! Evaluation of `case`, `try`, `throw`, `for`/`doseq`, and tool calls.
+
+use super::{Env, Interp};
+use crate::analyze::{Case, For, ForClause, Try};
+use crate::api::ToolFailure;
+use crate::error::{ErrorKind, EvalError, EvalResult, Limit, Pos};
+use crate::value::{ExInfo, Value};
+use ptc_shared::ToolCallRecord;
+use std::rc::Rc;
+use std::time::Instant;
+
+/// `(throw x)`: exceptions are thrown as they are; other values are wrapped.
+pub(super) fn throw_value(v: Value, _pos: Pos) -> EvalError {
+    EvalError::Thrown(v)
+}
+
+/// The value a `catch` binds for an error.
+fn caught_value(e: EvalError) -> Value {
+    match e {
+        EvalError::Thrown(v) => v,
+        EvalError::Runtime { kind, message, .. } => Value::Error(Rc::new(ExInfo {
+            message,
+            data: Value::Nil,
+            kind: Some(kind.as_str()),
+        })),
+        other => Value::Error(Rc::new(ExInfo {
+            message: other.to_string(),
+            data: Value::Nil,
+            kind: Some("tool_error"),
+        })),
+    }
+}
+
+enum ForFlow {
+    Continue,
+    /// A `:while` failed: stop the innermost binding's iteration.
+    Break,
+}
+
+impl Interp<'_> {
+    pub(super) fn eval_case(&mut self, c: &Case, env: Env<'_>) -> EvalResult {
+        let v = self.eval(&c.subject, env)?;
+        for (keys, body) in &c.clauses {
+            if keys.iter().any(|k| *k == v) {
+                return self.eval(body, env);
+            }
+        }
+        match &c.default {
+            Some(d) => self.eval(d, env),
+            None => Err(EvalError::new(
+                ErrorKind::NoMatchingClause,
+                "case",
+                format!("no matching clause: {}", crate::print::pr_str_short(&v)),
+            )
+            .at(c.pos)),
+        }
+    }
+
+    pub(super) fn eval_try(&mut self, t: &Try, env: Env<'_>) -> EvalResult {
+        let depth = self.depth;
+        let stack_len = self.stack.len();
+        let result = match self.eval(&t.body, env) {
+            Err(e) if e.catchable() && t.catch.is_some() => {
+                // Unwind whatever frames the error left behind.
+                self.depth = depth;
+                self.stack.truncate(stack_len.max(env.base));
+                match &t.catch {
+                    Some((slot, handler)) => {
+                        self.set_slot(env, *slot, caught_value(e));
+                        self.eval(handler, env)
+                    }
+                    None => Err(e),
+                }
+            }
+            other => other,
+        };
+        if let Some(f) = &t.finally {
+            if result.as_ref().err().is_none_or(EvalError::catchable) {
+                self.eval(f, env)?;
+            }
+        }
+        result
+    }
+
+    pub(super) fn eval_for(&mut self, f: &For, env: Env<'_>) -> EvalResult {
+        let mut out = Vec::new();
+        self.for_clause(f, 0, env, &mut out)?;
+        Ok(if f.collect {
+            Value::list(out)
+        } else {
+            Value::Nil
+        })
+    }
+
+    fn for_clause(
+        &mut self,
+        f: &For,
+        i: usize,
+        env: Env<'_>,
+        out: &mut Vec<Value>,
+    ) -> EvalResult<ForFlow> {
+        let Some(clause) = f.clauses.get(i) else {
+            self.tick()?;
+            let v = self.eval(&f.body, env)?;
+            if f.collect {
+                if out.len() as u64 >= self.limits.max_iterations {
+                    return Err(EvalError::limit(
+                        Limit::Iterations,
+                        format!(
+                            "for produced more than {} elements",
+                            self.limits.max_iterations
+                        ),
+                    ));
+                }
+                out.push(v);
+            }
+            return Ok(ForFlow::Continue);
+        };
+        match clause {
+            ForClause::Bind(p, coll) => {
+                let coll = self.eval(coll, env)?;
+                let mut it = super::seq::SeqIter::new(self, &coll)?;
+                while let Some(x) = it.next(self)? {
+                    self.bind(p, x, env)?;
+                    if let ForFlow::Break = self.for_clause(f, i + 1, env, out)? {
+                        break;
+                    }
+                }
+                Ok(ForFlow::Continue)
+            }
+            ForClause::Let(bs) => {
+                for (p, init) in bs {
+                    let v = self.eval(init, env)?;
+                    self.bind(p, v, env)?;
+                }
+                self.for_clause(f, i + 1, env, out)
+            }
+            ForClause::When(t) => {
+                if self.eval(t, env)?.truthy() {
+                    self.for_clause(f, i + 1, env, out)
+                } else {
+                    Ok(ForFlow::Continue)
+                }
+            }
+            ForClause::While(t) => {
+                if self.eval(t, env)?.truthy() {
+                    self.for_clause(f, i + 1, env, out)
+                } else {
+                    Ok(ForFlow::Break)
+                }
+            }
+        }
+    }
+
+    /// `(tool/name args)`: the declared tool, called with a string-keyed map.
+    pub(super) fn call_tool(&mut self, name: &str, args: Vec<Value>) -> EvalResult {
+        self.call_named_tool(name, args)
+    }
+
+    /// Calls a tool by name through the host, recording the call in the trace.
+    pub(crate) fn call_named_tool(&mut self, name: &str, args: Vec<Value>) -> EvalResult {
+        match name {
+            "return" => {
+                return Err(EvalError::Return(
+                    args.into_iter().next().unwrap_or_default(),
+                ));
+            }
+            "fail" => return Err(EvalError::Fail(args.into_iter().next().unwrap_or_default())),
+            _ => {}
+        }
+        if !self.tool_names.iter().any(|t| t == name) {
+            let available = if self.tool_names.is_empty() {
+                "no tools are available".into()
+            } else {
+                format!("available: {}", self.tool_names.join(", "))
+            };
+            return Err(EvalError::ToolNotFound {
+                message: format!("unknown tool `{name}` ({available})"),
+            });
+        }
+        if self.tool_calls.len() as u64 >= u64::from(self.limits.max_tool_calls) {
+            return Err(EvalError::limit(
+                Limit::ToolCalls,
+                format!("more than {} tool calls", self.limits.max_tool_calls),
+            ));
+        }
+        self.check_deadline()?;
+        let arg = match args.len() {
+            0 => Value::empty_map(),
+            1 => args.into_iter().next().unwrap_or_default(),
+            _ => Value::vector(args),
+        };
+        let shared_args =
+            crate::convert::to_tool_args(&arg).map_err(|m| EvalError::type_err(name, m))?;
+        let started = Instant::now();
+        let result = self.host.call(name, shared_args.clone());
+        let duration_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
+        let mut record = ToolCallRecord {
+            name: name.to_string(),
+            args: shared_args,
+            result: None,
+            error: None,
+            duration_us,
+        };
+        let out = match result {
+            Ok(v) => {
+                let converted = crate::convert::from_shared(&v);
+                record.result = Some(v);
+                Ok(converted)
+            }
+            Err(ToolFailure::NotFound) => {
+                record.error = Some("not found".into());
+                Err(EvalError::ToolNotFound {
+                    message: format!("unknown tool `{name}`"),
+                })
+            }
+            Err(ToolFailure::Error(m)) => {
+                record.error = Some(m.clone());
+                Err(EvalError::Tool {
+                    tool: name.to_string(),
+                    message: m,
+                })
+            }
+            Err(ToolFailure::Terminal(f)) => {
+                record.error = Some(f.message.clone());
+                Err(EvalError::Terminal(Box::new(f)))
+            }
+        };
+        self.tool_calls.push(record);
+        self.check_deadline()?;
+        out
+    }
+}

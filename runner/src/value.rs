@@ -1,0 +1,385 @@
+//! The interpreter's own value type.
+//!
+//! It extends the plain data of `ptc_shared::Value` with functions, regexes, characters, thrown
+//! exceptions, dates and lazy sequences, and uses persistent collections (`imbl`) behind `Rc` so
+//! that `conj`/`assoc` on a large collection are O(log n) with structural sharing, and O(1) when
+//! the collection is not shared (`Rc::make_mut`). Small maps keep insertion order like Clojure's
+//! array-map; large maps use a fixed-seed hash order, so output stays deterministic.
+//!
+//! Equality is Clojure's `=`: integers never equal floats, a list equals a vector with the same
+//! elements, maps and sets compare unordered. `Hash` agrees with that equality.
+
+use crate::builtins::{BuiltinDef, NativeFn};
+use crate::eval::Lambda;
+use crate::eval::lazy::LazySeq;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::rc::Rc;
+
+/// A fixed-seed hasher, so map and set order is the same on every run.
+pub type FixedState = BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
+pub type PVec = imbl::Vector<Value>;
+pub type PHashMap =
+    imbl::GenericHashMap<Value, Value, FixedState, imbl::shared_ptr::DefaultSharedPtr>;
+pub type PSet = imbl::GenericHashSet<Value, FixedState, imbl::shared_ptr::DefaultSharedPtr>;
+pub type POrdMap = imbl::OrdMap<Value, Value>;
+
+/// Maps with at most this many entries are kept as an insertion-ordered vector.
+pub const SMALL_MAP: usize = 8;
+
+/// An exception value, as thrown by `throw` / `ex-info` or produced by a caught error.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExInfo {
+    pub message: String,
+    pub data: Value,
+    /// The error kind for caught runtime errors (`"type_error"`, ...); `None` for `ex-info`.
+    pub kind: Option<&'static str>,
+}
+
+/// A date-time value of the bounded java.time interop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Temporal {
+    /// Days since 1970-01-01.
+    LocalDate(i64),
+    /// Milliseconds since the epoch, UTC.
+    Instant(i64),
+    /// A duration in milliseconds.
+    Duration(i64),
+}
+
+/// A PTC-Lisp value inside the interpreter.
+#[derive(Clone, Default)]
+pub enum Value {
+    #[default]
+    Nil,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Char(char),
+    Str(Rc<str>),
+    Keyword(Rc<str>),
+    Symbol(Rc<str>),
+    Vector(Rc<PVec>),
+    /// A list or a realized sequence.
+    List(Rc<PVec>),
+    Map(Rc<MapImpl>),
+    Set(Rc<SetImpl>),
+    /// A possibly infinite lazy sequence, realized on demand.
+    Lazy(Rc<LazySeq>),
+    Fn(Rc<Lambda>),
+    Builtin(&'static BuiltinDef),
+    Native(Rc<NativeFn>),
+    Regex(Rc<regex::Regex>),
+    Error(Rc<ExInfo>),
+    Temporal(Temporal),
+}
+
+/// A map: small insertion-ordered, large hashed, or sorted (`sorted-map`).
+#[derive(Clone, Debug)]
+pub enum MapImpl {
+    Small(Vec<(Value, Value)>),
+    Hash(PHashMap),
+    Sorted(POrdMap),
+}
+
+/// A set: hashed, or sorted (`sorted-set`).
+#[derive(Clone, Debug)]
+pub enum SetImpl {
+    Hash(PSet),
+    Sorted(imbl::OrdSet<Value>),
+}
+
+impl Value {
+    pub fn str(s: &str) -> Value {
+        Value::Str(Rc::from(s))
+    }
+    pub fn kw(s: &str) -> Value {
+        Value::Keyword(Rc::from(s))
+    }
+    pub fn vector(items: impl IntoIterator<Item = Value>) -> Value {
+        Value::Vector(Rc::new(items.into_iter().collect()))
+    }
+    pub fn list(items: impl IntoIterator<Item = Value>) -> Value {
+        Value::List(Rc::new(items.into_iter().collect()))
+    }
+    pub fn map(m: MapImpl) -> Value {
+        Value::Map(Rc::new(m))
+    }
+    pub fn empty_map() -> Value {
+        Value::Map(Rc::new(MapImpl::Small(Vec::new())))
+    }
+    pub fn set(items: impl IntoIterator<Item = Value>) -> Value {
+        Value::Set(Rc::new(SetImpl::Hash(items.into_iter().collect())))
+    }
+
+    /// Clojure truthiness.
+    pub fn truthy(&self) -> bool {
+        !matches!(self, Value::Nil | Value::Bool(false))
+    }
+
+    pub fn is_nil(&self) -> bool {
+        matches!(self, Value::Nil)
+    }
+
+    /// Whether the value can be called as a function.
+    pub fn is_fn(&self) -> bool {
+        matches!(self, Value::Fn(_) | Value::Builtin(_) | Value::Native(_))
+    }
+
+    /// Type name for error messages.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Nil => "nil",
+            Value::Bool(_) => "boolean",
+            Value::Int(_) => "int",
+            Value::Float(_) => "float",
+            Value::Char(_) => "char",
+            Value::Str(_) => "string",
+            Value::Keyword(_) => "keyword",
+            Value::Symbol(_) => "symbol",
+            Value::Vector(_) => "vector",
+            Value::List(_) => "list",
+            Value::Map(_) => "map",
+            Value::Set(_) => "set",
+            Value::Lazy(_) => "lazy-seq",
+            Value::Fn(_) | Value::Builtin(_) | Value::Native(_) => "function",
+            Value::Regex(_) => "regex",
+            Value::Error(_) => "exception",
+            Value::Temporal(Temporal::LocalDate(_)) => "LocalDate",
+            Value::Temporal(Temporal::Instant(_)) => "Instant",
+            Value::Temporal(Temporal::Duration(_)) => "Duration",
+        }
+    }
+}
+
+impl MapImpl {
+    pub fn len(&self) -> usize {
+        match self {
+            MapImpl::Small(v) => v.len(),
+            MapImpl::Hash(m) => m.len(),
+            MapImpl::Sorted(m) => m.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Exact-key lookup.
+    pub fn get(&self, k: &Value) -> Option<&Value> {
+        match self {
+            MapImpl::Small(v) => v.iter().find(|(key, _)| key == k).map(|(_, x)| x),
+            MapImpl::Hash(m) => m.get(k),
+            MapImpl::Sorted(m) => m.get(k),
+        }
+    }
+
+    /// Lookup that finds string key `"k"` for keyword `:k` when there is no keyword key, because
+    /// context and tool results arrive as JSON with string keys.
+    pub fn get_lenient(&self, k: &Value) -> Option<&Value> {
+        self.get(k).or_else(|| match k {
+            Value::Keyword(s) => self.get(&Value::Str(s.clone())),
+            _ => None,
+        })
+    }
+
+    pub fn contains_key(&self, k: &Value) -> bool {
+        self.get(k).is_some()
+    }
+
+    /// Inserts or replaces, promoting a small map to a hashed one when it grows.
+    pub fn insert(&mut self, k: Value, v: Value) {
+        match self {
+            MapImpl::Small(entries) => {
+                if let Some(slot) = entries.iter_mut().find(|(key, _)| *key == k) {
+                    slot.1 = v;
+                } else if entries.len() < SMALL_MAP {
+                    entries.push((k, v));
+                } else {
+                    let mut m: PHashMap = entries.drain(..).collect();
+                    m.insert(k, v);
+                    *self = MapImpl::Hash(m);
+                }
+            }
+            MapImpl::Hash(m) => {
+                m.insert(k, v);
+            }
+            MapImpl::Sorted(m) => {
+                m.insert(k, v);
+            }
+        }
+    }
+
+    pub fn remove(&mut self, k: &Value) {
+        match self {
+            MapImpl::Small(entries) => entries.retain(|(key, _)| key != k),
+            MapImpl::Hash(m) => {
+                m.remove(k);
+            }
+            MapImpl::Sorted(m) => {
+                m.remove(k);
+            }
+        }
+    }
+
+    /// Entries in the map's order.
+    pub fn iter(&self) -> Box<dyn Iterator<Item = (&Value, &Value)> + '_> {
+        match self {
+            MapImpl::Small(v) => Box::new(v.iter().map(|(k, x)| (k, x))),
+            MapImpl::Hash(m) => Box::new(m.iter()),
+            MapImpl::Sorted(m) => Box::new(m.iter()),
+        }
+    }
+
+    /// An empty map of the same kind (sorted stays sorted).
+    pub fn empty_like(&self) -> MapImpl {
+        match self {
+            MapImpl::Sorted(_) => MapImpl::Sorted(POrdMap::new()),
+            _ => MapImpl::Small(Vec::new()),
+        }
+    }
+}
+
+impl FromIterator<(Value, Value)> for MapImpl {
+    fn from_iter<I: IntoIterator<Item = (Value, Value)>>(iter: I) -> MapImpl {
+        let mut m = MapImpl::Small(Vec::new());
+        for (k, v) in iter {
+            m.insert(k, v);
+        }
+        m
+    }
+}
+
+impl SetImpl {
+    pub fn len(&self) -> usize {
+        match self {
+            SetImpl::Hash(s) => s.len(),
+            SetImpl::Sorted(s) => s.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    pub fn contains(&self, v: &Value) -> bool {
+        match self {
+            SetImpl::Hash(s) => s.contains(v),
+            SetImpl::Sorted(s) => s.contains(v),
+        }
+    }
+    pub fn insert(&mut self, v: Value) {
+        match self {
+            SetImpl::Hash(s) => {
+                s.insert(v);
+            }
+            SetImpl::Sorted(s) => {
+                s.insert(v);
+            }
+        }
+    }
+    pub fn remove(&mut self, v: &Value) {
+        match self {
+            SetImpl::Hash(s) => {
+                s.remove(v);
+            }
+            SetImpl::Sorted(s) => {
+                s.remove(v);
+            }
+        }
+    }
+    pub fn iter(&self) -> Box<dyn Iterator<Item = &Value> + '_> {
+        match self {
+            SetImpl::Hash(s) => Box::new(s.iter()),
+            SetImpl::Sorted(s) => Box::new(s.iter()),
+        }
+    }
+}
+
+impl PartialEq for Value {
+    fn eq(&self, other: &Value) -> bool {
+        use Value::*;
+        match (self, other) {
+            (Nil, Nil) => true,
+            (Bool(a), Bool(b)) => a == b,
+            (Int(a), Int(b)) => a == b,
+            (Float(a), Float(b)) => a == b,
+            (Char(a), Char(b)) => a == b,
+            (Str(a), Str(b)) | (Keyword(a), Keyword(b)) | (Symbol(a), Symbol(b)) => a == b,
+            (Vector(a) | List(a), Vector(b) | List(b)) => a == b,
+            (Lazy(a), Lazy(b)) => Rc::ptr_eq(a, b),
+            (Map(a), Map(b)) => a.len() == b.len() && a.iter().all(|(k, v)| b.get(k) == Some(v)),
+            (Set(a), Set(b)) => a.len() == b.len() && a.iter().all(|k| b.contains(k)),
+            (Fn(a), Fn(b)) => Rc::ptr_eq(a, b),
+            (Builtin(a), Builtin(b)) => std::ptr::eq(*a, *b),
+            (Native(a), Native(b)) => Rc::ptr_eq(a, b),
+            (Regex(a), Regex(b)) => Rc::ptr_eq(a, b),
+            (Error(a), Error(b)) => a == b,
+            (Temporal(a), Temporal(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Value {}
+
+impl Hash for Value {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        match self {
+            Value::Nil => 0u8.hash(state),
+            Value::Bool(b) => b.hash(state),
+            Value::Int(i) => i.hash(state),
+            Value::Float(f) => (if *f == 0.0 { 0.0f64 } else { *f }).to_bits().hash(state),
+            Value::Char(c) => c.hash(state),
+            Value::Str(s) => (1u8, &**s).hash(state),
+            Value::Keyword(s) => (2u8, &**s).hash(state),
+            Value::Symbol(s) => (3u8, &**s).hash(state),
+            Value::Vector(v) | Value::List(v) => {
+                4u8.hash(state);
+                v.len().hash(state);
+                for x in v.iter() {
+                    x.hash(state);
+                }
+            }
+            Value::Map(m) => {
+                5u8.hash(state);
+                // Order-independent: sum of per-entry hashes.
+                let sum = m
+                    .iter()
+                    .fold(0u64, |acc, (k, v)| acc.wrapping_add(hash_one(&(k, v))));
+                sum.hash(state);
+            }
+            Value::Set(s) => {
+                6u8.hash(state);
+                let sum = s.iter().fold(0u64, |acc, k| acc.wrapping_add(hash_one(k)));
+                sum.hash(state);
+            }
+            Value::Temporal(t) => t.hash(state),
+            Value::Error(e) => e.message.hash(state),
+            // Identity-compared values: hash their kind only (equal values share a kind).
+            other => other.type_name().hash(state),
+        }
+    }
+}
+
+fn hash_one<T: Hash>(x: &T) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    x.hash(&mut h);
+    h.finish()
+}
+
+impl std::fmt::Debug for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&crate::print::pr_str(self))
+    }
+}
+
+impl PartialOrd for Value {
+    fn partial_cmp(&self, other: &Value) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Value {
+    /// A total order for sorted collections; `compare` uses [`crate::builtins::compare`].
+    fn cmp(&self, other: &Value) -> std::cmp::Ordering {
+        crate::builtins::compare_total(self, other)
+    }
+}

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Regenerates expected/X.edn from cases/X.edn with real Clojure 1.11 (oracle.clj),
+# one JVM per file. Usage: ./regen.sh            (every cases/*.edn)
+#                          ./regen.sh core-arith  (only the named files, without .edn)
+# Installs nothing. Afterwards checks that every case carrying :reason failed in
+# Clojure and every failing case carries :reason (the public sample excepted),
+# that no result is non-plain or a timeout, and that ptc/*.edn is well formed.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+jar="${CLOJURE_JAR:-/usr/share/java/clojure.jar}"
+if ! command -v java >/dev/null 2>&1 || [ ! -f "$jar" ]; then
+  echo "regen.sh: java or $jar is missing; install it with: apt-get install -y clojure" >&2
+  exit 2
+fi
+cd "$here"
+if [ "$#" -gt 0 ]; then
+  names=("$@")
+else
+  names=()
+  for f in cases/*.edn; do names+=("$(basename "$f" .edn)"); done
+fi
+for n in "${names[@]}"; do
+  echo "== $n" >&2
+  java -cp "$jar" clojure.main oracle.clj "cases/$n.edn" "expected/$n.edn"
+done
+python3 - "${names[@]}" <<'PY'
+import sys
+sys.path.insert(0, ".")
+from compare import load_results
+bad = 0
+for n in sys.argv[1:]:
+    results, problems = load_results(f"expected/{n}.edn")
+    for p in problems:
+        print(p); bad += 1
+    if n == "public":
+        continue  # the shared sample predates :reason
+    for cid, e in results.items():
+        err = e.get("error")
+        if isinstance(err, str) and (err == "timeout" or err.startswith("NonPlainResult")):
+            print(f"{n}: {cid}: {err}: fix the case"); bad += 1
+        elif "reason" in e and err is None:
+            print(f"{n}: {cid}: has :reason but Clojure returned a value"); bad += 1
+        elif err is not None and "reason" not in e:
+            print(f"{n}: {cid}: failed in Clojure but has no :reason ({err})"); bad += 1
+import glob
+from compare import read_edn, EMap
+REASONS = {"parse_error", "analysis_error", "eval_error", "timeout", "limit_exceeded",
+           "tool_error", "tool_not_found", "failed", "validation_error"}
+seen = set()
+for f in sorted(glob.glob("ptc/*.edn")):
+    for lineno, line in enumerate(open(f, encoding="utf-8"), 1):
+        if not line.strip():
+            continue
+        where = f"{f}:{lineno}"
+        try:
+            m = read_edn(line)
+        except Exception as e:  # any reader failure is a malformed line
+            print(f"{where}: unreadable: {e}"); bad += 1; continue
+        d = {k.name: v for k, v in m} if isinstance(m, EMap) else {}
+        cid = d.get("id")
+        if not isinstance(cid, str) or cid in seen:
+            print(f"{where}: missing or duplicate :id"); bad += 1; continue
+        seen.add(cid)
+        if ("expect" in d) == ("expect-error" in d):
+            print(f"{where}: {cid}: needs exactly one of :expect and :expect-error"); bad += 1
+        elif "expect-error" in d and getattr(d["expect-error"], "name", None) not in REASONS:
+            print(f"{where}: {cid}: unknown fail reason"); bad += 1
+        if not isinstance(d.get("program"), str):
+            print(f"{where}: {cid}: no :program string"); bad += 1
+print(f"regen.sh: checked {len(sys.argv) - 1} expected file(s) and {len(seen)} ptc case(s), {bad} problem(s)", file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
