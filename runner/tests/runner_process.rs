@@ -2,13 +2,16 @@
 //! rlimits, seccomp and no_new_privs, observed from outside through /proc), the conversation
 //! Setup → Ready → Execute → Finished, and the exit code of each way the conversation can break.
 #![allow(clippy::unwrap_used)]
+// Tool replies mirror the protocol's `Result<Value, ToolResultError>`, whose error holds a Fail.
+#![allow(clippy::result_large_err)]
 
 mod support;
 
 use ptc_shared::protocol::{
-    Execute, PROTOCOL_VERSION, RunnerToSupervisor, SupervisorToRunner, ToolDecl, exit_code,
+    Execute, PROTOCOL_VERSION, RunnerToSupervisor, SupervisorToRunner, ToolDecl, ToolResultError,
+    exit_code,
 };
-use ptc_shared::{Limits, Value};
+use ptc_shared::{Fail, FailReason, Limits, Value};
 use std::collections::BTreeMap;
 use std::time::Duration;
 use support::{End, RUNNER, Runner, end, setup, spawn, spawn_script};
@@ -111,11 +114,135 @@ fn hardened_runner_holds_only_what_we_intend() {
     );
 
     r.send(&execute("(+ 1 2)"));
+    let step = finished(&mut r);
+    assert_eq!(step.return_value, Some(Value::Int(3)));
+    assert!(
+        step.usage.memory_bytes > 0,
+        "usage.memory_bytes is the allocator's peak"
+    );
+    assert_eq!(end(r.wait()), End::Code(0));
+}
+
+/// Runs `program` in a hardened runner, answering tool calls with `reply`.
+fn run_program(
+    program: &str,
+    mut reply: impl FnMut(&str, Value) -> Result<Value, ToolResultError>,
+) -> (Option<ptc_shared::Step>, End) {
+    let mut r = spawn(RUNNER, &[]);
+    r.harden(setup());
+    r.send(&execute(program));
+    let mut last = None;
+    while let Some(msg) = r.recv() {
+        match msg {
+            RunnerToSupervisor::ToolCall { id, name, args } => {
+                let result = reply(&name, args);
+                r.send(&SupervisorToRunner::ToolResult { id, result });
+            }
+            RunnerToSupervisor::Finished(step) => last = Some(*step),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    (last, end(r.wait()))
+}
+
+fn finished(r: &mut Runner) -> ptc_shared::Step {
     match r.recv() {
-        Some(RunnerToSupervisor::Finished(step)) => assert!(step.usage.memory_bytes > 0),
+        Some(RunnerToSupervisor::Finished(step)) => *step,
         other => panic!("expected Finished, got {other:?}"),
     }
-    assert_eq!(end(r.wait()), End::Code(0));
+}
+
+fn echo(_: &str, args: Value) -> Result<Value, ToolResultError> {
+    Ok(args)
+}
+
+#[test]
+fn tool_calls_are_forwarded_and_their_errors_mapped() {
+    let (step, code) = run_program("(tool/echo {:a 1})", |name, args| {
+        assert_eq!(name, "echo");
+        Ok(args)
+    });
+    let step = step.unwrap();
+    let mut expected = ptc_shared::value::Map::new();
+    expected.insert(Value::string("a"), Value::Int(1));
+    assert_eq!(step.return_value, Some(Value::Map(expected)));
+    assert_eq!(step.tool_calls.len(), 1);
+    assert_eq!(code, End::Code(0));
+
+    let cases = [
+        (ToolResultError::NotFound, FailReason::ToolNotFound),
+        (ToolResultError::Error("boom".into()), FailReason::ToolError),
+        (
+            ToolResultError::Terminal(Fail::new(FailReason::Timeout, "deadline")),
+            FailReason::Timeout,
+        ),
+    ];
+    for (err, reason) in cases {
+        let (step, code) = run_program("(tool/echo {})", |_, _| Err(err.clone()));
+        assert_eq!(step.unwrap().reason(), Some(reason));
+        assert_eq!(code, End::Code(0));
+    }
+    // Terminal failures are not catchable by the program.
+    let terminal = || {
+        Err(ToolResultError::Terminal(Fail::new(
+            FailReason::Timeout,
+            "deadline",
+        )))
+    };
+    let (step, _) = run_program(
+        "(try (tool/echo {}) (catch Exception e :caught))",
+        |_, _| terminal(),
+    );
+    assert_eq!(step.unwrap().reason(), Some(FailReason::Timeout));
+}
+
+#[test]
+fn interpreter_paths_that_touch_lazy_runtime_state_survive_the_filter() {
+    // regex sizes its pool from /proc (primed before landlock); deep recursion is capped cleanly.
+    let (step, code) = run_program(r#"(re-find #"a+" "caaat")"#, echo);
+    assert_eq!(
+        (step.unwrap().return_value, code),
+        (Some(Value::string("aaa")), End::Code(0))
+    );
+    let (step, code) = run_program("(defn f [n] (f (inc n))) (f 0)", echo);
+    assert!(step.unwrap().fail.is_some());
+    assert_eq!(code, End::Code(0));
+    let (step, code) = run_program(
+        "(println \"hi\") (reduce + (map (fn [x] (* x x)) (range 100000)))",
+        echo,
+    );
+    let step = step.unwrap();
+    assert_eq!((step.prints, code), (vec!["hi".to_string()], End::Code(0)));
+}
+
+#[test]
+fn a_program_over_the_heap_budget_ends_with_memory_exceeded() {
+    let mut r = spawn(RUNNER, &[]);
+    r.harden(setup());
+    r.send(&execute("(count (vec (range 3000000)))"));
+    match r.recv() {
+        Some(RunnerToSupervisor::MemoryExceeded { peak_bytes }) => {
+            assert!(peak_bytes > support::HEAP)
+        }
+        other => panic!("expected MemoryExceeded, got {other:?}"),
+    }
+    assert_eq!(end(r.wait()), End::Code(exit_code::MEMORY));
+}
+
+#[test]
+fn a_reply_to_the_wrong_call_is_a_protocol_error() {
+    let mut r = spawn(RUNNER, &[]);
+    r.harden(setup());
+    r.send(&execute("(tool/echo {})"));
+    let Some(RunnerToSupervisor::ToolCall { id, .. }) = r.recv() else {
+        panic!("expected a ToolCall")
+    };
+    r.send(&SupervisorToRunner::ToolResult {
+        id: id + 1,
+        result: Ok(Value::Nil),
+    });
+    assert_eq!(r.recv(), None, "no Finished after a protocol violation");
+    assert_eq!(end(r.wait()), End::Code(exit_code::PROTOCOL));
 }
 
 #[test]

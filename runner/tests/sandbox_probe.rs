@@ -119,10 +119,9 @@ fn crashes_are_not_mistaken_for_sandbox_violations() {
 
 #[test]
 fn cpu_rlimit_stops_a_spinning_runner() {
+    // One CPU second (soft limit) ends it with SIGXCPU; wall time depends on the machine's load.
     let mut r = hardened_probe("spin");
-    let started = std::time::Instant::now();
     assert_eq!(end(r.wait()), End::Signal(libc::SIGXCPU));
-    assert!(started.elapsed() < std::time::Duration::from_secs(3));
 }
 
 #[test]
