@@ -110,6 +110,24 @@ fn memory_bomb_reports_its_peak_and_exits_with_the_memory_code() {
 }
 
 #[test]
+fn allocation_failure_under_rlimit_data_is_reported_like_the_budget() {
+    // A budget above RLIMIT_DATA: the system allocator returns null first.
+    let mut s = setup();
+    s.heap_budget_bytes = 1 << 30;
+    s.rlimits.data_bytes = 48 << 20;
+    let mut r = spawn(PROBE, &["alloc-bomb"]);
+    r.harden(s);
+    match r.recv() {
+        // The would-be live bytes when malloc failed: near RLIMIT_DATA, far below the budget.
+        Some(RunnerToSupervisor::MemoryExceeded { peak_bytes }) => {
+            assert!((32 << 20..64 << 20).contains(&peak_bytes), "{peak_bytes}")
+        }
+        other => panic!("expected MemoryExceeded, got {other:?}"),
+    }
+    assert_eq!(end(r.wait()), End::Code(exit_code::MEMORY));
+}
+
+#[test]
 fn crashes_are_not_mistaken_for_sandbox_violations() {
     let mut r = hardened_probe("panic");
     assert_eq!(end(r.wait()), End::Code(exit_code::PANIC));
