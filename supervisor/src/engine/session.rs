@@ -119,15 +119,11 @@ pub(crate) async fn run(
     };
     let msg = SupervisorToRunner::Execute(Box::new(exec));
     let frame = encode_frame(&msg, DEFAULT_MAX_FRAME);
-    let SupervisorToRunner::Execute(exec) = msg else {
-        return Step::default();
+    // Take back what the Step needs; the encoded frame holds the rest.
+    let (memory, history, decls) = match msg {
+        SupervisorToRunner::Execute(e) => (e.memory, e.history, e.tools),
+        _ => (Value::Nil, Vec::new(), Vec::new()),
     };
-    let Execute {
-        memory,
-        history,
-        tools: decls,
-        ..
-    } = *exec;
     let base = Base {
         memory,
         history,
