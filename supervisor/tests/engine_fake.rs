@@ -387,3 +387,36 @@ async fn warm_pool_fills_and_is_used_once_per_runner() {
     let spawned = std::fs::read_to_string(&counter).unwrap().lines().count();
     assert_eq!(spawned, 5);
 }
+
+#[tokio::test]
+async fn unenforceable_policies_are_refused_unless_best_effort() {
+    let dir = temp_dir("enforce");
+    let runner = fake_runner(&dir, &[ready()], "exit 0");
+    std::fs::write(dir.join("f.json"), FILTER).unwrap();
+    let policy = |best_effort: bool| {
+        let text = format!(
+            "[isolation]\nseccomp = \"f.json\"\nlandlock = \"off\"\nnamespaces = [\"net\", \"user\"]\nbest_effort = {best_effort}\n"
+        );
+        let p =
+            ptc_supervisor::policy::Policy::from_toml("default", &dir.join("default.toml"), &text)
+                .unwrap();
+        std::collections::BTreeMap::from([("default".to_string(), p)])
+    };
+    // The runner protocol cannot carry namespaces yet, so they are never enforceable.
+    let err = ptc_supervisor::engine::Engine::new(ptc_supervisor::engine::EngineConfig::new(
+        &runner,
+        policy(false),
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("default") && err.contains("namespace"),
+        "{err}"
+    );
+    let engine = engine(&runner, policy(true));
+    let e = engine.enforcement("default").unwrap();
+    assert!(
+        e.namespaces.is_empty() && e.skipped.iter().any(|s| s.contains("net namespace")),
+        "{e:?}"
+    );
+}
