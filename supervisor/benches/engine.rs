@@ -2,8 +2,7 @@
 //! through a warm pool, executions per second at concurrency 1, 4 and 16, and fork+exec of
 //! `/bin/true` measured in the same run as the baseline.
 //!
-//! Uses the real `ptc-runner` from the same target directory (built with the bench's profile if
-//! missing). Run with `cargo bench -p ptc-supervisor --bench engine`.
+//! Uses the real `ptc-runner` from the same target directory, built first with the bench's profile. Run with `cargo bench -p ptc-supervisor --bench engine`.
 #![allow(clippy::unwrap_used)]
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -17,21 +16,25 @@ use std::time::{Duration, Instant};
 fn runner() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let dir = exe.parent().and_then(Path::parent).unwrap().to_path_buf();
-    let path = dir.join("ptc-runner");
-    if !path.exists() {
-        let mut cmd = std::process::Command::new(env!("CARGO"));
-        cmd.args(["build", "-p", "ptc-runner", "--bin", "ptc-runner"]);
-        if dir.ends_with("release") {
-            cmd.arg("--release");
-        }
-        assert!(
-            cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
-                .status()
-                .unwrap()
-                .success()
-        );
+    // Always (re)build: a no-op when current, and a stale runner would skew the figures.
+    let mut cmd = std::process::Command::new(env!("CARGO"));
+    cmd.args([
+        "build",
+        "--quiet",
+        "-p",
+        "ptc-runner",
+        "--bin",
+        "ptc-runner",
+    ]);
+    if dir.ends_with("release") {
+        cmd.arg("--release");
     }
-    path
+    let built = cmd
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .unwrap();
+    assert!(built.success(), "building ptc-runner failed");
+    dir.join("ptc-runner")
 }
 
 /// The shipped default policy with `warm` runners.
