@@ -353,7 +353,10 @@ mod tests {
         "filter": [{"syscall": "read"}, {"syscall": "write"}, {"syscall": "exit_group"}]}}"#;
 
     fn dir_with_filter() -> PathBuf {
-        let d = std::env::temp_dir().join(format!("ptc-policy-test-{}", std::process::id()));
+        // One directory per call: tests run in parallel and rewrite the filter file.
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let d = std::env::temp_dir().join(format!("ptc-policy-test-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
         std::fs::write(d.join("f.json"), FILTER).unwrap();
         d

@@ -115,9 +115,19 @@ async fn oversized_frame_header_is_runner_crashed() {
 
 #[tokio::test]
 async fn exit_without_frame_and_nonzero_exit_after_finished_are_crashes() {
-    let step = run_fake(&[ready()], "cat $F0 >&3; rf; exit 3", "", request("x")).await;
+    let body = "cat $F0 >&3; rf; echo 'thread main panicked' >&2; exit 3";
+    let step = run_fake(&[ready()], body, "", request("x")).await;
     assert_eq!(step.reason(), Some(FailReason::RunnerCrashed));
-    assert!(step.fail.unwrap().message.contains("code 3"));
+    let fail = step.fail.unwrap();
+    assert!(fail.message.contains("code 3"));
+    assert_eq!(
+        fail.details.get_key(&Value::string("exit_code")),
+        Some(&Value::Int(3))
+    );
+    assert_eq!(
+        fail.details.get_key(&Value::string("stderr")),
+        Some(&Value::string("thread main panicked"))
+    );
     let step = run_fake(
         &[ready(), finished(1)],
         "cat $F0 >&3; rf; cat $F1 >&3; exit 1",

@@ -436,9 +436,26 @@ fn classify(
                 Err((msg, records)) => fail(crash(msg), base, records),
             }
         }
-        Ending::Protocol(msg) => fail(crash(msg), base, records),
-        _ => fail(crash(describe_exit(&o.exit, o.killed_late)), base, records),
+        Ending::Protocol(msg) => fail(exit_details(crash(msg), &o.exit), base, records),
+        _ => {
+            let f = crash(describe_exit(&o.exit, o.killed_late));
+            fail(exit_details(f, &o.exit), base, records)
+        }
     }
+}
+
+/// Adds what the kernel reported (exit code or signal) and the runner's stderr, if any.
+fn exit_details(mut f: Fail, exit: &ExitInfo) -> Fail {
+    if let Some(code) = exit.code {
+        f = f.with_detail("exit_code", i64::from(code));
+    }
+    if let Some(sig) = exit.signal {
+        f = f.with_detail("signal", i64::from(sig));
+    }
+    if let Some(text) = &exit.stderr {
+        f = f.with_detail("stderr", text.as_str());
+    }
+    f
 }
 
 fn describe_exit(exit: &ExitInfo, killed_late: bool) -> String {
