@@ -119,7 +119,7 @@ impl Analyzer<'_> {
                 FormKind::Keyword(kw) if &**kw == "or" => {}
                 _ => {
                     let key = super::forms::quote(v);
-                    let default = match v.as_sym() {
+                    let default = match k.as_sym() {
                         Some(n) => self.default_for(n, &defaults)?,
                         None => None,
                     };

@@ -34,20 +34,10 @@ impl Interp<'_> {
         v: Value,
         env: Env<'_>,
     ) -> EvalResult<()> {
-        if !matches!(
-            v,
-            Value::Nil
-                | Value::Vector(_)
-                | Value::List(_)
-                | Value::Str(_)
-                | Value::Lazy(_)
-                | Value::Map(_)
-                | Value::Set(_)
-        ) {
-            return Err(EvalError::type_err(
-                "destructure",
-                format!("cannot destructure {} as a sequence", v.type_name()),
-            ));
+        // Clojure destructures vectors with nth, which maps, sets and numbers do not support.
+        if !matches!(v, Value::Nil | Value::Vector(_) | Value::List(_) | Value::Str(_) | Value::Lazy(_)) {
+            let msg = format!("nth not supported on {}: cannot destructure it as a sequence", v.type_name());
+            return Err(EvalError::type_err("destructure", msg));
         }
         if let Some(slot) = as_slot {
             self.set_slot(env, slot, v.clone());
@@ -90,7 +80,7 @@ impl Interp<'_> {
         for e in entries {
             let found = match &v {
                 Value::Map(m) => m.get_lenient(&e.key).cloned(),
-                _ => None,
+                other => crate::builtins::coll::get(other, &e.key),
             };
             let x = match (found, &e.default) {
                 (Some(x), _) => x,
