@@ -15,10 +15,15 @@ use std::collections::HashMap;
 /// The case's limits. Cases that set none get a generous deadline: the suite runs unoptimized,
 /// and only cases about the deadline should ever meet it.
 fn limits_of(case: &Case) -> Limits {
-    let relaxed = Limits { timeout_ms: 20_000, cpu_ms: 20_000, ..Limits::default() };
+    let relaxed = Limits {
+        timeout_ms: 20_000,
+        cpu_ms: 20_000,
+        ..Limits::default()
+    };
     match case.limits.to_json() {
         Ok(serde_json::Value::Object(mut o)) => {
-            o.entry("timeout_ms").or_insert(serde_json::json!(relaxed.timeout_ms));
+            o.entry("timeout_ms")
+                .or_insert(serde_json::json!(relaxed.timeout_ms));
             serde_json::from_value(serde_json::Value::Object(o)).unwrap_or(relaxed)
         }
         _ => relaxed,

@@ -23,7 +23,9 @@ pub fn str_of(v: &Value) -> String {
         Value::Char(c) => c.to_string(),
         // `str` uses Java's toString; only the printer writes ##Inf.
         Value::Float(f) if f.is_nan() => "NaN".into(),
-        Value::Float(f) if f.is_infinite() => if *f > 0.0 { "Infinity" } else { "-Infinity" }.into(),
+        Value::Float(f) if f.is_infinite() => {
+            if *f > 0.0 { "Infinity" } else { "-Infinity" }.into()
+        }
         other => {
             let mut s = String::new();
             write(&mut s, other, false);

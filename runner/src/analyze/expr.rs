@@ -174,7 +174,9 @@ impl ExClass {
             "Throwable" | "Exception" | "RuntimeException" | "Object" | ":default" => ExClass::Any,
             "ExceptionInfo" => ExClass::ExInfo,
             "ArithmeticException" => ExClass::Arithmetic,
-            "IndexOutOfBoundsException" | "ArrayIndexOutOfBoundsException" | "StringIndexOutOfBoundsException" => ExClass::IndexOutOfBounds,
+            "IndexOutOfBoundsException"
+            | "ArrayIndexOutOfBoundsException"
+            | "StringIndexOutOfBoundsException" => ExClass::IndexOutOfBounds,
             "ClassCastException" => ExClass::ClassCast,
             "IllegalArgumentException" => ExClass::IllegalArgument,
             "ArityException" => ExClass::Arity,

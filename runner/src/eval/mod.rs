@@ -178,7 +178,10 @@ impl<'h> Interp<'h> {
                 let n = items.len();
                 let set = Value::set(items);
                 if matches!(&set, Value::Set(s) if s.len() != n) {
-                    return Err(EvalError::arg("set literal", "duplicate element in set literal"));
+                    return Err(EvalError::arg(
+                        "set literal",
+                        "duplicate element in set literal",
+                    ));
                 }
                 Ok(set)
             }
@@ -187,7 +190,13 @@ impl<'h> Interp<'h> {
                 for (k, v) in pairs {
                     let k = self.eval(k, env)?;
                     if m.contains_key(&k) {
-                        return Err(EvalError::arg("map literal", format!("duplicate key in map literal: {}", crate::print::pr_str_short(&k))));
+                        return Err(EvalError::arg(
+                            "map literal",
+                            format!(
+                                "duplicate key in map literal: {}",
+                                crate::print::pr_str_short(&k)
+                            ),
+                        ));
                     }
                     m.insert(k, self.eval(v, env)?);
                 }
@@ -366,7 +375,7 @@ impl<'h> Interp<'h> {
         }
     }
 
-    fn pick_arity<'t>(t: &'t FnTemplate, n: usize) -> Option<&'t Arity> {
+    fn pick_arity(t: &FnTemplate, n: usize) -> Option<&Arity> {
         t.arities
             .iter()
             .find(|a| !a.variadic && a.required == n)

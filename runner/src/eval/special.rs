@@ -13,7 +13,14 @@ use std::time::Instant;
 pub(super) fn throw_value(v: Value, pos: Pos) -> EvalError {
     match v {
         Value::Error(_) => EvalError::Thrown(v),
-        other => EvalError::type_err("throw", format!("cannot throw {}: throw an exception made with ex-info", other.type_name())).at(pos),
+        other => EvalError::type_err(
+            "throw",
+            format!(
+                "cannot throw {}: throw an exception made with ex-info",
+                other.type_name()
+            ),
+        )
+        .at(pos),
     }
 }
 
@@ -29,7 +36,15 @@ fn class_matches(class: ExClass, e: &EvalError) -> bool {
         ExClass::Arithmetic => kind == Some(ErrorKind::ArithmeticError),
         ExClass::IndexOutOfBounds => kind == Some(ErrorKind::IndexOutOfBounds),
         ExClass::ClassCast => matches!(kind, Some(ErrorKind::TypeError | ErrorKind::NotCallable)),
-        ExClass::IllegalArgument => matches!(kind, Some(ErrorKind::ArgumentError | ErrorKind::ArityError | ErrorKind::NoMatchingClause | ErrorKind::ParseError)),
+        ExClass::IllegalArgument => matches!(
+            kind,
+            Some(
+                ErrorKind::ArgumentError
+                    | ErrorKind::ArityError
+                    | ErrorKind::NoMatchingClause
+                    | ErrorKind::ParseError
+            )
+        ),
         ExClass::Arity => kind == Some(ErrorKind::ArityError),
         ExClass::NumberFormat => kind == Some(ErrorKind::ParseError),
         ExClass::NullPointer | ExClass::IllegalState | ExClass::UnsupportedOperation => false,
@@ -63,7 +78,7 @@ impl Interp<'_> {
     pub(super) fn eval_case(&mut self, c: &Case, env: Env<'_>) -> EvalResult {
         let v = self.eval(&c.subject, env)?;
         for (keys, body) in &c.clauses {
-            if keys.iter().any(|k| *k == v) {
+            if keys.contains(&v) {
                 return self.eval(body, env);
             }
         }
@@ -80,20 +95,22 @@ impl Interp<'_> {
 
     pub(super) fn eval_try(&mut self, t: &Try, env: Env<'_>) -> EvalResult {
         let result = match self.eval(&t.body, env) {
-            Err(e) if e.catchable() => match t.catches.iter().find(|c| class_matches(c.class, &e)) {
-                Some(c) => {
-                    self.set_slot(env, c.slot, caught_value(e));
-                    self.eval(&c.handler, env)
+            Err(e) if e.catchable() => {
+                match t.catches.iter().find(|c| class_matches(c.class, &e)) {
+                    Some(c) => {
+                        self.set_slot(env, c.slot, caught_value(e));
+                        self.eval(&c.handler, env)
+                    }
+                    None => Err(e),
                 }
-                None => Err(e),
-            },
+            }
             other => other,
         };
         // `finally` runs for values and catchable errors; a limit or return ends the run now.
-        if let Some(f) = &t.finally {
-            if result.as_ref().err().is_none_or(EvalError::catchable) {
-                self.eval(f, env)?;
-            }
+        if let Some(f) = &t.finally
+            && result.as_ref().err().is_none_or(EvalError::catchable)
+        {
+            self.eval(f, env)?;
         }
         result
     }
@@ -141,7 +158,14 @@ impl Interp<'_> {
                     // `for` is eager (DIV-3): an infinite source must end with a limit, quickly.
                     n += 1;
                     if n > self.limits.max_iterations {
-                        return Err(EvalError::limit(Limit::Iterations, format!("{} binding walked more than {} elements (for is eager: use take on an infinite seq first)", if f.collect { "for" } else { "doseq" }, self.limits.max_iterations)));
+                        return Err(EvalError::limit(
+                            Limit::Iterations,
+                            format!(
+                                "{} binding walked more than {} elements (for is eager: use take on an infinite seq first)",
+                                if f.collect { "for" } else { "doseq" },
+                                self.limits.max_iterations
+                            ),
+                        ));
                     }
                     self.bind(p, x, env)?;
                     if let ForFlow::Break = self.for_clause(f, i + 1, env, out)? {

@@ -100,10 +100,10 @@ impl Reader {
         if let Some(c) = named {
             return Ok(c);
         }
-        if let Some(hex) = name.strip_prefix('u') {
-            if let Some(c) = u32::from_str_radix(hex, 16).ok().and_then(char::from_u32) {
-                return Ok(c);
-            }
+        if let Some(hex) = name.strip_prefix('u')
+            && let Some(c) = u32::from_str_radix(hex, 16).ok().and_then(char::from_u32)
+        {
+            return Ok(c);
         }
         Err(self.err(
             pos,
@@ -176,7 +176,13 @@ impl Reader {
             let sign = if body.starts_with('-') { -1 } else { 1 };
             return i64::from_str_radix(digits, 8)
                 .map(|n| FormKind::Int(sign * n))
-                .map_err(|_| self.err(pos, format!("invalid number {tok}"), Some("a leading 0 makes an octal number; drop the 0")));
+                .map_err(|_| {
+                    self.err(
+                        pos,
+                        format!("invalid number {tok}"),
+                        Some("a leading 0 makes an octal number; drop the 0"),
+                    )
+                });
         }
         if !is_float {
             return body.parse::<i64>().map(FormKind::Int).map_err(|_| {
