@@ -610,7 +610,7 @@ fn contains(coll: &Value, k: &Value) -> EvalResult<bool> {
 }
 
 fn pairs_map(a: Vec<Value>, op: &str) -> EvalResult {
-    if a.len() % 2 != 0 {
+    if !a.len().is_multiple_of(2) {
         return Err(EvalError::arg(
             op,
             format!("{op} needs an even number of arguments"),
