@@ -100,10 +100,10 @@ fn judge(case: &Case, expect: &Expect, step: &Step) -> Option<String> {
         ("memory", &case.expect_memory, &step.memory),
         ("memory_delta", &case.expect_delta, &step.memory_delta),
     ] {
-        if let Some(w) = want {
-            if !matches(w, got, false) {
-                return Some(format!("expected {label} {w}; got {got}"));
-            }
+        if let Some(w) = want
+            && !matches(w, got, false)
+        {
+            return Some(format!("expected {label} {w}; got {got}"));
         }
     }
     if let Some(p) = &case.expect_prints {
