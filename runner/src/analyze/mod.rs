@@ -11,6 +11,7 @@ mod destructure;
 pub mod expr;
 mod forms;
 pub mod hints;
+mod liveness;
 mod macros;
 
 pub use expr::*;
@@ -101,6 +102,7 @@ pub fn analyze_program(
         out.push(a.analyze(f, false)?);
     }
     let frame_size = a.scopes.first().map_or(0, |s| s.frame_size);
+    liveness::mark_moves_seq(&mut out);
     Ok(Program {
         forms: out,
         frame_size,
