@@ -134,6 +134,7 @@ fn days_in(year: u32, month: u32) -> u32 {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

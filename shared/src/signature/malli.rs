@@ -416,6 +416,9 @@ fn compound(
     let all = |xs: &[Edn]| -> Result<Vec<Schema>, SignatureError> {
         xs.iter().map(|x| from_edn(x, text, depth + 1)).collect()
     };
+    if UNSUPPORTED_OPS.contains(&op) || op == "cat" || op == "=>" {
+        return Err(unsupported(text, e, op));
+    }
     if op == "map" {
         return map_schema(e, kvs, args, text, depth);
     }
@@ -545,6 +548,7 @@ fn map_entry(x: &Edn, text: &str, depth: usize) -> Result<Field, SignatureError>
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
@@ -614,7 +618,7 @@ mod tests {
 
     #[test]
     fn unsupported_malli_is_a_clear_error() {
-        assert!(perr("[:ref ::user]").contains("unsupported Malli schema `:ref`"));
+        assert!(perr("[:ref :user]").contains("unsupported Malli schema `:ref`"));
         assert!(perr("[:multi {:dispatch :type}]").contains("unsupported Malli schema `:multi`"));
         assert!(perr("[:map [:a :int?]]").contains("[:maybe :int]"));
         assert!(perr("[:cat :int]").contains("only allowed at the top"));

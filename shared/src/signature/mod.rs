@@ -407,3 +407,6 @@ fn finish(w: Walker<'_>, value: Value, mode: Mode) -> Result<Checked, Vec<Valida
     }
     Err(errors)
 }
+
+#[cfg(test)]
+mod tests;

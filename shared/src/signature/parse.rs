@@ -233,6 +233,12 @@ impl Parser<'_> {
                     format!("expected a field name or `{close}`, found `{c}`"),
                 ));
             }
+            if name == "->" {
+                return Err(self.err(
+                    self.pos - 2,
+                    format!("expected `{close}` to close the inputs before `->`"),
+                ));
+            }
             self.skip_ws();
             if matches!(self.peek(), None | Some(',' | '}' | ')')) {
                 return Err(self.hint(
