@@ -286,21 +286,41 @@ impl Signature {
                 warnings: Vec::new(),
             });
         }
+        let (w, new) = self.check_input(context, mode);
+        finish(w, || new.unwrap_or_else(|| context.clone()), mode)
+    }
+
+    /// [`validate_input`](Self::validate_input) taking the context by value: nothing is copied
+    /// when the context needs no change.
+    pub fn validate_input_owned(
+        &self,
+        context: Value,
+        mode: Mode,
+    ) -> Result<Checked, Vec<ValidationError>> {
+        if mode == Mode::Disabled {
+            return Ok(Checked {
+                value: context,
+                warnings: Vec::new(),
+            });
+        }
+        let (w, new) = self.check_input(&context, mode);
+        finish(w, || new.unwrap_or(context), mode)
+    }
+
+    fn check_input(&self, context: &Value, mode: Mode) -> (Walker<'_>, Option<Value>) {
         let strict = mode == Mode::Strict;
-        let any_map = Schema::Map(MapSchema::default());
         let mut w = Walker::new(Opts {
             coerce: true,
             strict,
         });
-        let empty = Map::new();
         let new = match context {
             Value::Map(m) => w.fields(&self.params, m, strict, strict, 1).map(Value::Map),
             Value::Nil => w
-                .fields(&self.params, &empty, strict, strict, 1)
+                .fields(&self.params, &Map::new(), strict, strict, 1)
                 .map(Value::Map),
-            other => w.check(&any_map, other, 1),
+            other => w.check(&ANY_MAP, other, 1),
         };
-        finish(w, new.unwrap_or_else(|| context.clone()), mode)
+        (w, new)
     }
 
     /// Validates a result against the output schema. Never coerces; keys are respelled to the
@@ -316,12 +336,34 @@ impl Signature {
                 warnings: Vec::new(),
             });
         }
+        let (w, new) = self.check_output(value, mode);
+        finish(w, || new.unwrap_or_else(|| value.clone()), mode)
+    }
+
+    /// [`validate_output`](Self::validate_output) taking the value by value: nothing is copied
+    /// when it needs no change.
+    pub fn validate_output_owned(
+        &self,
+        value: Value,
+        mode: Mode,
+    ) -> Result<Checked, Vec<ValidationError>> {
+        if mode == Mode::Disabled {
+            return Ok(Checked {
+                value,
+                warnings: Vec::new(),
+            });
+        }
+        let (w, new) = self.check_output(&value, mode);
+        finish(w, || new.unwrap_or(value), mode)
+    }
+
+    fn check_output(&self, value: &Value, mode: Mode) -> (Walker<'_>, Option<Value>) {
         let mut w = Walker::new(Opts {
             coerce: false,
             strict: mode == Mode::Strict,
         });
         let new = w.check(&self.output, value, 1);
-        finish(w, new.unwrap_or_else(|| value.clone()), mode)
+        (w, new)
     }
 
     /// Compact shorthand (`(a :int) -> {n :int}`); the exact data form when the inputs need it.
@@ -393,17 +435,33 @@ impl Schema {
     }
 }
 
-fn finish(w: Walker<'_>, value: Value, mode: Mode) -> Result<Checked, Vec<ValidationError>> {
+/// The schema a non-map context is checked against, for its error message.
+static ANY_MAP: Schema = Schema::Map(MapSchema {
+    fields: Vec::new(),
+    closed: false,
+});
+
+fn finish(
+    w: Walker<'_>,
+    value: impl FnOnce() -> Value,
+    mode: Mode,
+) -> Result<Checked, Vec<ValidationError>> {
     let (errors, mut warnings) = w.into_errors();
     if errors.is_empty() {
-        return Ok(Checked { value, warnings });
+        return Ok(Checked {
+            value: value(),
+            warnings,
+        });
     }
     if mode == Mode::WarnOnly {
         for e in &errors {
             tracing::warn!(error = %e, "signature validation (warn_only)");
         }
         warnings.extend(errors.iter().map(ToString::to_string));
-        return Ok(Checked { value, warnings });
+        return Ok(Checked {
+            value: value(),
+            warnings,
+        });
     }
     Err(errors)
 }

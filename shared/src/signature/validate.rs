@@ -383,9 +383,9 @@ impl<'s> Walker<'s> {
         let mut changes: Vec<(usize, Option<Value>, Option<Value>)> = Vec::new();
         let mut added: Vec<(Value, Value)> = Vec::new();
         let mut matched: Vec<usize> = Vec::new();
-        for f in fields {
+        for (n, f) in fields.iter().enumerate() {
             self.path.push(Seg::Field(&f.name));
-            match lookup(m, f) {
+            match lookup(m, f, n) {
                 Some((i, key, val)) => {
                     let new_val = self.check(&f.schema, val, depth + 1);
                     let new_key = respell(key, f);
@@ -445,13 +445,33 @@ impl<'s> Walker<'s> {
     }
 }
 
-/// Finds a field's entry: keyword or string key, either hyphen/underscore spelling.
-fn lookup<'m>(m: &'m Map, f: &Field) -> Option<(usize, &'m Value, &'m Value)> {
-    if let Some(hit) = m
-        .get_full(&f.keys.keyword)
-        .or_else(|| m.get_full(&f.keys.string))
+/// Maps this small are searched by comparing names, which is cheaper than hashing a key.
+const SCAN_LEN: usize = 8;
+
+/// Whether `k` is the keyword or string `name`.
+fn key_is(k: &Value, name: &str) -> bool {
+    matches!(k, Value::Keyword(s) | Value::Str(s) if s == name)
+}
+
+/// Finds a field's entry: keyword or string key, either hyphen/underscore spelling. `hint` is
+/// where the field sits in the schema: data built from the same shape has it at that index.
+fn lookup<'m>(m: &'m Map, f: &Field, hint: usize) -> Option<(usize, &'m Value, &'m Value)> {
+    if let Some((k, v)) = m.get_index(hint)
+        && key_is(k, &f.name)
     {
-        return Some(hit);
+        return Some((hint, k, v));
+    }
+    let exact = if m.len() <= SCAN_LEN {
+        m.iter()
+            .enumerate()
+            .find(|(_, (k, _))| key_is(k, &f.name))
+            .map(|(i, (k, v))| (i, k, v))
+    } else {
+        m.get_full(&f.keys.keyword)
+            .or_else(|| m.get_full(&f.keys.string))
+    };
+    if exact.is_some() {
+        return exact;
     }
     let (kw, st) = f.keys.alt.as_ref()?;
     if let Some(hit) = m.get_full(kw).or_else(|| m.get_full(st)) {
