@@ -310,6 +310,12 @@ proptest! {
     #![proptest_config(config())]
 
     #[test]
+    fn parsing_junk_never_panics(text in r#"[\[\]{}():?,a-z_ "\-=>0-9.]{0,40}"#) {
+        let _ = Signature::parse(&text);
+        let _ = Schema::parse_data(&text);
+    }
+
+    #[test]
     fn schema_renders_and_parses_back(s in schema()) {
         let short = s.to_shorthand();
         prop_assert_eq!(&Schema::parse(&short).map_err(|e| TestCaseError::fail(format!("{short}: {e}")))?, &s, "shorthand {}", short);

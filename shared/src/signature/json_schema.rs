@@ -3,11 +3,12 @@
 //! Export covers every schema (tuples as `prefixItems`, refinements as `minimum`/`pattern`...).
 //! Import reads `type` (one or a list with `"null"`), `properties`, `required`, `items`, `enum`,
 //! `additionalProperties` (`false` makes a closed map, a schema makes a map-of), `anyOf`/`oneOf`,
-//! `format: date-time`; annotations (`description`, `title`, `default`, `examples`, `$schema`) are
-//! ignored and anything else (`$ref`, `allOf`, ...) is a clear error. Invariant: both walks stop at
-//! `MAX_SCHEMA_DEPTH`.
+//! `format: date-time`, `const`, `nullable`, `minimum`/`maximum`/`exclusive*`/`pattern` (as
+//! refinements) and property `default`s. Annotations and the length/size constraints are ignored
+//! (so validation is looser, never stricter); anything else (`$ref`, `allOf`, ...) is a clear
+//! error. Invariant: both walks stop at `MAX_SCHEMA_DEPTH`.
 
-use super::malli::{CmpOp, Field, MapSchema, Schema, duplicate_field};
+use super::malli::{CmpOp, Field, MapSchema, Pattern, Schema, duplicate_field};
 use super::{MAX_SCHEMA_DEPTH, SignatureError};
 use crate::value::Value;
 use serde_json::{Map as JMap, Value as Json, json};
@@ -91,6 +92,8 @@ fn export_at(s: &Schema, depth: usize) -> Json {
     }
 }
 
+/// Annotations, and constraints this subset does not enforce (validation is then looser than the
+/// JSON Schema, never stricter).
 const IGNORED: &[&str] = &[
     "description",
     "title",
@@ -102,6 +105,13 @@ const IGNORED: &[&str] = &[
     "deprecated",
     "readOnly",
     "writeOnly",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
 ];
 const KNOWN: &[&str] = &[
     "type",
@@ -109,10 +119,17 @@ const KNOWN: &[&str] = &[
     "required",
     "items",
     "enum",
+    "const",
     "additionalProperties",
     "anyOf",
     "oneOf",
     "format",
+    "nullable",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "pattern",
 ];
 
 fn jerr(path: &str, message: impl Into<String>) -> SignatureError {
@@ -145,6 +162,11 @@ pub(crate) fn import(j: &Json, path: &str, depth: usize) -> Result<Schema, Signa
     {
         return Err(jerr(path, format!("unsupported JSON Schema keyword `{k}`")));
     }
+    if let Some(c) = o.get("const") {
+        return Value::from_json(c)
+            .map(|v| Schema::Enum(vec![v]))
+            .map_err(|e| jerr(path, e.to_string()));
+    }
     if let Some(vals) = o.get("enum") {
         let Json::Array(vals) = vals else {
             return Err(jerr(path, "`enum` must be an array"));
@@ -167,9 +189,56 @@ pub(crate) fn import(j: &Json, path: &str, depth: usize) -> Result<Schema, Signa
                 .enumerate()
                 .map(|(i, a)| import(a, &format!("{path}/{key}/{i}"), depth + 1))
                 .collect::<Result<Vec<_>, _>>()?;
-            return Ok(Schema::Or(alts));
+            return Ok(match <[Schema; 2]>::try_from(alts) {
+                Ok([t, Schema::Nil] | [Schema::Nil, t]) => Schema::Maybe(Box::new(t)),
+                Ok(pair) => Schema::Or(pair.into()),
+                Err(alts) => Schema::Or(alts),
+            });
         }
     }
+    let base = typed_any(o, path, depth)?;
+    let base = with_refinements(o, base, path)?;
+    Ok(if o.get("nullable") == Some(&Json::Bool(true)) {
+        Schema::Maybe(Box::new(base))
+    } else {
+        base
+    })
+}
+
+/// `minimum`, `maximum`, `exclusive*` and `pattern` become `[:and T [:>= n] ...]`.
+fn with_refinements(
+    o: &JMap<String, Json>,
+    base: Schema,
+    path: &str,
+) -> Result<Schema, SignatureError> {
+    let mut parts = Vec::new();
+    for (key, op) in [
+        ("minimum", CmpOp::Ge),
+        ("maximum", CmpOp::Le),
+        ("exclusiveMinimum", CmpOp::Gt),
+        ("exclusiveMaximum", CmpOp::Lt),
+    ] {
+        if let Some(n) = o.get(key) {
+            match Value::from_json(n) {
+                Ok(b @ (Value::Int(_) | Value::Float(_))) => parts.push(Schema::Compare(op, b)),
+                _ => return Err(jerr(path, format!("`{key}` must be a number"))),
+            }
+        }
+    }
+    if let Some(p) = o.get("pattern") {
+        let pattern = p.as_str().and_then(|p| Pattern::new(p).ok());
+        parts.push(Schema::Re(pattern.ok_or_else(|| {
+            jerr(path, "`pattern` must be a valid regular expression")
+        })?));
+    }
+    if parts.is_empty() {
+        return Ok(base);
+    }
+    parts.insert(0, base);
+    Ok(Schema::And(parts))
+}
+
+fn typed_any(o: &JMap<String, Json>, path: &str, depth: usize) -> Result<Schema, SignatureError> {
     match o.get("type") {
         None => Ok(Schema::Any),
         Some(Json::String(t)) => typed(o, t, path, depth),
@@ -252,10 +321,11 @@ pub(crate) fn object_fields(
     for (name, p) in props.into_iter().flatten() {
         let schema = import(p, &format!("{path}/properties/{name}"), depth + 1)?;
         let field = Field::new(name.clone(), schema);
-        fields.push(if required.contains(&name.as_str()) {
-            field
-        } else {
-            field.optional()
+        let default = p.get("default").map(Value::from_json).transpose();
+        fields.push(match default.map_err(|e| jerr(path, e.to_string()))? {
+            Some(d) => field.with_default(d),
+            None if required.contains(&name.as_str()) => field,
+            None => field.optional(),
         });
     }
     if let Some(missing) = required

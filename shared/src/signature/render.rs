@@ -178,13 +178,18 @@ fn write_base(out: &mut String, s: &Schema, style: Style, depth: usize) {
 fn short_field_ok(f: &Field, style: Style) -> bool {
     let shape = style.visible
         || (f.default.is_none() && (!f.optional || matches!(f.schema, Schema::Maybe(_))));
-    is_plain_name(&f.name) && !f.name.starts_with(':') && shape
+    (style.visible || is_plain_name(&f.name)) && shape
 }
 
 /// `name T` for a required field, `name T?` for an optional nullable one. A required nullable
 /// field is `name [:maybe T]`, because `?` on a field also means optional.
 fn write_short_field(out: &mut String, f: &Field, style: Style, depth: usize) {
-    out.push_str(&f.name);
+    if is_plain_name(&f.name) {
+        out.push_str(&f.name);
+    } else {
+        // Prompt text only (exact rendering falls back to data form for such names).
+        out.push_str(&pr_str(&Value::Str(f.name.clone())));
+    }
     out.push(' ');
     match (&f.schema, f.optional) {
         (Schema::Maybe(t), true) => {

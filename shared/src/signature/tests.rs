@@ -611,3 +611,53 @@ fn json_schema_import() {
         sig(":any")
     );
 }
+
+#[test]
+fn json_schema_import_refinements_and_defaults() {
+    let j = json!({"type": "object", "properties": {
+        "n": {"type": "integer", "minimum": 1, "exclusiveMaximum": 10, "default": 5},
+        "code": {"type": "string", "pattern": "^[A-Z]{3}$", "maxLength": 3},
+        "kind": {"const": "x"},
+        "note": {"type": "string", "nullable": true},
+        "alt": {"anyOf": [{"type": "integer"}, {"type": "null"}]}},
+        "required": ["code", "kind", "note", "alt"]});
+    let s = Schema::from_json_schema(&j).unwrap();
+    let expected = schema(
+        r#"[:map [:n {:default 5} [:and :int [:>= 1] [:< 10]]] [:code [:and :string [:re "^[A-Z]{3}$"]]] [:kind [:enum "x"]] [:note [:maybe :string]] [:alt [:maybe :int]]]"#,
+    );
+    assert_eq!(s, expected);
+    // Exported schemas import back to the same schema for the types JSON Schema shares.
+    let round =
+        schema("{a :int, b [:string], c {d :bool?}, e :float, f :datetime, g [:maybe :int]}");
+    assert_eq!(
+        Schema::from_json_schema(&round.to_json_schema()).unwrap(),
+        round
+    );
+    let e = Schema::from_json_schema(&json!({"type": "integer", "minimum": "x"})).unwrap_err();
+    assert!(e.to_string().contains("must be a number"), "{e}");
+}
+
+#[test]
+fn columns_count_characters() {
+    let e = perr("{café :int, b :lst}");
+    assert!(e.contains("column 15"), "{e}");
+}
+
+#[test]
+fn names_shorthand_cannot_spell() {
+    let input = json!({"type": "object", "properties": {"first name": {"type": "string"}}, "required": ["first name"]});
+    let s = Signature::from_json_schema(&input, &json!({"type": "integer"})).unwrap();
+    assert_eq!(
+        s.render(),
+        r#"[:=> [:cat [:map ["first name" :string]]] :int]"#
+    );
+    assert_eq!(sig(&s.render()), s);
+    assert_eq!(
+        s.render_tool("greet", None),
+        r#"greet("first name" :string) -> :int"#
+    );
+    let ok = s
+        .validate_input(&val(json!({"first name": "Ada"})), Mode::Strict)
+        .unwrap();
+    assert!(ok.warnings.is_empty());
+}
