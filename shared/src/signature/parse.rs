@@ -282,11 +282,12 @@ impl Parser<'_> {
             }
             Some(c) if is_word_char(c) => {
                 let word = self.take_while(is_word_char).to_string();
-                return Err(self.hint(
-                    at,
-                    format!("expected a type, found `{word}`"),
-                    &format!("types start with a colon, e.g. `:{word}`"),
-                ));
+                let hint = match (word.as_str(), hint_for(&word)) {
+                    ("->", _) => "a signature without inputs is `() -> T`, or just `T`".to_string(),
+                    (_, Some(h)) => h.to_string(),
+                    _ => format!("types start with a colon, e.g. `:{word}`"),
+                };
+                return Err(self.hint(at, format!("expected a type, found `{word}`"), &hint));
             }
             Some(c) => {
                 return Err(self.err(

@@ -154,6 +154,8 @@ fn parse_errors_name_the_column_and_hint() {
     let e = perr("{a :int");
     assert!(e.contains("expected `}` before the end at column 8"), "{e}");
     assert!(perr("").contains("empty signature"));
+    assert!(perr("-> :int").contains("`() -> T`"));
+    assert!(perr("{xs list}").contains("hint: for a list write [T]"));
     assert!(perr("a :int -> :int").contains("types start with a colon"));
     assert!(
         perr(":int junk").contains("unexpected `j` after the end of the signature at column 6")
