@@ -156,6 +156,24 @@ pub enum Mode {
     Strict,
 }
 
+impl Mode {
+    /// The name `FromStr` accepts (`"warn_only"`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Enabled => "enabled",
+            Mode::WarnOnly => "warn_only",
+            Mode::Disabled => "disabled",
+            Mode::Strict => "strict",
+        }
+    }
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 impl std::str::FromStr for Mode {
     type Err = SignatureError;
     fn from_str(s: &str) -> Result<Mode, SignatureError> {

@@ -450,6 +450,9 @@ fn modes() {
     assert_eq!("strict".parse::<Mode>().unwrap(), Mode::Strict);
     assert_eq!("enabled".parse::<Mode>().unwrap(), Mode::Enabled);
     assert_eq!("disabled".parse::<Mode>().unwrap(), Mode::Disabled);
+    for m in [Mode::Enabled, Mode::WarnOnly, Mode::Disabled, Mode::Strict] {
+        assert_eq!(m.to_string().parse::<Mode>().unwrap(), m);
+    }
     assert!(
         "loose"
             .parse::<Mode>()
