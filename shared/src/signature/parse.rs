@@ -177,8 +177,9 @@ impl Parser<'_> {
     fn data_op(&self) -> Option<String> {
         let rest = self.text.get(self.pos..)?.strip_prefix('[')?;
         let rest = rest.trim_start_matches(|c: char| c.is_whitespace() || c == ',');
-        if rest.starts_with('"') {
-            return Some(String::new());
+        if let Some(quoted) = rest.strip_prefix('"') {
+            // JSON-array data: `["map", ...]`, `["=>", ...]`.
+            return Some(quoted.split('"').next().unwrap_or_default().to_string());
         }
         let after = rest.strip_prefix(':')?;
         let word: String = after

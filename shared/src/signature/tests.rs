@@ -116,6 +116,9 @@ fn json_array_data_form() {
         &schema("{id :int}")
     );
     assert_eq!(s.text(), "(q :string) -> [:vector :int]");
+    let text = r#"["=>", ["cat", ["map", ["q", "string"]]], ["vector", "int"]]"#;
+    assert_eq!(sig(text), s);
+    assert_eq!(sig(text).text(), text);
 }
 
 #[test]
