@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use ptc_shared::Value;
-use ptc_shared::signature::{CmpOp, Field, MapSchema, Pattern, Schema, Signature, validate};
+use ptc_shared::signature::{CmpOp, Field, MapSchema, Mode, Pattern, Schema, Signature, validate};
 use std::collections::HashSet;
 
 const PATTERNS: &[&str] = &["^[a-z]+$", "^x", "[0-9]{2}"];
@@ -299,6 +299,16 @@ fn replace(v: &mut Value, steps: &[Step], new: Value) {
     }
 }
 
+fn stringify_ints(v: Value) -> Value {
+    match v {
+        Value::Int(i) => Value::Str(i.to_string()),
+        Value::Vector(xs) => Value::Vector(xs.into_iter().map(stringify_ints).collect()),
+        Value::List(xs) => Value::List(xs.into_iter().map(stringify_ints).collect()),
+        Value::Map(m) => Value::Map(m.into_iter().map(|(k, v)| (k, stringify_ints(v))).collect()),
+        other => other,
+    }
+}
+
 fn config() -> ProptestConfig {
     ProptestConfig {
         cases: 256,
@@ -334,6 +344,18 @@ proptest! {
     fn generated_values_validate((s, v) in schema_and_value()) {
         let errors = validate(&s, &v);
         prop_assert!(errors.is_empty(), "{} on {}: {:?}", s.to_shorthand(), v, errors);
+    }
+
+    #[test]
+    fn owned_and_borrowed_validation_agree((s, v) in schema_and_value(), as_string in any::<bool>()) {
+        // Stringify every int so that inputs have something to coerce.
+        let v = if as_string { stringify_ints(v) } else { v };
+        let sig = Signature::new(vec![Field::new("x", s.clone())], s);
+        let ctx = Value::Map([(Value::keyword("x"), v.clone())].into_iter().collect());
+        for mode in [Mode::Enabled, Mode::WarnOnly, Mode::Strict] {
+            prop_assert_eq!(sig.validate_output(&v, mode), sig.validate_output_owned(v.clone(), mode));
+            prop_assert_eq!(sig.validate_input(&ctx, mode), sig.validate_input_owned(ctx.clone(), mode));
+        }
     }
 
     #[test]

@@ -45,6 +45,7 @@ mod coerce;
 mod edn;
 mod json_schema;
 mod malli;
+mod owned;
 mod parse;
 mod render;
 mod validate;
@@ -323,8 +324,24 @@ impl Signature {
                 warnings: Vec::new(),
             });
         }
-        let (w, new) = self.check_input(&context, mode);
-        finish(w, || new.unwrap_or(context), mode)
+        let strict = mode == Mode::Strict;
+        let mut w = Walker::new(Opts {
+            coerce: true,
+            strict,
+        });
+        let value = match context {
+            Value::Map(m) => Value::Map(w.fields_owned(&self.params, m, strict, strict, 1)),
+            Value::Nil => {
+                let m = w.fields_owned(&self.params, Map::new(), strict, strict, 1);
+                if m.is_empty() {
+                    Value::Nil
+                } else {
+                    Value::Map(m)
+                }
+            }
+            other => w.check_owned(&ANY_MAP, other, 1),
+        };
+        finish(w, || value, mode)
     }
 
     fn check_input(&self, context: &Value, mode: Mode) -> (Walker<'_>, Option<Value>) {
@@ -373,8 +390,12 @@ impl Signature {
                 warnings: Vec::new(),
             });
         }
-        let (w, new) = self.check_output(&value, mode);
-        finish(w, || new.unwrap_or(value), mode)
+        let mut w = Walker::new(Opts {
+            coerce: false,
+            strict: mode == Mode::Strict,
+        });
+        let value = w.check_owned(&self.output, value, 1);
+        finish(w, || value, mode)
     }
 
     fn check_output(&self, value: &Value, mode: Mode) -> (Walker<'_>, Option<Value>) {

@@ -669,3 +669,37 @@ fn names_shorthand_cannot_spell() {
         .unwrap();
     assert!(ok.warnings.is_empty());
 }
+
+#[test]
+fn owned_variants_agree_with_borrowed_ones() {
+    let s = sig(
+        "(limit :int, q :string?, rows [{id :int, user_name :string}]) -> [{id :int, full_name :string}]",
+    );
+    let inputs = [
+        json!({"limit": "3", "rows": [{"id": "1", "user-name": "a"}]}),
+        json!({"limit": 1, "q": 2, "extra": true, "rows": []}),
+        json!(null),
+        json!(5),
+    ];
+    for mode in [Mode::Enabled, Mode::WarnOnly, Mode::Disabled, Mode::Strict] {
+        for j in &inputs {
+            let v = val(j.clone());
+            assert_eq!(
+                s.validate_input(&v, mode),
+                s.validate_input_owned(v.clone(), mode),
+                "{mode} {j}"
+            );
+            assert_eq!(
+                s.validate_output(&v, mode),
+                s.validate_output_owned(v.clone(), mode),
+                "{mode} {j}"
+            );
+        }
+        let out = val(json!([{"id": 1, "full-name": "Ada"}, {"id": "2", "full_name": 3}]));
+        assert_eq!(
+            s.validate_output(&out, mode),
+            s.validate_output_owned(out.clone(), mode),
+            "{mode}"
+        );
+    }
+}

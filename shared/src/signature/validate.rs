@@ -26,15 +26,15 @@ pub(crate) struct Opts {
     pub strict: bool,
 }
 
-enum Seg<'s> {
+pub(super) enum Seg<'s> {
     Field(&'s str),
     Index(usize),
     Key(String),
 }
 
 pub(crate) struct Walker<'s> {
-    opts: Opts,
-    path: Vec<Seg<'s>>,
+    pub(super) opts: Opts,
+    pub(super) path: Vec<Seg<'s>>,
     pub errors: Vec<ValidationError>,
     pub warnings: Vec<String>,
     omitted: usize,
@@ -396,14 +396,7 @@ impl<'s> Walker<'s> {
                         matched.push(i);
                     }
                 }
-                None => match &f.default {
-                    Some(d) if self.opts.coerce => added.push((default_key(m, f), d.clone())),
-                    _ if require_all && f.optional => {
-                        self.fail("missing input (strict mode requires every declared input)");
-                    }
-                    _ if !f.optional => self.fail("missing required key"),
-                    _ => {}
-                },
+                None => added.extend(self.missing(f, m, require_all)),
             }
             self.path.pop();
         }
@@ -416,9 +409,34 @@ impl<'s> Walker<'s> {
         Some(rebuild(m, changes, added))
     }
 
-    fn extras(&mut self, m: &Map, matched: &[usize]) {
-        for (i, k) in m.keys().enumerate() {
-            if !matched.contains(&i) {
+    /// A field absent from `m` (the path names it): the default to add, or an error if required.
+    pub(super) fn missing(
+        &mut self,
+        f: &Field,
+        m: &Map,
+        require_all: bool,
+    ) -> Option<(Value, Value)> {
+        match &f.default {
+            Some(d) if self.opts.coerce => return Some((default_key(m, f), d.clone())),
+            _ if require_all && f.optional => {
+                self.fail("missing input (strict mode requires every declared input)");
+            }
+            _ if !f.optional => self.fail("missing required key"),
+            _ => {}
+        }
+        None
+    }
+
+    /// Reports every key of `m` whose index is not in `matched`.
+    pub(super) fn extras(&mut self, m: &Map, matched: &[usize]) {
+        let mut seen = vec![false; m.len()];
+        for &i in matched {
+            if let Some(s) = seen.get_mut(i) {
+                *s = true;
+            }
+        }
+        for (k, seen) in m.keys().zip(seen) {
+            if !seen {
                 self.path.push(key_seg(k, self.path.is_empty()));
                 self.fail("unexpected key (not in the signature)");
                 self.path.pop();
@@ -455,7 +473,11 @@ fn key_is(k: &Value, name: &str) -> bool {
 
 /// Finds a field's entry: keyword or string key, either hyphen/underscore spelling. `hint` is
 /// where the field sits in the schema: data built from the same shape has it at that index.
-fn lookup<'m>(m: &'m Map, f: &Field, hint: usize) -> Option<(usize, &'m Value, &'m Value)> {
+pub(super) fn lookup<'m>(
+    m: &'m Map,
+    f: &Field,
+    hint: usize,
+) -> Option<(usize, &'m Value, &'m Value)> {
     if let Some((k, v)) = m.get_index(hint)
         && key_is(k, &f.name)
     {
@@ -486,7 +508,7 @@ fn lookup<'m>(m: &'m Map, f: &Field, hint: usize) -> Option<(usize, &'m Value, &
 }
 
 /// The key in the signature's spelling, keeping whether it was a keyword or a string.
-fn respell(key: &Value, f: &Field) -> Option<Value> {
+pub(super) fn respell(key: &Value, f: &Field) -> Option<Value> {
     match key {
         Value::Keyword(k) if *k != f.name => Some(f.keys.keyword.clone()),
         Value::Str(s) if *s != f.name => Some(f.keys.string.clone()),
