@@ -5,9 +5,9 @@
 //! signature's name, a default filled in), so validating data that is already right allocates
 //! nothing but the answer. Paths are kept as a stack of borrowed segments and only turned into
 //! text when an error or warning is reported. `owned.rs` walks an owned value the same way,
-//! changing it in place. Invariant: the walk follows the schema, never the
-//! value, and stops at [`MAX_SCHEMA_DEPTH`], so its recursion is bounded whatever it is given;
-//! errors beyond [`MAX_ERRORS`] are counted, not stored.
+//! changing it in place. Invariant: the walk follows the schema, never the value, and stops at
+//! [`MAX_SCHEMA_DEPTH`], so its recursion is bounded whatever it is given; errors beyond
+//! [`MAX_ERRORS`] are counted, not stored.
 
 use super::coerce::{coerce, is_datetime, short};
 use super::malli::{CmpOp, Field, MapSchema, Schema, fold_name};
