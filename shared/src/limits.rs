@@ -63,22 +63,9 @@ impl Default for Limits {
 /// The limit a field of [`Limits`] names, for errors and `details.limit`.
 macro_rules! limit_fields {
     ($m:ident) => {
-        $m!(
-            timeout_ms,
-            cpu_ms,
-            heap_bytes,
-            max_steps,
-            max_depth,
-            max_iterations,
-            max_tool_calls,
-            max_program_bytes,
-            max_nesting,
-            max_context_bytes,
-            max_result_bytes,
-            max_prints_bytes,
-            max_print_entry_bytes,
-            max_tool_result_bytes
-        )
+        $m!(timeout_ms, cpu_ms, heap_bytes, max_steps, max_depth, max_iterations, max_tool_calls,
+            max_program_bytes, max_nesting, max_context_bytes, max_result_bytes, max_prints_bytes,
+            max_print_entry_bytes, max_tool_result_bytes)
     };
 }
 
@@ -110,11 +97,7 @@ mod tests {
     #[test]
     fn tighten_takes_the_minimum_and_looser_is_named() {
         let policy = Limits::default();
-        let req = Limits {
-            timeout_ms: 50,
-            max_steps: u64::MAX,
-            ..Limits::default()
-        };
+        let req = Limits { timeout_ms: 50, max_steps: u64::MAX, ..Limits::default() };
         let t = policy.tighten(&req);
         assert_eq!(t.timeout_ms, 50);
         assert_eq!(t.max_steps, policy.max_steps);

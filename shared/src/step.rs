@@ -82,12 +82,7 @@ pub struct Fail {
 impl Fail {
     /// A failure with no `op` and no details.
     pub fn new(reason: FailReason, message: impl Into<String>) -> Fail {
-        Fail {
-            reason,
-            message: message.into(),
-            op: None,
-            details: Value::Nil,
-        }
+        Fail { reason, message: message.into(), op: None, details: Value::Nil }
     }
 
     /// Adds one `details` entry (string key).
@@ -150,19 +145,12 @@ pub struct Step {
 impl Step {
     /// A failed Step with nothing else filled in.
     pub fn failed(fail: Fail) -> Step {
-        Step {
-            fail: Some(fail),
-            ..Step::default()
-        }
+        Step { fail: Some(fail), ..Step::default() }
     }
 
     /// `Ok(self)` for success, `Err(self)` for failure.
     pub fn into_result(self) -> Result<Step, Step> {
-        if self.fail.is_some() {
-            Err(self)
-        } else {
-            Ok(self)
-        }
+        if self.fail.is_some() { Err(self) } else { Ok(self) }
     }
 
     /// The failure reason, if the Step failed.

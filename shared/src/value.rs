@@ -248,10 +248,7 @@ mod tests {
         b.insert(Value::keyword("b"), Value::Int(2));
         b.insert(Value::keyword("a"), Value::Int(1));
         assert_eq!(Value::Map(a), Value::Map(b));
-        assert_eq!(
-            Value::List(vec![Value::Int(1)]),
-            Value::Vector(vec![Value::Int(1)])
-        );
+        assert_eq!(Value::List(vec![Value::Int(1)]), Value::Vector(vec![Value::Int(1)]));
     }
 
     #[test]
@@ -259,10 +256,7 @@ mod tests {
         let mut m = Map::new();
         m.insert(Value::string("status"), Value::string("open"));
         let m = Value::Map(m);
-        assert_eq!(
-            m.get_key(&Value::keyword("status")),
-            Some(&Value::string("open"))
-        );
+        assert_eq!(m.get_key(&Value::keyword("status")), Some(&Value::string("open")));
     }
 
     #[test]

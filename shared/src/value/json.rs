@@ -49,9 +49,7 @@ fn from_json_at(j: &Json, depth: usize) -> Result<Value, JsonError> {
         }
         Json::String(s) => Value::Str(s.clone()),
         Json::Array(xs) => Value::Vector(
-            xs.iter()
-                .map(|x| from_json_at(x, depth + 1))
-                .collect::<Result<_, _>>()?,
+            xs.iter().map(|x| from_json_at(x, depth + 1)).collect::<Result<_, _>>()?,
         ),
         Json::Object(o) => {
             let mut m = Map::with_capacity(o.len());
@@ -75,16 +73,12 @@ fn to_json_at(v: &Value, depth: usize) -> Result<Json, JsonError> {
             Json::Number(serde_json::Number::from_f64(*f).ok_or(JsonError::NonFinite(*f))?)
         }
         Value::Str(s) | Value::Keyword(s) => Json::String(s.clone()),
-        Value::Vector(xs) | Value::List(xs) => Json::Array(
-            xs.iter()
-                .map(|x| to_json_at(x, depth + 1))
-                .collect::<Result<_, _>>()?,
-        ),
-        Value::Set(xs) => Json::Array(
-            xs.iter()
-                .map(|x| to_json_at(x, depth + 1))
-                .collect::<Result<_, _>>()?,
-        ),
+        Value::Vector(xs) | Value::List(xs) => {
+            Json::Array(xs.iter().map(|x| to_json_at(x, depth + 1)).collect::<Result<_, _>>()?)
+        }
+        Value::Set(xs) => {
+            Json::Array(xs.iter().map(|x| to_json_at(x, depth + 1)).collect::<Result<_, _>>()?)
+        }
         Value::Map(m) => {
             let mut o = serde_json::Map::with_capacity(m.len());
             for (k, x) in m {
@@ -105,13 +99,9 @@ mod tests {
 
     #[test]
     fn round_trip_keeps_order_and_turns_keywords_into_strings() {
-        let j: Json =
-            serde_json::from_str(r#"{"b":1,"a":[true,null,2.5,"x"]}"#).unwrap_or_default();
+        let j: Json = serde_json::from_str(r#"{"b":1,"a":[true,null,2.5,"x"]}"#).unwrap_or_default();
         let v = Value::from_json(&j).unwrap_or_default();
-        assert_eq!(
-            super::super::pr_str(&v),
-            r#"{"b" 1, "a" [true nil 2.5 "x"]}"#
-        );
+        assert_eq!(super::super::pr_str(&v), r#"{"b" 1, "a" [true nil 2.5 "x"]}"#);
         assert_eq!(v.to_json(), Ok(j));
         assert_eq!(Value::keyword("k").to_json(), Ok(Json::String("k".into())));
     }

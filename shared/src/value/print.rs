@@ -104,11 +104,7 @@ pub fn format_float(f: f64) -> String {
     // Rust's `{:e}` gives the shortest round-trip digits as `d.ddde-x`.
     let s = format!("{f:e}");
     let (mantissa, exp) = s.split_once('e').unwrap_or((&s, "0"));
-    let mantissa = if mantissa.contains('.') {
-        mantissa.to_string()
-    } else {
-        format!("{mantissa}.0")
-    };
+    let mantissa = if mantissa.contains('.') { mantissa.to_string() } else { format!("{mantissa}.0") };
     format!("{mantissa}E{exp}")
 }
 

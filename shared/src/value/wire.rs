@@ -108,21 +108,13 @@ fn build(tokens: Vec<Token>) -> Result<Value, &'static str> {
             Token::Keyword(s) => Value::Keyword(s),
             Token::Vector(n) | Token::List(n) | Token::Set(n) | Token::Map(n) => {
                 let n = usize::try_from(n).map_err(|_| "collection too large")?;
-                let remaining = if matches!(tok, Token::Map(_)) {
-                    n * 2
-                } else {
-                    n
-                };
+                let remaining = if matches!(tok, Token::Map(_)) { n * 2 } else { n };
                 if stack.len() >= MAX_DEPTH {
                     return Err("value nested too deeply");
                 }
                 // Capacity is bounded by the tokens actually present, never by the header.
                 let items = Vec::with_capacity(remaining.min(tokens.len()));
-                stack.push(Open {
-                    kind: tok,
-                    remaining,
-                    items,
-                });
+                stack.push(Open { kind: tok, remaining, items });
                 match close_finished(&mut stack)? {
                     Some(v) => v,
                     None => continue,
@@ -131,11 +123,7 @@ fn build(tokens: Vec<Token>) -> Result<Value, &'static str> {
         };
         loop {
             let Some(top) = stack.last_mut() else {
-                return if tokens.next().is_some() {
-                    Err("trailing value tokens")
-                } else {
-                    Ok(done)
-                };
+                return if tokens.next().is_some() { Err("trailing value tokens") } else { Ok(done) };
             };
             top.items.push(done);
             top.remaining -= 1;
@@ -153,9 +141,7 @@ fn close_finished(stack: &mut Vec<Open>) -> Result<Option<Value>, &'static str> 
         Some(top) if top.remaining == 0 => {}
         _ => return Ok(None),
     }
-    let Some(open) = stack.pop() else {
-        return Ok(None);
-    };
+    let Some(open) = stack.pop() else { return Ok(None) };
     Ok(Some(match open.kind {
         Token::Vector(_) => Value::Vector(open.items),
         Token::List(_) => Value::List(open.items),
@@ -183,24 +169,11 @@ mod tests {
     #[test]
     fn nested_values_round_trip() {
         let mut m = Map::new();
-        m.insert(
-            Value::keyword("a"),
-            Value::List(vec![Value::Int(1), Value::Float(2.5)]),
-        );
-        m.insert(
-            Value::string("s"),
-            Value::Set([Value::Nil].into_iter().collect()),
-        );
-        let v = Value::Vector(vec![
-            Value::Map(m),
-            Value::Vector(vec![]),
-            Value::Bool(true),
-        ]);
+        m.insert(Value::keyword("a"), Value::List(vec![Value::Int(1), Value::Float(2.5)]));
+        m.insert(Value::string("s"), Value::Set([Value::Nil].into_iter().collect()));
+        let v = Value::Vector(vec![Value::Map(m), Value::Vector(vec![]), Value::Bool(true)]);
         assert_eq!(round_trip(&v), v);
-        assert_eq!(
-            crate::value::pr_str(&round_trip(&v)),
-            crate::value::pr_str(&v)
-        );
+        assert_eq!(crate::value::pr_str(&round_trip(&v)), crate::value::pr_str(&v));
     }
 
     #[test]
