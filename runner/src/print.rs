@@ -15,17 +15,14 @@ pub fn pr_str(v: &Value) -> String {
     s
 }
 
-/// Clojure's `str` of one value: nil is "", strings and chars bare.
+/// Clojure's `str` of one value: nil is "", strings and chars bare; anything else is its
+/// `toString`, which for collections is the readable form (`(str ["a"])` is `["a"]`).
 pub fn str_of(v: &Value) -> String {
     match v {
         Value::Nil => String::new(),
         Value::Str(s) => s.to_string(),
         Value::Char(c) => c.to_string(),
-        other => {
-            let mut s = String::new();
-            write(&mut s, other, false);
-            s
-        }
+        other => pr_str(other),
     }
 }
 

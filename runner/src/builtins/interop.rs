@@ -30,6 +30,18 @@ pub static TABLE: &[BuiltinDef] = &[
             .map(Value::Float)
             .unwrap_or_default())
     ),
+    def!(
+        "parse-boolean",
+        1,
+        1,
+        "\"true\" → true, \"false\" → false, anything else nil.",
+        "(parse-boolean \"true\") ;=> true",
+        |_, a| Ok(match super::string::text(&a[0], "parse-boolean")? {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            _ => Value::Nil,
+        })
+    ),
 ];
 
 /// `Integer/parseInt`, `Long/parseLong`, `Double/parseDouble`, `Boolean/parseBoolean`.
@@ -37,18 +49,18 @@ pub static PARSE_TABLE: &[BuiltinDef] = &[
     def!(
         "parseInt",
         1,
-        1,
-        "Parses an integer; an error if malformed.",
+        2,
+        "Parses a 32-bit integer (optionally in a radix); an error if malformed.",
         "(Integer/parseInt \"42\") ;=> 42",
-        |_, a| parse_or_err(&a[0], "parseInt")
+        |_, a| parse_radix(&a, "parseInt", true)
     ),
     def!(
         "parseLong",
         1,
-        1,
-        "Parses an integer; an error if malformed.",
+        2,
+        "Parses a 64-bit integer (optionally in a radix); an error if malformed.",
         "(Long/parseLong \"42\") ;=> 42",
-        |_, a| parse_or_err(&a[0], "parseLong")
+        |_, a| parse_radix(&a, "parseLong", false)
     ),
     def!(
         "parseDouble",
@@ -83,11 +95,27 @@ fn number_format(s: &str) -> EvalError {
     )
 }
 
-fn parse_or_err(v: &Value, op: &str) -> EvalResult {
-    let s = super::string::text(v, op)?;
-    parse_long(s)
-        .map(Value::Int)
-        .ok_or_else(|| number_format(s))
+/// Java's `Integer.parseInt(s, radix)` / `Long.parseLong(s, radix)`.
+fn parse_radix(a: &[Value], op: &str, int32: bool) -> EvalResult {
+    let s = super::string::text(&a[0], op)?;
+    let radix = match a.get(1) {
+        Some(r) => super::math::int_arg(r, op)?,
+        None => 10,
+    };
+    let radix = u32::try_from(radix)
+        .ok()
+        .filter(|r| (2..=36).contains(r))
+        .ok_or_else(|| EvalError::arg(op, format!("radix {radix} out of range")))?;
+    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
+    if digits.is_empty() || digits.starts_with(['+', '-']) {
+        return Err(number_format(s));
+    }
+    let n = i64::from_str_radix(s.strip_prefix('+').unwrap_or(s), radix)
+        .map_err(|_| number_format(s))?;
+    if int32 && i32::try_from(n).is_err() {
+        return Err(number_format(s));
+    }
+    Ok(Value::Int(n))
 }
 
 /// Clojure's `parse-long`: optional sign, digits only, in range.
@@ -101,7 +129,9 @@ pub fn parse_long(s: &str) -> Option<i64> {
 
 /// Clojure's `parse-double`: Java's Double.valueOf grammar (the common part of it).
 pub fn parse_double(s: &str) -> Option<f64> {
-    if s.is_empty() || s.trim() != s {
+    // Double.valueOf ignores leading and trailing characters up to U+0020.
+    let s = s.trim_matches(|c: char| c <= ' ');
+    if s.is_empty() {
         return None;
     }
     match s {
@@ -151,11 +181,6 @@ fn idx(v: Option<&Value>, op: &str) -> EvalResult<usize> {
     })
 }
 
-/// Index in chars of a byte offset.
-fn char_index(s: &str, byte: usize) -> i64 {
-    i64::try_from(s.get(..byte).map_or(0, |p| p.chars().count())).unwrap_or(-1)
-}
-
 fn string_method(s: &str, method: &str, args: &[Value]) -> EvalResult {
     let arg_str = |k: usize| -> EvalResult<&str> {
         super::string::text(args.get(k).unwrap_or(&Value::Nil), method)
@@ -169,8 +194,16 @@ fn string_method(s: &str, method: &str, args: &[Value]) -> EvalResult {
         "startsWith" => Value::Bool(s.starts_with(arg_str(0)?)),
         "endsWith" => Value::Bool(s.ends_with(arg_str(0)?)),
         "contains" => Value::Bool(s.contains(arg_str(0)?)),
-        "indexOf" => Value::Int(s.find(arg_str(0)?).map_or(-1, |b| char_index(s, b))),
-        "lastIndexOf" => Value::Int(s.rfind(arg_str(0)?).map_or(-1, |b| char_index(s, b))),
+        "indexOf" | "lastIndexOf" => {
+            let mut a = vec![Value::str(s)];
+            a.extend(args.iter().cloned());
+            let found = super::string::index_of(&a, method == "lastIndexOf")?;
+            if found.is_nil() {
+                Value::Int(-1)
+            } else {
+                found
+            }
+        }
         "substring" => {
             let n = s.chars().count();
             let start = idx(args.first(), "substring")?;

@@ -7,13 +7,18 @@
 
 pub mod coll;
 pub mod core;
+pub mod format;
 pub mod hof;
 pub mod interop;
 pub mod io;
+pub mod json;
 pub mod math;
+pub mod ptc;
 pub mod regex;
+pub mod set;
 pub mod string;
 pub mod time;
+pub mod walk;
 
 use crate::error::{ErrorKind, EvalError, EvalResult};
 use crate::eval::Interp;
@@ -87,11 +92,30 @@ const NAMESPACES: &[Namespace] = &[
             string::CORE_TABLE,
             regex::TABLE,
             interop::TABLE,
+            format::TABLE,
+            set::CORE_TABLE,
+            ptc::TABLE,
         ],
     },
     Namespace {
         aliases: &["clojure.string", "str", "string"],
         tables: &[string::TABLE],
+    },
+    Namespace {
+        aliases: &["clojure.set", "set"],
+        tables: &[set::TABLE],
+    },
+    Namespace {
+        aliases: &["clojure.walk", "walk"],
+        tables: &[walk::TABLE],
+    },
+    Namespace {
+        aliases: &["json"],
+        tables: &[json::TABLE],
+    },
+    Namespace {
+        aliases: &["regex"],
+        tables: &[regex::TABLE],
     },
     Namespace {
         aliases: &["memory", "mem"],
@@ -102,8 +126,20 @@ const NAMESPACES: &[Namespace] = &[
         tables: &[math::MATH_TABLE],
     },
     Namespace {
-        aliases: &["LocalDate", "Instant", "Duration", "System"],
-        tables: &[time::TABLE],
+        aliases: &["LocalDate"],
+        tables: &[time::LOCAL_DATE_TABLE],
+    },
+    Namespace {
+        aliases: &["Instant"],
+        tables: &[time::INSTANT_TABLE],
+    },
+    Namespace {
+        aliases: &["Duration"],
+        tables: &[time::DURATION_TABLE],
+    },
+    Namespace {
+        aliases: &["System"],
+        tables: &[time::SYSTEM_TABLE],
     },
     Namespace {
         aliases: &["Integer", "Long", "Double", "Boolean"],

@@ -9,32 +9,106 @@ use crate::error::{ErrorKind, EvalError, EvalResult};
 use crate::eval::Interp;
 use crate::value::{Temporal, Value};
 
-pub static TABLE: &[BuiltinDef] = &[
+/// `LocalDate/...`.
+pub static LOCAL_DATE_TABLE: &[BuiltinDef] = &[
     def!(
         "parse",
         1,
         1,
-        "Parses ISO-8601 text: LocalDate/parse \"2024-01-31\", Instant/parse \"2024-01-31T10:00:00Z\".",
+        "Parses an ISO-8601 date (yyyy-MM-dd).",
         "(LocalDate/parse \"2024-01-31\")",
-        parse
+        |_, a| {
+            let s = super::string::text(&a[0], "LocalDate/parse")?;
+            parse_date(s)
+                .map(|d| Value::Temporal(Temporal::LocalDate(d)))
+                .ok_or_else(|| bad(s, "a LocalDate"))
+        }
     ),
+    def!(
+        "of",
+        3,
+        3,
+        "The date of a year, month (1-12) and day.",
+        "(LocalDate/of 2024 1 31)",
+        |_, a| {
+            let n = |k: usize| super::math::int_arg(&a[k], "LocalDate/of");
+            let (y, m, d) = (n(0)?, n(1)?, n(2)?);
+            if !(-999_999..=999_999).contains(&y)
+                || !(1..=12).contains(&m)
+                || d < 1
+                || d > days_in_month(y, m)
+            {
+                return Err(EvalError::arg(
+                    "LocalDate/of",
+                    format!("invalid date {y}-{m}-{d}"),
+                ));
+            }
+            Ok(Value::Temporal(Temporal::LocalDate(days_from_civil(
+                y, m, d,
+            ))))
+        }
+    ),
+];
+
+/// `Instant/...`.
+pub static INSTANT_TABLE: &[BuiltinDef] = &[
+    def!(
+        "parse",
+        1,
+        1,
+        "Parses an ISO-8601 instant (2024-01-31T10:00:00Z, or with a ±hh:mm offset).",
+        "(Instant/parse \"2024-01-31T10:00:00Z\")",
+        |_, a| {
+            let s = super::string::text(&a[0], "Instant/parse")?;
+            parse_instant(s)
+                .map(|ms| Value::Temporal(Temporal::Instant(ms)))
+                .ok_or_else(|| bad(s, "an Instant"))
+        }
+    ),
+    def!(
+        "ofEpochMilli",
+        1,
+        1,
+        "The instant at milliseconds since the epoch.",
+        "(Instant/ofEpochMilli 0)",
+        |_, a| Ok(Value::Temporal(Temporal::Instant(super::math::int_arg(
+            &a[0],
+            "ofEpochMilli"
+        )?)))
+    ),
+];
+
+/// `Duration/...`.
+pub static DURATION_TABLE: &[BuiltinDef] = &[
     def!(
         "between",
         2,
         2,
-        "Duration between two instants.",
+        "Duration between two instants (negative if the second is earlier).",
         "(Duration/between a b)",
         between
     ),
     def!(
-        "currentTimeMillis",
-        0,
-        0,
-        "Milliseconds since the epoch, now.",
-        "(System/currentTimeMillis)",
-        |_, _| Ok(Value::Int(now_ms()))
+        "ofMillis",
+        1,
+        1,
+        "A duration of n milliseconds.",
+        "(Duration/ofMillis 1500)",
+        |_, a| Ok(Value::Temporal(Temporal::Duration(super::math::int_arg(
+            &a[0], "ofMillis"
+        )?)))
     ),
 ];
+
+/// `System/...`.
+pub static SYSTEM_TABLE: &[BuiltinDef] = &[def!(
+    "currentTimeMillis",
+    0,
+    0,
+    "Milliseconds since the epoch, now.",
+    "(System/currentTimeMillis)",
+    |_, _| Ok(Value::Int(now_ms()))
+)];
 
 fn now_ms() -> i64 {
     let d = std::time::SystemTime::now()
@@ -122,18 +196,6 @@ fn parse_instant(s: &str) -> Option<i64> {
     }
     let ms: i64 = format!("{frac:0<3}").get(..3)?.parse().ok()?;
     Some(((days * 24 + h) * 60 + mi - offset_min) * 60_000 + sec * 1000 + ms)
-}
-
-fn parse(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
-    let s = super::string::text(&a[0], "parse")?;
-    if s.contains('T') {
-        return parse_instant(s)
-            .map(|ms| Value::Temporal(Temporal::Instant(ms)))
-            .ok_or_else(|| bad(s, "an Instant"));
-    }
-    parse_date(s)
-        .map(|d| Value::Temporal(Temporal::LocalDate(d)))
-        .ok_or_else(|| bad(s, "a LocalDate"))
 }
 
 fn between(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
