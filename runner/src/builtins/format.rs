@@ -22,6 +22,9 @@ pub static TABLE: &[BuiltinDef] = &[def!(
     format
 )];
 
+/// The largest width or precision accepted.
+const MAX_WIDTH: usize = 10_000;
+
 fn err(msg: impl Into<String>) -> EvalError {
     EvalError::new(ErrorKind::ArgumentError, "format", msg)
 }
@@ -102,7 +105,7 @@ fn parse_spec(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> EvalResul
         }
     }
     if !digits.is_empty() {
-        spec.width = Some(digits.parse().map_err(|_| err("width too large"))?);
+        spec.width = Some(bounded(&digits, "width")?);
     }
     if chars.peek() == Some(&'.') {
         chars.next();
@@ -110,12 +113,25 @@ fn parse_spec(chars: &mut std::iter::Peekable<std::str::Chars<'_>>) -> EvalResul
         while let Some(d) = chars.next_if(char::is_ascii_digit) {
             p.push(d);
         }
-        spec.precision = Some(p.parse().map_err(|_| err("Illegal precision"))?);
+        spec.precision = Some(bounded(&p, "precision")?);
     }
     spec.conv = chars
         .next()
         .ok_or_else(|| err("Format string ends inside a % specifier"))?;
     Ok(spec)
+}
+
+/// A width or precision; capped so one specifier cannot allocate without bound.
+fn bounded(digits: &str, what: &str) -> EvalResult<usize> {
+    digits
+        .parse()
+        .ok()
+        .filter(|n| *n <= MAX_WIDTH)
+        .ok_or_else(|| {
+            err(format!(
+                "format {what} {digits} is over the limit of {MAX_WIDTH}"
+            ))
+        })
 }
 
 /// Pads to the width: left-justified with `-`, else right-justified with spaces.
@@ -172,8 +188,8 @@ fn convert(spec: &Spec, arg: &Value) -> EvalResult<String> {
                 group(spec, &n.unsigned_abs().to_string()),
             ));
         }
-        ('x', Value::Int(n)) => radix(spec, format!("{:x}", *n as u64), "0x"),
-        ('o', Value::Int(n)) => radix(spec, format!("{:o}", *n as u64), "0"),
+        ('x', Value::Int(n)) => radix(spec, format!("{:x}", n.cast_unsigned()), "0x"),
+        ('o', Value::Int(n)) => radix(spec, format!("{:o}", n.cast_unsigned()), "0"),
         ('f' | 'e' | 'g', Value::Float(x)) => return Ok(float(spec, *x)),
         _ => return Err(bad()),
     };
@@ -217,7 +233,7 @@ fn group(spec: &Spec, int_digits: &str) -> String {
     }
     let mut out = String::new();
     for (i, c) in int_digits.chars().enumerate() {
-        if i > 0 && (int_digits.len() - i) % 3 == 0 {
+        if i > 0 && (int_digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -239,6 +255,10 @@ fn float(spec: &Spec, x: f64) -> String {
         _ => d.general(p, spec),
     };
     number(spec, negative, body)
+}
+
+fn wide(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 /// A non-negative double as its shortest decimal digits: value = 0.d1d2... × 10^point.
@@ -272,20 +292,19 @@ impl Decimal {
 
     /// Keeps `keep` leading digits, rounding HALF_UP; may carry into a new leading digit.
     fn round(&self, keep: i64) -> Decimal {
-        let len = self.digits.len() as i64;
+        let len = wide(self.digits.len());
         if keep >= len {
             return Decimal {
                 digits: self.digits.clone(),
                 point: self.point,
             };
         }
-        if keep < 0 {
+        let Ok(k) = usize::try_from(keep) else {
             return Decimal {
                 digits: vec![0],
                 point: self.point,
             };
-        }
-        let k = keep as usize;
+        };
         let up = self.digits.get(k).is_some_and(|&d| d >= 5);
         let mut digits: Vec<u8> = self.digits.get(..k).unwrap_or(&[]).to_vec();
         let mut point = self.point;
@@ -323,7 +342,7 @@ impl Decimal {
 
     /// `%.pf`: fixed notation, `p` fraction digits.
     fn fixed(&self, p: usize, spec: &Spec) -> String {
-        let r = self.round(self.point + p as i64);
+        let r = self.round(self.point + wide(p));
         let int: String = if r.point <= 0 {
             "0".into()
         } else {
@@ -332,7 +351,7 @@ impl Decimal {
         let mut s = group(spec, &int);
         if p > 0 {
             s.push('.');
-            s.extend((0..p as i64).map(|i| r.digit(r.point + i)));
+            s.extend((0..wide(p)).map(|i| r.digit(r.point + i)));
         }
         s
     }
@@ -340,11 +359,11 @@ impl Decimal {
     /// `%.pe`: one digit, `p` fraction digits, exponent with sign and at least two digits.
     fn sci(&self, p: usize, upper: bool) -> String {
         let zero = self.digits.iter().all(|&d| d == 0);
-        let r = self.round(p as i64 + 1);
+        let r = self.round(wide(p) + 1);
         let mut s = String::from(r.digit(0));
         if p > 0 {
             s.push('.');
-            s.extend((1..=p as i64).map(|i| r.digit(i)));
+            s.extend((1..=wide(p)).map(|i| r.digit(i)));
         }
         let exp = if zero { 0 } else { r.point - 1 };
         let sign = if exp < 0 { '-' } else { '+' };
@@ -354,11 +373,11 @@ impl Decimal {
     /// `%g`: Java picks fixed for 1e-4 <= x < 10^p after rounding, else scientific.
     fn general(&self, p: usize, spec: &Spec) -> String {
         let p = p.max(1);
-        let r = self.round(p as i64);
+        let r = self.round(wide(p));
         let zero = self.digits.iter().all(|&d| d == 0);
         let exp = r.point - 1;
-        if zero || (-4..p as i64).contains(&exp) {
-            let frac = (p as i64 - 1 - exp).max(0) as usize;
+        if zero || (-4..wide(p)).contains(&exp) {
+            let frac = usize::try_from(wide(p) - 1 - exp).unwrap_or(0);
             self.fixed(frac, spec)
         } else {
             self.sci(p - 1, spec.conv == 'G')

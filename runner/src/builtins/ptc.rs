@@ -82,10 +82,10 @@ pub static TABLE: &[BuiltinDef] = &[
         "(distinct-by :k [{:k 1 :v 1} {:k 1 :v 2}]) ;=> [{:k 1 :v 1}]",
         |i, a| {
             let items = i.seq_vec(&a[1])?;
-            let mut seen = std::collections::HashSet::new();
+            let mut seen = crate::value::PSet::default();
             let mut out = Vec::new();
             for x in items {
-                if seen.insert(i.apply(&a[0], vec![x.clone()])?) {
+                if seen.insert(i.apply(&a[0], vec![x.clone()])?).is_none() {
                     out.push(x);
                 }
             }
