@@ -150,6 +150,48 @@ pub fn parse_double(s: &str) -> Option<f64> {
     body.parse().ok()
 }
 
+/// Java `List`/`Set`/`Map` methods that Clojure collections answer: `.indexOf .contains
+/// .size .isEmpty .get .containsKey`.
+fn coll_method(i: &mut Interp<'_>, target: &Value, method: &str, args: &[Value]) -> EvalResult {
+    let arg = args.first().cloned().unwrap_or_default();
+    let items = || match target {
+        Value::Vector(xs) | Value::List(xs) => xs.iter().cloned().collect::<Vec<_>>(),
+        _ => Vec::new(),
+    };
+    let pos = |v: Option<usize>| Value::Int(v.and_then(|k| i64::try_from(k).ok()).unwrap_or(-1));
+    Ok(match (target, method) {
+        (Value::Vector(_) | Value::List(_), "indexOf") => {
+            pos(items().iter().position(|x| *x == arg))
+        }
+        (Value::Vector(_) | Value::List(_), "lastIndexOf") => {
+            pos(items().iter().rposition(|x| *x == arg))
+        }
+        (Value::Vector(_) | Value::List(_), "contains") => Value::Bool(items().contains(&arg)),
+        (Value::Set(s), "contains") => Value::Bool(s.contains(&arg)),
+        (Value::Map(m), "containsKey") => Value::Bool(m.contains_key(&arg)),
+        (Value::Map(m), "get") => m.get(&arg).cloned().unwrap_or_default(),
+        (Value::Vector(xs), "get") => {
+            let k = idx(Some(&arg), "get")?;
+            xs.get(k).cloned().ok_or_else(|| {
+                EvalError::new(
+                    ErrorKind::IndexOutOfBounds,
+                    "get",
+                    format!("index {k} out of bounds"),
+                )
+            })?
+        }
+        (_, "size") => Value::Int(i64::try_from(i.seq_vec(target)?.len()).unwrap_or(i64::MAX)),
+        (_, "isEmpty") => Value::Bool(i.seq_vec(target)?.is_empty()),
+        _ => {
+            return Err(EvalError::new(
+                ErrorKind::TypeError,
+                method,
+                format!("no method .{method} on {}", target.type_name()),
+            ));
+        }
+    })
+}
+
 /// `(.method target args...)`.
 pub fn call_method(i: &mut Interp<'_>, method: &str, mut args: Vec<Value>) -> EvalResult {
     if args.is_empty() {
@@ -162,6 +204,9 @@ pub fn call_method(i: &mut Interp<'_>, method: &str, mut args: Vec<Value>) -> Ev
     match &target {
         Value::Str(s) => string_method(s, method, &args),
         Value::Temporal(t) => super::time::method(i, *t, method, &args),
+        Value::Vector(_) | Value::List(_) | Value::Set(_) | Value::Map(_) => {
+            coll_method(i, &target, method, &args)
+        }
         other => Err(EvalError::new(
             ErrorKind::TypeError,
             method,
@@ -189,7 +234,20 @@ fn string_method(s: &str, method: &str, args: &[Value]) -> EvalResult {
         "length" => Value::Int(i64::try_from(s.chars().count()).unwrap_or(i64::MAX)),
         "toUpperCase" => Value::str(&s.to_uppercase()),
         "toLowerCase" => Value::str(&s.to_lowercase()),
-        "trim" => Value::str(s.trim()),
+        // Java's trim strips characters up to U+0020; strip is Unicode-aware.
+        "trim" => Value::str(s.trim_matches(|c: char| c <= ' ')),
+        "strip" => Value::str(s.trim_matches(super::string::java_ws)),
+        "isBlank" => Value::Bool(s.chars().all(super::string::java_ws)),
+        "toString" => Value::str(s),
+        "concat" => Value::str(&format!("{s}{}", arg_str(0)?)),
+        "equalsIgnoreCase" => Value::Bool(
+            matches!(args.first(), Some(Value::Str(o)) if o.to_lowercase() == s.to_lowercase()),
+        ),
+        "matches" => {
+            let re = super::regex::compile(&format!(r"\A(?:{})\z", arg_str(0)?))
+                .map_err(|e| EvalError::arg("matches", e))?;
+            Value::Bool(re.is_match(s))
+        }
         "isEmpty" => Value::Bool(s.is_empty()),
         "startsWith" => Value::Bool(s.starts_with(arg_str(0)?)),
         "endsWith" => Value::Bool(s.ends_with(arg_str(0)?)),
@@ -242,7 +300,7 @@ fn string_method(s: &str, method: &str, args: &[Value]) -> EvalResult {
         _ => {
             return Err(expected(
                 &format!(".{method}"),
-                "a supported String method (.length .substring .indexOf .lastIndexOf .startsWith .endsWith .contains .trim .toUpperCase .toLowerCase)",
+                "a supported String method (.length .substring .indexOf .lastIndexOf .startsWith .endsWith .contains .trim .toUpperCase .toLowerCase .charAt .split .replace .matches ...)",
                 &Value::str(s),
             ));
         }

@@ -126,23 +126,32 @@ const NAMESPACES: &[Namespace] = &[
         tables: &[math::MATH_TABLE],
     },
     Namespace {
-        aliases: &["LocalDate"],
+        aliases: &["LocalDate", "java.time.LocalDate"],
         tables: &[time::LOCAL_DATE_TABLE],
     },
     Namespace {
-        aliases: &["Instant"],
+        aliases: &["Instant", "java.time.Instant"],
         tables: &[time::INSTANT_TABLE],
     },
     Namespace {
-        aliases: &["Duration"],
+        aliases: &["Duration", "java.time.Duration"],
         tables: &[time::DURATION_TABLE],
     },
     Namespace {
-        aliases: &["System"],
+        aliases: &["System", "java.lang.System"],
         tables: &[time::SYSTEM_TABLE],
     },
     Namespace {
-        aliases: &["Integer", "Long", "Double", "Boolean"],
+        aliases: &[
+            "Integer",
+            "Long",
+            "Double",
+            "Boolean",
+            "java.lang.Integer",
+            "java.lang.Long",
+            "java.lang.Double",
+            "java.lang.Boolean",
+        ],
         tables: &[interop::PARSE_TABLE],
     },
 ];

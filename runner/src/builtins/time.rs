@@ -25,6 +25,16 @@ pub static LOCAL_DATE_TABLE: &[BuiltinDef] = &[
         }
     ),
     def!(
+        "now",
+        0,
+        0,
+        "Today's date in UTC.",
+        "(LocalDate/now)",
+        |_, _| Ok(Value::Temporal(Temporal::LocalDate(
+            now_ms().div_euclid(86_400_000)
+        )))
+    ),
+    def!(
         "of",
         3,
         3,
@@ -64,6 +74,14 @@ pub static INSTANT_TABLE: &[BuiltinDef] = &[
                 .map(|ms| Value::Temporal(Temporal::Instant(ms)))
                 .ok_or_else(|| bad(s, "an Instant"))
         }
+    ),
+    def!(
+        "now",
+        0,
+        0,
+        "The current instant.",
+        "(Instant/now)",
+        |_, _| Ok(Value::Temporal(Temporal::Instant(now_ms())))
     ),
     def!(
         "ofEpochMilli",
@@ -250,6 +268,26 @@ pub fn format_temporal(t: Temporal) -> String {
     }
 }
 
+/// `LocalDate.plusMonths`: the day is clamped to the target month's length.
+fn plus_months(d: i64, months: i64) -> Option<Value> {
+    let (y, m, day) = civil_from_days(d);
+    let total = (y.checked_mul(12)? + m - 1).checked_add(months)?;
+    let (ny, nm) = (total.div_euclid(12), total.rem_euclid(12) + 1);
+    if !(-999_999..=999_999).contains(&ny) {
+        return None;
+    }
+    let nd = day.min(days_in_month(ny, nm));
+    Some(Value::Temporal(Temporal::LocalDate(days_from_civil(
+        ny, nm, nd,
+    ))))
+}
+
+fn shift(ms: i64, n: i64, unit: i64) -> Option<Value> {
+    Some(Value::Temporal(Temporal::Instant(
+        ms.checked_add(n.checked_mul(unit)?)?,
+    )))
+}
+
 /// Methods on dates, instants and durations.
 pub fn method(_: &mut Interp<'_>, t: Temporal, m: &str, args: &[Value]) -> EvalResult {
     let n = |k: usize| super::math::int_arg(args.get(k).unwrap_or(&Value::Nil), m);
@@ -266,6 +304,45 @@ pub fn method(_: &mut Interp<'_>, t: Temporal, m: &str, args: &[Value]) -> EvalR
         (Temporal::LocalDate(d), "minusDays") => Value::Temporal(Temporal::LocalDate(
             d.checked_sub(n(0)?).ok_or_else(overflow)?,
         )),
+        (Temporal::LocalDate(d), "plusWeeks") => Value::Temporal(Temporal::LocalDate(
+            n(0)?
+                .checked_mul(7)
+                .and_then(|w| d.checked_add(w))
+                .ok_or_else(overflow)?,
+        )),
+        (Temporal::LocalDate(d), "minusWeeks") => Value::Temporal(Temporal::LocalDate(
+            n(0)?
+                .checked_mul(7)
+                .and_then(|w| d.checked_sub(w))
+                .ok_or_else(overflow)?,
+        )),
+        (Temporal::LocalDate(d), "plusMonths") => plus_months(d, n(0)?).ok_or_else(overflow)?,
+        (Temporal::LocalDate(d), "minusMonths") => {
+            plus_months(d, n(0)?.checked_neg().ok_or_else(overflow)?).ok_or_else(overflow)?
+        }
+        (Temporal::LocalDate(d), "plusYears") => {
+            plus_months(d, n(0)?.checked_mul(12).ok_or_else(overflow)?).ok_or_else(overflow)?
+        }
+        (Temporal::LocalDate(d), "minusYears") => {
+            plus_months(d, n(0)?.checked_mul(-12).ok_or_else(overflow)?).ok_or_else(overflow)?
+        }
+        (Temporal::LocalDate(d), "getDayOfYear") => {
+            let (y, _, _) = civil_from_days(d);
+            Value::Int(d - days_from_civil(y, 1, 1) + 1)
+        }
+        (Temporal::LocalDate(d), "lengthOfMonth") => {
+            let (y, mo, _) = civil_from_days(d);
+            Value::Int(days_in_month(y, mo))
+        }
+        (Temporal::LocalDate(d), "isLeapYear") => {
+            Value::Bool(days_in_month(civil_from_days(d).0, 2) == 29)
+        }
+        (Temporal::Instant(ms), "plusMillis") => shift(ms, n(0)?, 1).ok_or_else(overflow)?,
+        (Temporal::Instant(ms), "minusMillis") => shift(ms, n(0)?, -1).ok_or_else(overflow)?,
+        (Temporal::Instant(ms), "plusSeconds") => shift(ms, n(0)?, 1000).ok_or_else(overflow)?,
+        (Temporal::Instant(ms), "minusSeconds") => shift(ms, n(0)?, -1000).ok_or_else(overflow)?,
+        (Temporal::Instant(ms), "getEpochSecond") => Value::Int(ms.div_euclid(1000)),
+        (Temporal::Duration(ms), "toSeconds") => Value::Int(ms.div_euclid(1000)),
         (Temporal::LocalDate(d), "toEpochDay") => Value::Int(d),
         (Temporal::LocalDate(d), "getYear") => Value::Int(civil_from_days(d).0),
         (Temporal::LocalDate(d), "getMonthValue") => Value::Int(civil_from_days(d).1),
