@@ -93,7 +93,6 @@ const NAMESPACES: &[Namespace] = &[
             regex::TABLE,
             interop::TABLE,
             format::TABLE,
-            set::CORE_TABLE,
             ptc::TABLE,
         ],
     },

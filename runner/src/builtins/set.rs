@@ -1,4 +1,4 @@
-//! clojure.set (under `clojure.set/` and `set/`) and core `disj`.
+//! clojure.set (under `clojure.set/` and `set/`); core `disj` lives with the collections.
 //!
 //! Each function follows the Clojure 1.11 source, including its edges: `union` grows the larger
 //! argument (so `(union nil nil)` is nil), `intersection`/`difference` test membership with
@@ -11,23 +11,6 @@ use crate::def;
 use crate::error::EvalResult;
 use crate::eval::Interp;
 use crate::value::{Coll, MapImpl, SetImpl, Value};
-
-/// Core-level set functions.
-pub static CORE_TABLE: &[BuiltinDef] = &[def!(
-    "disj",
-    1,
-    _,
-    "The set without the given elements.",
-    "(disj #{1 2 3} 2) ;=> #{1 3}",
-    |_, a| {
-        let mut it = a.into_iter();
-        let mut s = it.next().unwrap_or_default();
-        for k in it {
-            s = disj(s, &k)?;
-        }
-        Ok(s)
-    }
-)];
 
 /// clojure.set.
 pub static TABLE: &[BuiltinDef] = &[
