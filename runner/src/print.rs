@@ -22,6 +22,8 @@ pub fn str_of(v: &Value) -> String {
         Value::Nil => String::new(),
         Value::Str(s) => s.to_string(),
         Value::Char(c) => c.to_string(),
+        // Pattern.toString is the bare source.
+        Value::Regex(r) => r.as_str().to_string(),
         // Double.toString, not the reader's ##Inf / ##NaN.
         Value::Float(f) if f.is_nan() => "NaN".into(),
         Value::Float(f) if f.is_infinite() => {
