@@ -43,6 +43,10 @@ fn format_conversions_follow_java() {
         "\"false true A \\n\""
     );
     assert_eq!(eval(r#"(format "%08.2f" -3.14159)"#), r#""-0003.14""#);
+    assert_eq!(
+        eval(r#"(format "%.2f|%5d|%s" nil nil nil)"#),
+        r#""null| null|null""#
+    );
 }
 
 #[test]

@@ -157,6 +157,8 @@ fn convert(spec: &Spec, arg: &Value) -> EvalResult<String> {
     };
     let upper = spec.conv.is_ascii_uppercase();
     let s = match (spec.conv.to_ascii_lowercase(), arg) {
+        // Java formats a null argument as "null" for every conversion but %b.
+        (c, Value::Nil) if c != 'b' && "sdxofegc".contains(c) => "null".to_string(),
         ('s', v) => {
             let s = match v {
                 Value::Nil => "null".to_string(),
