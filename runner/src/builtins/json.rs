@@ -11,6 +11,7 @@ use crate::def;
 use crate::error::{ErrorKind, EvalError, EvalResult};
 use crate::eval::Interp;
 use crate::value::{MapImpl, Value};
+use std::fmt::Write;
 
 pub static TABLE: &[BuiltinDef] = &[
     def!(
@@ -100,8 +101,23 @@ struct Writer<'o> {
 }
 
 impl Writer<'_> {
+    /// A JSON string literal: quotes, backslashes and control characters escaped.
     fn string(&mut self, s: &str) {
-        self.out.push_str(&serde_json::Value::from(s).to_string());
+        self.out.push('"');
+        for c in s.chars() {
+            match c {
+                '"' => self.out.push_str("\\\""),
+                '\\' => self.out.push_str("\\\\"),
+                '\n' => self.out.push_str("\\n"),
+                '\r' => self.out.push_str("\\r"),
+                '\t' => self.out.push_str("\\t"),
+                c if u32::from(c) < 0x20 => {
+                    let _ = write!(self.out, "\\u{:04x}", u32::from(c));
+                }
+                c => self.out.push(c),
+            }
+        }
+        self.out.push('"');
     }
 
     fn newline(&mut self) {
@@ -116,17 +132,19 @@ impl Writer<'_> {
         match v {
             Value::Nil => self.out.push_str("null"),
             Value::Bool(b) => self.out.push_str(if *b { "true" } else { "false" }),
-            Value::Int(n) => self.out.push_str(&n.to_string()),
+            Value::Int(n) => {
+                let _ = write!(self.out, "{n}");
+            }
             Value::Float(f) if f.is_finite() => self.out.push_str(&crate::print::str_of(v)),
             Value::Str(s) | Value::Keyword(s) | Value::Symbol(s) => self.string(s),
             Value::Char(c) => self.string(&c.to_string()),
             Value::Temporal(_) => self.string(&crate::print::str_of(v)),
-            Value::Map(m) => {
-                let entries: Vec<(Value, Value)> =
-                    m.iter().map(|(k, x)| (k.clone(), x.clone())).collect();
-                self.map(i, &entries)?;
+            Value::Map(m) => self.map(i, m)?,
+            Value::Vector(xs) | Value::List(xs) => {
+                let items: Vec<Value> = xs.iter().cloned().collect();
+                self.array(i, &items)?;
             }
-            Value::Vector(_) | Value::List(_) | Value::Set(_) | Value::Lazy(_) => {
+            Value::Set(_) | Value::Lazy(_) => {
                 let items = i.seq_vec(v)?;
                 self.array(i, &items)?;
             }
@@ -159,10 +177,10 @@ impl Writer<'_> {
         Ok(())
     }
 
-    fn map(&mut self, i: &mut Interp<'_>, entries: &[(Value, Value)]) -> EvalResult<()> {
+    fn map(&mut self, i: &mut Interp<'_>, m: &MapImpl) -> EvalResult<()> {
         self.out.push('{');
         self.indent += 1;
-        for (n, (k, x)) in entries.iter().enumerate() {
+        for (n, (k, x)) in m.iter().enumerate() {
             if n > 0 {
                 self.out.push(',');
             }
@@ -178,7 +196,7 @@ impl Writer<'_> {
             stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.value(i, x))?;
         }
         self.indent -= 1;
-        if !entries.is_empty() {
+        if !m.is_empty() {
             self.newline();
         }
         self.out.push('}');
