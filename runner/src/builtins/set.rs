@@ -328,39 +328,18 @@ fn merge2(a: &Value, b: &Value) -> EvalResult {
 
 fn join(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     let (xrel, yrel) = (i.seq_vec(&a[0])?, i.seq_vec(&a[1])?);
+    // As in Clojure, index the smaller relation and probe it with each row of the other.
     let x_smaller = xrel.len() <= yrel.len();
     let (r, s) = if x_smaller {
         (&a[0], &yrel)
     } else {
         (&a[1], &xrel)
     };
-    // The key pairs (key in s, key in r) that must agree.
-    let pairs: Vec<(Value, Value)> = match a.get(2) {
-        Some(km) => {
-            let km = map_arg(km, "join")?;
-            km.iter()
-                .map(|(xk, yk)| {
-                    if x_smaller {
-                        (yk.clone(), xk.clone())
-                    } else {
-                        (xk.clone(), yk.clone())
-                    }
-                })
-                .collect()
-        }
-        None => {
-            let (Some(Value::Map(x0)), Some(Value::Map(y0))) = (xrel.first(), yrel.first()) else {
-                return Ok(Value::set([]));
-            };
-            x0.iter()
-                .filter(|(k, _)| y0.contains_key(k))
-                .map(|(k, _)| (k.clone(), k.clone()))
-                .collect()
-        }
+    let Some(pairs) = join_keys(a.get(2), &xrel, &yrel, x_smaller)? else {
+        return Ok(Value::set([]));
     };
     let r_keys: Vec<Value> = pairs.iter().map(|(_, rk)| rk.clone()).collect();
-    let idx = index(i, r, &r_keys)?;
-    let Value::Map(idx) = idx else {
+    let Value::Map(idx) = index(i, r, &r_keys)? else {
         return Ok(Value::set([]));
     };
     let mut out = SetImpl::default();
@@ -381,4 +360,34 @@ fn join(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
         }
     }
     Ok(Value::Set(Coll::new(out)))
+}
+
+/// The key pairs (key in the probing relation, key in the indexed one) that must agree: from
+/// the key map `{xk yk}`, or the keys shared by the first rows (None: nothing to join).
+fn join_keys(
+    km: Option<&Value>,
+    xrel: &[Value],
+    yrel: &[Value],
+    x_smaller: bool,
+) -> EvalResult<Option<Vec<(Value, Value)>>> {
+    if let Some(km) = km {
+        let km = map_arg(km, "join")?;
+        let flip = |(xk, yk): (&Value, &Value)| {
+            if x_smaller {
+                (yk.clone(), xk.clone())
+            } else {
+                (xk.clone(), yk.clone())
+            }
+        };
+        return Ok(Some(km.iter().map(flip).collect()));
+    }
+    let (Some(Value::Map(x0)), Some(Value::Map(y0))) = (xrel.first(), yrel.first()) else {
+        return Ok(None);
+    };
+    Ok(Some(
+        x0.iter()
+            .filter(|(k, _)| y0.contains_key(k))
+            .map(|(k, _)| (k.clone(), k.clone()))
+            .collect(),
+    ))
 }
