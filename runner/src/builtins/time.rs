@@ -291,9 +291,16 @@ fn shift(ms: i64, n: i64, unit: i64) -> Option<Value> {
 /// Methods on dates, instants and durations.
 pub fn method(_: &mut Interp<'_>, t: Temporal, m: &str, args: &[Value]) -> EvalResult {
     let n = |k: usize| super::math::int_arg(args.get(k).unwrap_or(&Value::Nil), m);
+    // Comparisons need the same kind, as in Java (a LocalDate is not comparable to an Instant).
     let other = |k: usize| match args.get(k) {
-        Some(Value::Temporal(o)) => Ok(*o),
-        Some(v) => Err(super::expected(m, "a date or instant", v)),
+        Some(Value::Temporal(o)) if std::mem::discriminant(o) == std::mem::discriminant(&t) => {
+            Ok(*o)
+        }
+        Some(v) => Err(super::expected(
+            m,
+            &format!("another {}", Value::Temporal(t).type_name()),
+            v,
+        )),
         None => Err(EvalError::arg(m, format!(".{m} needs an argument"))),
     };
     let overflow = || EvalError::new(ErrorKind::ArithmeticError, m, "date out of range");
@@ -355,7 +362,7 @@ pub fn method(_: &mut Interp<'_>, t: Temporal, m: &str, args: &[Value]) -> EvalR
         (Temporal::Duration(ms), "getSeconds") => Value::Int(ms.div_euclid(1000)),
         (a, "isBefore") => Value::Bool(a < other(0)?),
         (a, "isAfter") => Value::Bool(a > other(0)?),
-        (a, "equals") => Value::Bool(a == other(0)?),
+        (a, "equals") => Value::Bool(matches!(args.first(), Some(Value::Temporal(o)) if *o == a)),
         (a, "toString") => Value::str(&format_temporal(a)),
         _ => {
             return Err(EvalError::new(
