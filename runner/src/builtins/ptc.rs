@@ -96,7 +96,7 @@ pub static TABLE: &[BuiltinDef] = &[
         "describe",
         1,
         1,
-        "A short summary of a value's shape: :type, :count, :keys (with coverage), :example.",
+        "Shape of a value: :type, :count, :item-types, :keys (items having each key; for a map, each value's type), :example.",
         "(describe [{:a 1} {:a 2 :b 3}]) ;=> {:type :vector :count 2 :keys {:a 2 :b 1} ...}",
         |i, a| describe(i, &a[0])
     ),
