@@ -117,11 +117,37 @@ fn re_matches(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
             groups(&c)
         }
         // A shorter leftmost match does not mean no full match exists: anchor and retry.
-        _ => match compile(&format!(r"\A(?:{})\z", r.as_str())) {
-            Ok(full) => full.captures(s).map(|c| groups(&c)).unwrap_or_default(),
-            Err(_) => Value::Nil,
+        _ => match anchored(r) {
+            Some(full) => full.captures(s).map(|c| groups(&c)).unwrap_or_default(),
+            None => Value::Nil,
         },
     })
+}
+
+thread_local! {
+    /// Anchored versions of the patterns `re-matches` has seen, so a loop over many strings
+    /// compiles each pattern once. Cleared when it grows past `ANCHORED_CACHE` entries.
+    static ANCHORED: std::cell::RefCell<std::collections::HashMap<String, Rc<regex::Regex>>> =
+        std::cell::RefCell::default();
+}
+
+const ANCHORED_CACHE: usize = 64;
+
+/// `\A(?:re)\z`, compiled once per pattern.
+fn anchored(r: &regex::Regex) -> Option<Rc<regex::Regex>> {
+    let src = r.as_str();
+    if let Some(hit) = ANCHORED.with(|c| c.borrow().get(src).cloned()) {
+        return Some(hit);
+    }
+    let full = compile(&format!(r"\A(?:{src})\z")).ok()?;
+    ANCHORED.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() >= ANCHORED_CACHE {
+            c.clear();
+        }
+        c.insert(src.to_string(), full.clone());
+    });
+    Some(full)
 }
 
 /// `clojure.string/split`: Java's `Pattern.split(s, limit)`.
