@@ -258,7 +258,10 @@ impl Analyzer<'_> {
         {
             match ns {
                 "data" | "ctx" => return Ok(Expr::Ctx(Rc::from(name))),
-                "memory" | "mem" => return Ok(Expr::Memory(Rc::from(name))),
+                // `memory/put` and `memory/get` are functions; any other name reads a definition.
+                "memory" | "mem" if builtins::lookup(Some(ns), name).found().is_none() => {
+                    return Ok(Expr::Memory(Rc::from(name)));
+                }
                 "user" if self.globals.contains(name) => {
                     return Ok(Expr::Global(Rc::from(name), pos));
                 }
