@@ -9,6 +9,7 @@ mod support;
 use ptc_shared::protocol::{
     Execute, PROTOCOL_VERSION, RunnerToSupervisor, SupervisorToRunner, ToolDecl, exit_code,
 };
+use ptc_shared::signature::Mode;
 use ptc_shared::{Limits, Value};
 use support::{End, RUNNER, end, setup, spawn};
 
@@ -69,6 +70,8 @@ fn run_case(program: &str, context: Value, memory: Value, tools: &[String]) -> E
         history: vec![],
         tools,
         limits,
+        signature: None,
+        validation: Mode::default(),
     };
     r.send(&SupervisorToRunner::Execute(Box::new(exec)));
     while let Some(msg) = r.recv() {
