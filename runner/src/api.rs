@@ -31,7 +31,7 @@ pub struct Tool {
     /// Signature text, e.g. `"(status :string) -> [{total :int}]"`.
     pub signature: Option<String>,
     pub description: Option<String>,
-    handler: Box<dyn FnMut(Value) -> Result<Value, String>>,
+    handler: Box<dyn FnMut(Value) -> Result<Value, ToolFailure>>,
 }
 
 impl std::fmt::Debug for Tool {
@@ -47,7 +47,15 @@ impl Tool {
     /// A tool backed by a closure; an `Err` becomes `tool_error` with that message.
     pub fn new(
         name: impl Into<String>,
-        handler: impl FnMut(Value) -> Result<Value, String> + 'static,
+        mut handler: impl FnMut(Value) -> Result<Value, String> + 'static,
+    ) -> Tool {
+        Tool::with_failure(name, move |args| handler(args).map_err(ToolFailure::Error))
+    }
+
+    /// A tool whose closure may also end the run ([`ToolFailure::Terminal`], e.g. a deadline).
+    pub fn with_failure(
+        name: impl Into<String>,
+        handler: impl FnMut(Value) -> Result<Value, ToolFailure> + 'static,
     ) -> Tool {
         Tool {
             name: name.into(),
@@ -112,7 +120,7 @@ impl ToolHost for ClosureHost<'_> {
             None => args,
         };
         let tool = self.tools.get_mut(i).ok_or(ToolFailure::NotFound)?;
-        let out = (tool.handler)(args).map_err(ToolFailure::Error)?;
+        let out = (tool.handler)(args)?;
         match sig {
             Some(s) => Ok(crate::validate::tool_result(name, s, out, self.mode)
                 .map_err(ToolFailure::Terminal)?

@@ -22,6 +22,78 @@ pub fn execute(
     tool_names: &[String],
     host: &mut dyn ToolHost,
 ) -> Step {
+    match &opts.signature {
+        Some(text) => execute_signed(source, opts, text, tool_names, host),
+        None => execute_unsigned(source, opts, tool_names, host),
+    }
+}
+
+/// A run with a signature: the context is checked and coerced first, the result after.
+fn execute_signed(
+    source: &str,
+    opts: &RunOptions,
+    text: &str,
+    tool_names: &[String],
+    host: &mut dyn ToolHost,
+) -> Step {
+    let mode = opts.validation;
+    let with_sig = |mut step: Step| {
+        step.signature = Some(text.to_string());
+        step
+    };
+    let sig = match crate::validate::parse(text, "run") {
+        Ok(s) => s,
+        Err(f) => return with_sig(failed_step(opts, f)),
+    };
+    let (context, mut warnings) = match crate::validate::context(&sig, opts.context.clone(), mode) {
+        Ok(c) => c,
+        Err(f) => return with_sig(failed_step(opts, f)),
+    };
+    let checked = RunOptions {
+        context,
+        signature: None,
+        ..clone_opts(opts)
+    };
+    let mut step = with_sig(execute_unsigned(source, &checked, tool_names, host));
+    if let Some(v) = step.return_value.take() {
+        match crate::validate::result(&sig, v, mode) {
+            Ok((v, w)) => {
+                step.return_value = Some(v);
+                warnings.extend(w);
+            }
+            Err(f) => {
+                let mut failed = with_sig(failed_step(opts, f));
+                failed.prints = std::mem::take(&mut step.prints);
+                failed.tool_calls = std::mem::take(&mut step.tool_calls);
+                failed.usage = std::mem::take(&mut step.usage);
+                return failed;
+            }
+        }
+    }
+    warnings.append(&mut step.warnings);
+    step.warnings = warnings;
+    step
+}
+
+/// The options of `opts` without its tools (closures are neither cloneable nor needed here).
+fn clone_opts(opts: &RunOptions) -> RunOptions {
+    RunOptions {
+        context: opts.context.clone(),
+        memory: opts.memory.clone(),
+        history: opts.history.clone(),
+        tools: Vec::new(),
+        limits: opts.limits,
+        signature: opts.signature.clone(),
+        validation: opts.validation,
+    }
+}
+
+fn execute_unsigned(
+    source: &str,
+    opts: &RunOptions,
+    tool_names: &[String],
+    host: &mut dyn ToolHost,
+) -> Step {
     let started = Instant::now();
     let span = tracing::debug_span!("ptc_run", bytes = source.len());
     let _enter = span.enter();
