@@ -23,6 +23,54 @@ pub type PHashMap =
 pub type PSet = imbl::GenericHashSet<Value, FixedState, imbl::shared_ptr::DefaultSharedPtr>;
 pub type POrdMap = imbl::OrdMap<Value, Value>;
 
+/// A shared, persistent collection. Cloning shares; `make_mut` copies only when shared.
+///
+/// Its `Drop` exists for one reason: the compiler's drop glue recurses once per nesting level,
+/// so dropping 100k-deep data (easy to build with `loop`) would overflow the stack. When the
+/// last owner drops, the contents are dropped on a stack that `stacker` grows on demand.
+#[derive(Debug, Default)]
+pub struct Coll<T: Default>(Rc<T>);
+
+impl<T: Default> Coll<T> {
+    pub fn new(t: T) -> Coll<T> {
+        Coll(Rc::new(t))
+    }
+
+    /// Mutable access, copying (structurally, for imbl) only if the collection is shared.
+    pub fn make_mut(&mut self) -> &mut T
+    where
+        T: Clone,
+    {
+        Rc::make_mut(&mut self.0)
+    }
+
+    pub fn ptr_eq(a: &Coll<T>, b: &Coll<T>) -> bool {
+        Rc::ptr_eq(&a.0, &b.0)
+    }
+}
+
+impl<T: Default> Clone for Coll<T> {
+    fn clone(&self) -> Coll<T> {
+        Coll(self.0.clone())
+    }
+}
+
+impl<T: Default> std::ops::Deref for Coll<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T: Default> Drop for Coll<T> {
+    fn drop(&mut self) {
+        if let Some(inner) = Rc::get_mut(&mut self.0) {
+            let contents = std::mem::take(inner);
+            stacker::maybe_grow(64 * 1024, 1024 * 1024, move || drop(contents));
+        }
+    }
+}
+
 /// Maps with at most this many entries are kept as an insertion-ordered vector.
 pub const SMALL_MAP: usize = 8;
 
@@ -58,11 +106,11 @@ pub enum Value {
     Str(Rc<str>),
     Keyword(Rc<str>),
     Symbol(Rc<str>),
-    Vector(Rc<PVec>),
+    Vector(Coll<PVec>),
     /// A list or a realized sequence.
-    List(Rc<PVec>),
-    Map(Rc<MapImpl>),
-    Set(Rc<SetImpl>),
+    List(Coll<PVec>),
+    Map(Coll<MapImpl>),
+    Set(Coll<SetImpl>),
     /// A possibly infinite lazy sequence, realized on demand.
     Lazy(Rc<LazySeq>),
     Fn(Rc<Lambda>),
@@ -96,19 +144,19 @@ impl Value {
         Value::Keyword(Rc::from(s))
     }
     pub fn vector(items: impl IntoIterator<Item = Value>) -> Value {
-        Value::Vector(Rc::new(items.into_iter().collect()))
+        Value::Vector(Coll::new(items.into_iter().collect()))
     }
     pub fn list(items: impl IntoIterator<Item = Value>) -> Value {
-        Value::List(Rc::new(items.into_iter().collect()))
+        Value::List(Coll::new(items.into_iter().collect()))
     }
     pub fn map(m: MapImpl) -> Value {
-        Value::Map(Rc::new(m))
+        Value::Map(Coll::new(m))
     }
     pub fn empty_map() -> Value {
-        Value::Map(Rc::new(MapImpl::Small(Vec::new())))
+        Value::Map(Coll::new(MapImpl::Small(Vec::new())))
     }
     pub fn set(items: impl IntoIterator<Item = Value>) -> Value {
-        Value::Set(Rc::new(SetImpl::Hash(items.into_iter().collect())))
+        Value::Set(Coll::new(SetImpl::Hash(items.into_iter().collect())))
     }
 
     /// Clojure truthiness.
@@ -148,6 +196,18 @@ impl Value {
             Value::Temporal(Temporal::Instant(_)) => "Instant",
             Value::Temporal(Temporal::Duration(_)) => "Duration",
         }
+    }
+}
+
+impl Default for MapImpl {
+    fn default() -> MapImpl {
+        MapImpl::Small(Vec::new())
+    }
+}
+
+impl Default for SetImpl {
+    fn default() -> SetImpl {
+        SetImpl::Hash(PSet::default())
     }
 }
 
@@ -303,7 +363,7 @@ impl PartialEq for Value {
             (Float(a), Float(b)) => a == b,
             (Char(a), Char(b)) => a == b,
             (Str(a), Str(b)) | (Keyword(a), Keyword(b)) | (Symbol(a), Symbol(b)) => a == b,
-            (Vector(a) | List(a), Vector(b) | List(b)) => a == b,
+            (Vector(a) | List(a), Vector(b) | List(b)) => **a == **b,
             (Lazy(a), Lazy(b)) => Rc::ptr_eq(a, b),
             (Map(a), Map(b)) => a.len() == b.len() && a.iter().all(|(k, v)| b.get(k) == Some(v)),
             (Set(a), Set(b)) => a.len() == b.len() && a.iter().all(|k| b.contains(k)),

@@ -11,6 +11,7 @@ use ptc_shared::protocol::{
     Execute, PROTOCOL_VERSION, RunnerToSupervisor, SupervisorToRunner, ToolDecl, ToolResultError,
     exit_code,
 };
+use ptc_shared::signature::Mode;
 use ptc_shared::{Fail, FailReason, Limits, Value};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -29,6 +30,8 @@ fn execute(program: &str) -> SupervisorToRunner {
             description: None,
         }],
         limits: Limits::default(),
+        signature: None,
+        validation: Mode::default(),
     }))
 }
 
@@ -213,6 +216,35 @@ fn interpreter_paths_that_touch_lazy_runtime_state_survive_the_filter() {
     );
     let step = step.unwrap();
     assert_eq!((step.prints, code), (vec!["hi".to_string()], End::Code(0)));
+}
+
+#[test]
+fn the_program_signature_travels_with_execute() {
+    let run = |program: &str, validation: Mode| {
+        let mut r = spawn(RUNNER, &[]);
+        r.harden(setup());
+        let SupervisorToRunner::Execute(mut exec) = execute(program) else {
+            unreachable!()
+        };
+        exec.signature = Some("() -> :int".into());
+        exec.validation = validation;
+        r.send(&SupervisorToRunner::Execute(exec));
+        let step = finished(&mut r);
+        assert_eq!(end(r.wait()), End::Code(0));
+        step
+    };
+    assert_eq!(
+        run("(+ 1 2)", Mode::Enabled).return_value,
+        Some(Value::Int(3))
+    );
+    assert_eq!(
+        run("\"three\"", Mode::Enabled).reason(),
+        Some(FailReason::ValidationError)
+    );
+    assert_eq!(
+        run("\"three\"", Mode::Disabled).return_value,
+        Some(Value::string("three"))
+    );
 }
 
 #[test]

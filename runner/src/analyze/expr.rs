@@ -15,6 +15,9 @@ pub enum Expr {
     Const(Value),
     /// A slot of the current frame.
     Local(u32),
+    /// The last read of a slot on every path (see `liveness`): the value is moved out, so a
+    /// collection held only there reaches `conj`/`assoc` unshared and is updated in place.
+    Move(u32),
     /// A value captured by the current closure.
     Capture(u32),
     /// The current named fn itself (self-recursion).
@@ -77,7 +80,7 @@ pub struct Loop {
     /// Raw slots the loop values live in (recur writes these).
     pub slots: Vec<u32>,
     pub inits: Vec<Expr>,
-    /// Destructuring applied to the raw slots on every iteration.
+    /// Destructuring of the raw slots of pattern bindings, applied on every iteration.
     pub patterns: Vec<(Pattern, u32)>,
     pub body: Expr,
 }
@@ -117,7 +120,9 @@ pub struct Arity {
     pub required: usize,
     pub variadic: bool,
     pub frame_size: u32,
-    /// Destructuring of each raw argument slot (0..required, then the rest slot).
+    /// The slot of each positional argument (0..required, then the rest), in order.
+    pub raw: Vec<u32>,
+    /// Destructuring of the raw slots of pattern parameters.
     pub patterns: Vec<(Pattern, u32)>,
     pub body: Expr,
 }
@@ -133,9 +138,60 @@ pub struct Case {
 #[derive(Debug)]
 pub struct Try {
     pub body: Expr,
-    /// Slot bound to the caught exception, and the handler.
-    pub catch: Option<(u32, Expr)>,
+    /// Tried in order; the first whose class matches handles the error.
+    pub catches: Vec<Catch>,
     pub finally: Option<Expr>,
+}
+
+/// `(catch Class name handler...)`.
+#[derive(Debug)]
+pub struct Catch {
+    pub class: ExClass,
+    /// Slot bound to the caught exception.
+    pub slot: u32,
+    pub handler: Expr,
+}
+
+/// The Java exception classes a `catch` may name, as far as PTC-Lisp errors map onto them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExClass {
+    /// `Throwable`, `Exception`, `RuntimeException`, `Object`, `:default`: every catchable error.
+    Any,
+    /// `ExceptionInfo`: values thrown with `ex-info`, and tool errors.
+    ExInfo,
+    Arithmetic,
+    IndexOutOfBounds,
+    ClassCast,
+    /// `IllegalArgumentException` and its subclasses (`ArityException`, `NumberFormatException`).
+    IllegalArgument,
+    Arity,
+    NumberFormat,
+    NullPointer,
+    IllegalState,
+    UnsupportedOperation,
+}
+
+impl ExClass {
+    /// The class a `catch` names (package prefixes allowed), or `None` if unknown.
+    pub fn from_name(name: &str) -> Option<ExClass> {
+        let short = name.rsplit('.').next().unwrap_or(name);
+        Some(match short {
+            "Throwable" | "Exception" | "RuntimeException" | "Object" | ":default" => ExClass::Any,
+            "ExceptionInfo" => ExClass::ExInfo,
+            "ArithmeticException" => ExClass::Arithmetic,
+            "IndexOutOfBoundsException"
+            | "ArrayIndexOutOfBoundsException"
+            | "StringIndexOutOfBoundsException" => ExClass::IndexOutOfBounds,
+            "ClassCastException" => ExClass::ClassCast,
+            "IllegalArgumentException" => ExClass::IllegalArgument,
+            "ArityException" => ExClass::Arity,
+            "NumberFormatException" => ExClass::NumberFormat,
+            "NullPointerException" => ExClass::NullPointer,
+            "IllegalStateException" => ExClass::IllegalState,
+            "UnsupportedOperationException" => ExClass::UnsupportedOperation,
+            _ => return None,
+        })
+    }
 }
 
 /// `for` / `doseq`: nested iteration clauses then a body.

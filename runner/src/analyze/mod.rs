@@ -11,6 +11,7 @@ mod destructure;
 pub mod expr;
 mod forms;
 pub mod hints;
+mod liveness;
 mod macros;
 
 pub use expr::*;
@@ -101,6 +102,7 @@ pub fn analyze_program(
         out.push(a.analyze(f, false)?);
     }
     let frame_size = a.scopes.first().map_or(0, |s| s.frame_size);
+    liveness::mark_moves_seq(&mut out);
     Ok(Program {
         forms: out,
         frame_size,
@@ -120,10 +122,8 @@ impl Analyzer<'_> {
             FormKind::Keyword(k) => Ok(Expr::Const(Value::Keyword(k.clone()))),
             FormKind::Regex(src) => forms::regex_literal(src, f.pos),
             FormKind::Symbol(s) => self.resolve_symbol(s, f.pos),
-            FormKind::Vector(items) => {
-                self.collection(items, f.pos, Expr::Vector, |xs| Value::vector(xs))
-            }
-            FormKind::Set(items) => self.collection(items, f.pos, Expr::Set, |xs| Value::set(xs)),
+            FormKind::Vector(items) => self.collection(items, f.pos, Expr::Vector, Value::vector),
+            FormKind::Set(items) => self.collection(items, f.pos, Expr::Set, Value::set),
             FormKind::Map(items) => self.map_literal(items),
             FormKind::List(items) => self.list(items, f.pos, tail),
         }
@@ -191,23 +191,23 @@ impl Analyzer<'_> {
             return Ok(Expr::Const(Value::list(Vec::new())));
         };
         let args = &items[1..];
-        if let Some(name) = head.as_sym() {
-            if !self.is_local(name) {
-                if let Some(expanded) = macros::expand(self, name, args, pos)? {
-                    return self.analyze(&expanded, tail);
-                }
-                if let Some(e) = self.special(name, args, pos, tail)? {
-                    return Ok(e);
-                }
-                if let Some(tool) = name.strip_prefix("tool/") {
-                    return self.tool_call(tool, args, pos);
-                }
-                if let Some(method) = name
-                    .strip_prefix('.')
-                    .filter(|m| !m.is_empty() && *m != ".")
-                {
-                    return Ok(Expr::Method(Rc::from(method), self.analyze_all(args)?, pos));
-                }
+        if let Some(name) = head.as_sym()
+            && !self.is_local(name)
+        {
+            if let Some(expanded) = macros::expand(self, name, args, pos)? {
+                return self.analyze(&expanded, tail);
+            }
+            if let Some(e) = self.special(name, args, pos, tail)? {
+                return Ok(e);
+            }
+            if let Some(tool) = name.strip_prefix("tool/") {
+                return self.tool_call(tool, args, pos);
+            }
+            if let Some(method) = name
+                .strip_prefix('.')
+                .filter(|m| !m.is_empty() && *m != ".")
+            {
+                return Ok(Expr::Method(Rc::from(method), self.analyze_all(args)?, pos));
             }
         }
         let f = self.no_tail(head)?;
@@ -258,7 +258,10 @@ impl Analyzer<'_> {
         {
             match ns {
                 "data" | "ctx" => return Ok(Expr::Ctx(Rc::from(name))),
-                "memory" | "mem" => return Ok(Expr::Memory(Rc::from(name))),
+                // `memory/put` and `memory/get` are functions; any other name reads a definition.
+                "memory" | "mem" if builtins::lookup(Some(ns), name).found().is_none() => {
+                    return Ok(Expr::Memory(Rc::from(name)));
+                }
                 "user" if self.globals.contains(name) => {
                     return Ok(Expr::Global(Rc::from(name), pos));
                 }

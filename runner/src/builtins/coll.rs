@@ -7,8 +7,7 @@ use crate::def;
 use crate::error::{ErrorKind, EvalError, EvalResult};
 use crate::eval::Interp;
 use crate::eval::seq::SeqIter;
-use crate::value::{MapImpl, PVec, SetImpl, Value};
-use std::rc::Rc;
+use crate::value::{Coll, MapImpl, PVec, SetImpl, Value};
 
 pub static TABLE: &[BuiltinDef] = &[
     def!(
@@ -348,7 +347,7 @@ pub fn assoc(coll: Value, k: Value, v: Value) -> EvalResult {
     match coll {
         Value::Nil => Ok(Value::map(MapImpl::Small(vec![(k, v)]))),
         Value::Map(mut m) => {
-            Rc::make_mut(&mut m).insert(k, v);
+            m.make_mut().insert(k, v);
             Ok(Value::Map(m))
         }
         Value::Vector(mut xs) => {
@@ -357,9 +356,9 @@ pub fn assoc(coll: Value, k: Value, v: Value) -> EvalResult {
             };
             let n = xs.len();
             match usize::try_from(i).ok().filter(|i| *i <= n) {
-                Some(i) if i == n => Rc::make_mut(&mut xs).push_back(v),
+                Some(i) if i == n => xs.make_mut().push_back(v),
                 Some(i) => {
-                    Rc::make_mut(&mut xs).set(i, v);
+                    xs.make_mut().set(i, v);
                 }
                 None => {
                     return Err(EvalError::new(
@@ -376,7 +375,7 @@ pub fn assoc(coll: Value, k: Value, v: Value) -> EvalResult {
 }
 
 fn assoc_many(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
-    if a.len() % 2 != 1 {
+    if a.len().is_multiple_of(2) {
         return Err(EvalError::arg(
             "assoc",
             "assoc expects even number of arguments after map/vector",
@@ -407,7 +406,7 @@ fn dissoc(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     match it.next().unwrap_or_default() {
         Value::Nil => Ok(Value::Nil),
         Value::Map(mut m) => {
-            let mm = Rc::make_mut(&mut m);
+            let mm = m.make_mut();
             for k in it {
                 mm.remove(&k);
             }
@@ -453,15 +452,15 @@ pub fn conj(coll: Value, x: Value) -> EvalResult {
     match coll {
         Value::Nil => Ok(Value::list([x])),
         Value::Vector(mut xs) => {
-            Rc::make_mut(&mut xs).push_back(x);
+            xs.make_mut().push_back(x);
             Ok(Value::Vector(xs))
         }
         Value::List(mut xs) => {
-            Rc::make_mut(&mut xs).push_front(x);
+            xs.make_mut().push_front(x);
             Ok(Value::List(xs))
         }
         Value::Set(mut s) => {
-            Rc::make_mut(&mut s).insert(x);
+            s.make_mut().insert(x);
             Ok(Value::Set(s))
         }
         Value::Map(mut m) => {
@@ -471,10 +470,10 @@ pub fn conj(coll: Value, x: Value) -> EvalResult {
                         kv.get(0).cloned().unwrap_or_default(),
                         kv.get(1).cloned().unwrap_or_default(),
                     );
-                    Rc::make_mut(&mut m).insert(k, v);
+                    m.make_mut().insert(k, v);
                 }
                 Value::Map(other) => {
-                    let mm = Rc::make_mut(&mut m);
+                    let mm = m.make_mut();
                     for (k, v) in other.iter() {
                         mm.insert(k.clone(), v.clone());
                     }
@@ -564,7 +563,7 @@ pub fn rest_of(i: &mut Interp<'_>, v: &Value) -> EvalResult {
         Value::Vector(xs) | Value::List(xs) => Ok(if xs.len() <= 1 {
             Value::Nil
         } else {
-            Value::List(Rc::new(xs.skip(1)))
+            Value::List(Coll::new(xs.skip(1)))
         }),
         other => {
             let mut it = SeqIter::new(i, other)?;
@@ -611,7 +610,7 @@ fn contains(coll: &Value, k: &Value) -> EvalResult<bool> {
 }
 
 fn pairs_map(a: Vec<Value>, op: &str) -> EvalResult {
-    if a.len() % 2 != 0 {
+    if !a.len().is_multiple_of(2) {
         return Err(EvalError::arg(
             op,
             format!("{op} needs an even number of arguments"),
@@ -691,7 +690,7 @@ fn concat(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     for x in &a {
         out.extend(i.seq_vec(x)?);
     }
-    Ok(Value::List(Rc::new(out)))
+    Ok(Value::List(Coll::new(out)))
 }
 
 fn merge(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
@@ -733,5 +732,5 @@ pub fn set_like(template: &SetImpl, items: impl IntoIterator<Item = Value>) -> V
     for x in items {
         s.insert(x);
     }
-    Value::Set(Rc::new(s))
+    Value::Set(Coll::new(s))
 }

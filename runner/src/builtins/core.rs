@@ -9,7 +9,7 @@ use crate::error::{EvalError, EvalResult};
 use crate::eval::Interp;
 use crate::eval::lazy::{Gen, LazySeq};
 use crate::eval::seq::SeqIter;
-use crate::value::{ExInfo, MapImpl, PVec, Value};
+use crate::value::{Coll, ExInfo, MapImpl, PVec, Value};
 use std::rc::Rc;
 
 pub static TABLE: &[BuiltinDef] = &[
@@ -278,13 +278,13 @@ fn range(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
         out.push_back(x);
         k += 1;
     }
-    Ok(Value::List(Rc::new(out)))
+    Ok(Value::List(Coll::new(out)))
 }
 
 fn take(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     let n = count_arg(&a[0], "take")?;
     if let Value::Vector(xs) | Value::List(xs) = &a[1] {
-        return Ok(Value::List(Rc::new(xs.take(n.min(xs.len())))));
+        return Ok(Value::List(Coll::new(xs.take(n.min(xs.len())))));
     }
     let mut it = SeqIter::new(i, &a[1])?;
     let mut out = Vec::new();
@@ -300,7 +300,7 @@ fn take(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
 fn drop(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     let n = count_arg(&a[0], "drop")?;
     if let Value::Vector(xs) | Value::List(xs) = &a[1] {
-        return Ok(Value::List(Rc::new(xs.skip(n.min(xs.len())))));
+        return Ok(Value::List(Coll::new(xs.skip(n.min(xs.len())))));
     }
     let mut it = SeqIter::new(i, &a[1])?;
     for _ in 0..n {
@@ -440,7 +440,7 @@ fn group_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     Ok(Value::map(
         groups
             .into_iter()
-            .map(|(k, v)| (k, Value::Vector(Rc::new(v))))
+            .map(|(k, v)| (k, Value::Vector(Coll::new(v))))
             .collect::<MapImpl>(),
     ))
 }

@@ -8,7 +8,7 @@ use crate::error::{EvalError, EvalResult};
 use crate::eval::Interp;
 use crate::eval::lazy::{Gen, LazySeq};
 use crate::eval::seq::SeqIter;
-use crate::value::Value;
+use crate::value::{Coll, Value};
 use std::rc::Rc;
 
 /// Functions built from other functions.
@@ -296,7 +296,7 @@ fn map(i: &mut Interp<'_>, mut a: Vec<Value>) -> EvalResult {
         for x in xs.iter() {
             out.push_back(i.apply(&f, vec![x.clone()])?);
         }
-        return Ok(Value::List(Rc::new(out)));
+        return Ok(Value::List(Coll::new(out)));
     }
     let mut out = Vec::new();
     'outer: loop {

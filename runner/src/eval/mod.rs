@@ -147,6 +147,14 @@ impl<'h> Interp<'h> {
             .unwrap_or_default()
     }
 
+    /// Moves a value out of a slot (its last use), leaving nil.
+    fn take_slot(&mut self, env: Env<'_>, i: u32) -> Value {
+        self.stack
+            .get_mut(env.base + i as usize)
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
     pub(crate) fn set_slot(&mut self, env: Env<'_>, i: u32, v: Value) {
         if let Some(s) = self.stack.get_mut(env.base + i as usize) {
             *s = v;
@@ -158,6 +166,7 @@ impl<'h> Interp<'h> {
         match e {
             Expr::Const(v) => Ok(v.clone()),
             Expr::Local(i) => Ok(self.slot(env, *i)),
+            Expr::Move(i) => Ok(self.take_slot(env, *i)),
             Expr::Capture(i) => Ok(env.captures.get(*i as usize).cloned().unwrap_or_default()),
             Expr::SelfFn => Ok(env.this.map(|l| Value::Fn(l.clone())).unwrap_or_default()),
             Expr::Global(name, pos) => self.globals.get(name).cloned().ok_or_else(|| {
@@ -173,11 +182,31 @@ impl<'h> Interp<'h> {
             Expr::Memory(k) => Ok(self.globals.get(k).cloned().unwrap_or_default()),
             Expr::History(i) => Ok(self.history.get(*i).cloned().unwrap_or_default()),
             Expr::Vector(items) => Ok(Value::vector(self.eval_all(items, env)?)),
-            Expr::Set(items) => Ok(Value::set(self.eval_all(items, env)?)),
+            Expr::Set(items) => {
+                let items = self.eval_all(items, env)?;
+                let n = items.len();
+                let set = Value::set(items);
+                if matches!(&set, Value::Set(s) if s.len() != n) {
+                    return Err(EvalError::arg(
+                        "set literal",
+                        "duplicate element in set literal",
+                    ));
+                }
+                Ok(set)
+            }
             Expr::Map(pairs) => {
                 let mut m = MapImpl::Small(Vec::with_capacity(pairs.len()));
                 for (k, v) in pairs {
                     let k = self.eval(k, env)?;
+                    if m.contains_key(&k) {
+                        return Err(EvalError::arg(
+                            "map literal",
+                            format!(
+                                "duplicate key in map literal: {}",
+                                crate::print::pr_str_short(&k)
+                            ),
+                        ));
+                    }
                     m.insert(k, self.eval(v, env)?);
                 }
                 Ok(Value::map(m))
@@ -308,21 +337,26 @@ impl<'h> Interp<'h> {
     }
 
     fn eval_loop(&mut self, l: &crate::analyze::Loop, env: Env<'_>) -> EvalResult {
+        // Bindings are sequential, as in let: later inits see earlier names.
         for (slot, init) in l.slots.iter().zip(&l.inits) {
             let v = self.eval(init, env)?;
             self.set_slot(env, *slot, v);
-        }
-        loop {
-            for (p, raw) in &l.patterns {
-                let v = self.slot(env, *raw);
+            if let Some((p, _)) = l.patterns.iter().find(|(_, raw)| raw == slot) {
+                let v = self.take_slot(env, *slot);
                 self.bind(p, v, env)?;
             }
+        }
+        loop {
             match self.eval(&l.body, env) {
                 Err(EvalError::Recur) => {
                     self.tick()?;
                     let vals = std::mem::take(&mut self.recur_buf);
                     for (slot, v) in l.slots.iter().zip(vals) {
                         self.set_slot(env, *slot, v);
+                    }
+                    for (p, raw) in &l.patterns {
+                        let v = self.take_slot(env, *raw);
+                        self.bind(p, v, env)?;
                     }
                 }
                 other => return other,
@@ -355,7 +389,7 @@ impl<'h> Interp<'h> {
         }
     }
 
-    fn pick_arity<'t>(t: &'t FnTemplate, n: usize) -> Option<&'t Arity> {
+    fn pick_arity(t: &FnTemplate, n: usize) -> Option<&Arity> {
         t.arities
             .iter()
             .find(|a| !a.variadic && a.required == n)
@@ -410,15 +444,15 @@ impl<'h> Interp<'h> {
     fn run_body(&mut self, arity: &Arity, env: Env<'_>) -> EvalResult {
         loop {
             for (p, raw) in &arity.patterns {
-                let v = self.slot(env, *raw);
+                let v = self.take_slot(env, *raw);
                 self.bind(p, v, env)?;
             }
             match self.eval(&arity.body, env) {
                 Err(EvalError::Recur) => {
                     self.tick()?;
                     let vals = std::mem::take(&mut self.recur_buf);
-                    for ((_, raw), v) in arity.patterns.iter().zip(vals) {
-                        self.set_slot(env, *raw, v);
+                    for (slot, v) in arity.raw.iter().zip(vals) {
+                        self.set_slot(env, *slot, v);
                     }
                 }
                 other => return other,

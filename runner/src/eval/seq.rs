@@ -7,13 +7,13 @@
 use super::Interp;
 use super::lazy::LazySeq;
 use crate::error::{EvalError, EvalResult};
-use crate::value::{PVec, Value};
+use crate::value::{Coll, PVec, Value};
 use std::rc::Rc;
 
 /// A cursor over a seqable value.
 #[derive(Debug, Clone)]
 pub enum SeqIter {
-    Vec(Rc<PVec>, usize),
+    Vec(Coll<PVec>, usize),
     Items(Rc<Vec<Value>>, usize),
     Lazy(Rc<LazySeq>, usize),
 }
@@ -90,7 +90,7 @@ impl SeqIter {
                 Ok(if out.is_empty() {
                     Value::Nil
                 } else {
-                    Value::List(Rc::new(out))
+                    Value::List(Coll::new(out))
                 })
             }
         }

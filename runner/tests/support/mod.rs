@@ -33,8 +33,22 @@ pub struct Runner {
     pub sock: UnixStream,
 }
 
+/// Set to a directory to re-derive the seccomp allowlist (see policies/seccomp/README.md): every
+/// runner then starts under `strace -ff -o DIR/trace` with the permissive filter.
+const TRACE_VAR: &str = "PTC_SECCOMP_TRACE";
+
 pub fn spawn(bin: &str, args: &[&str]) -> Runner {
-    spawn_script(PLACE_FDS, bin, args)
+    match std::env::var(TRACE_VAR) {
+        Ok(dir) => {
+            let out = format!("{dir}/trace");
+            let traced: Vec<&str> = ["-ff", "-o", out.as_str(), bin]
+                .into_iter()
+                .chain(args.iter().copied())
+                .collect();
+            spawn_script(PLACE_FDS, "/usr/bin/strace", &traced)
+        }
+        Err(_) => spawn_script(PLACE_FDS, bin, args),
+    }
 }
 
 /// Spawns `script` (run by `sh -c` with `$0` = bin, `$@` = args) with the socket on its stdin.
@@ -57,7 +71,11 @@ pub fn spawn_script(script: &str, bin: &str, args: &[&str]) -> Runner {
 
 /// Setup with the real policy compiled for this host.
 pub fn setup() -> Setup {
-    setup_with(POLICY)
+    setup_with(if std::env::var_os(TRACE_VAR).is_some() {
+        PERMISSIVE
+    } else {
+        POLICY
+    })
 }
 
 pub fn setup_with(policy: &str) -> Setup {

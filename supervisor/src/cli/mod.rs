@@ -5,6 +5,7 @@
 
 mod input;
 mod run;
+mod tools;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
