@@ -16,6 +16,7 @@
 mod pool;
 pub mod process;
 mod session;
+mod tools;
 
 use crate::check::{Enforcement, HostReport, host_report};
 use crate::policy::Policy;
@@ -62,8 +63,11 @@ pub struct ExecRequest {
     pub policy: Option<String>,
     /// Tighter limits than the policy's (looser ones are refused with `invalid_request`).
     pub limits: Option<Limits>,
-    /// The signature text the run is checked against, copied into the Step.
+    /// The program's signature: the runner checks the context and the result against it; the
+    /// engine checks each tool's declared signature around its calls.
     pub signature: Option<String>,
+    /// How strictly signatures are applied (default `enabled`).
+    pub validation: ptc_shared::signature::Mode,
 }
 
 /// How to build an engine.
