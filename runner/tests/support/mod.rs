@@ -90,6 +90,15 @@ pub fn setup_with(policy: &str) -> Setup {
     )
 }
 
+/// Setup for an execution's own limits (heap budget and rlimits follow them), real policy.
+pub fn setup_for(limits: &Limits) -> Setup {
+    let mut s = setup();
+    let fresh = Setup::for_limits(limits, Vec::new(), true);
+    s.heap_budget_bytes = fresh.heap_budget_bytes;
+    s.rlimits = fresh.rlimits;
+    s
+}
+
 impl Runner {
     pub fn send(&mut self, msg: &SupervisorToRunner) {
         write_frame(&mut self.sock, msg, DEFAULT_MAX_FRAME).unwrap();
