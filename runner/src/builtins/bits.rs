@@ -334,7 +334,7 @@ fn float_to_int(v: &Value, op: &str, f: fn(f64) -> f64) -> EvalResult {
         Value::Int(n) => Ok(Value::Int(*n)),
         _ => {
             let x = f(to_f64(v, op)?);
-            if !x.is_finite() || x < -9.223_372_036_854_776e18 || x >= 9.223_372_036_854_776e18 {
+            if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&x) {
                 return Err(EvalError::new(
                     ErrorKind::ArithmeticError,
                     op,
@@ -363,10 +363,10 @@ pub fn round_half_up(x: f64) -> f64 {
 }
 
 fn pow(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
-    if let (Value::Int(x), Value::Int(y)) = (&a[0], &a[1]) {
-        if let Some(r) = u32::try_from(*y).ok().and_then(|y| x.checked_pow(y)) {
-            return Ok(Value::Int(r));
-        }
+    if let (Value::Int(x), Value::Int(y)) = (&a[0], &a[1])
+        && let Some(r) = u32::try_from(*y).ok().and_then(|y| x.checked_pow(y))
+    {
+        return Ok(Value::Int(r));
     }
     Ok(Value::Float(
         to_f64(&a[0], "pow")?.powf(to_f64(&a[1], "pow")?),

@@ -379,7 +379,7 @@ pub fn assoc(coll: Value, k: Value, v: Value) -> EvalResult {
 }
 
 fn assoc_many(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
-    if a.len() % 2 != 1 {
+    if a.len().is_multiple_of(2) {
         return Err(EvalError::arg(
             "assoc",
             "assoc expects even number of arguments after map/vector",
@@ -464,10 +464,10 @@ pub fn conj(coll: Value, x: Value) -> EvalResult {
             Ok(Value::List(xs))
         }
         Value::Set(mut s) => {
-            if let SetImpl::Sorted(items) = &*s {
-                if let Some(first) = items.get_min() {
-                    super::math::compare(first, &x)?;
-                }
+            if let SetImpl::Sorted(items) = &*s
+                && let Some(first) = items.get_min()
+            {
+                super::math::compare(first, &x)?;
             }
             s.make_mut().insert(x);
             Ok(Value::Set(s))
@@ -637,7 +637,7 @@ fn contains(coll: &Value, k: &Value) -> EvalResult<bool> {
 }
 
 fn pairs_map(a: Vec<Value>, op: &str) -> EvalResult {
-    if a.len() % 2 != 0 {
+    if !a.len().is_multiple_of(2) {
         return Err(EvalError::arg(
             op,
             format!("{op} needs an even number of arguments"),
@@ -761,10 +761,10 @@ fn zipmap(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
 
 /// Keys of a sorted map must be comparable with the keys already in it.
 fn sorted_key_check(m: &MapImpl, k: &Value) -> EvalResult<()> {
-    if let MapImpl::Sorted(sm) = m {
-        if let Some((first, _)) = sm.get_min() {
-            super::math::compare(first, k)?;
-        }
+    if let MapImpl::Sorted(sm) = m
+        && let Some((first, _)) = sm.get_min()
+    {
+        super::math::compare(first, k)?;
     }
     Ok(())
 }

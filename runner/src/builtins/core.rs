@@ -441,6 +441,8 @@ fn sort_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     Ok(Value::list(sort_keyed(i, items, cmp)?))
 }
 
+// Value hashes and compares without its lazy-seq cache, the only interior mutability.
+#[allow(clippy::mutable_key_type)]
 fn group_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     let mut groups: Vec<(Value, PVec)> = Vec::new();
     let mut index: std::collections::HashMap<Value, usize> = std::collections::HashMap::new();
@@ -466,6 +468,8 @@ fn group_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     ))
 }
 
+// Value hashes and compares without its lazy-seq cache, the only interior mutability.
+#[allow(clippy::mutable_key_type)]
 fn frequencies(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     let mut order: Vec<Value> = Vec::new();
     let mut counts: std::collections::HashMap<Value, i64> = std::collections::HashMap::new();
@@ -487,6 +491,8 @@ fn frequencies(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     ))
 }
 
+// Value hashes and compares without its lazy-seq cache, the only interior mutability.
+#[allow(clippy::mutable_key_type)]
 fn distinct(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     let Some(coll) = a.first() else {
         return Ok(xform(vec![XStep::Distinct(Default::default())]));

@@ -177,7 +177,7 @@ pub fn check_comparable(items: &[Value], op: &str) -> EvalResult<()> {
 }
 
 fn sorted_map(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
-    if a.len() % 2 != 0 {
+    if !a.len().is_multiple_of(2) {
         return Err(EvalError::arg(
             "sorted-map",
             "sorted-map needs an even number of arguments",

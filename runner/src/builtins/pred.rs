@@ -262,6 +262,8 @@ fn float_test(v: &Value, op: &str, test: fn(f64) -> bool) -> EvalResult {
     }
 }
 
+// Value hashes and compares without its lazy-seq cache, the only interior mutability.
+#[allow(clippy::mutable_key_type)]
 fn distinct_p(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     let mut seen = std::collections::HashSet::with_capacity(a.len());
     for x in a {

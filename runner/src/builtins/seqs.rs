@@ -295,15 +295,13 @@ pub static TABLE: &[BuiltinDef] = &[
         "(rseq [1 2]) ;=> (2 1)",
         |i, a| match &a[0] {
             v @ (Value::Vector(_) | Value::Map(_) | Value::Set(_)) => {
-                if let Value::Map(m) = v {
-                    if !matches!(**m, crate::value::MapImpl::Sorted(_)) {
-                        return Err(expected("rseq", "a vector or sorted collection", v));
-                    }
-                }
-                if let Value::Set(s) = v {
-                    if !matches!(**s, crate::value::SetImpl::Sorted(_)) {
-                        return Err(expected("rseq", "a vector or sorted collection", v));
-                    }
+                let sorted = match v {
+                    Value::Map(m) => matches!(**m, crate::value::MapImpl::Sorted(_)),
+                    Value::Set(s) => matches!(**s, crate::value::SetImpl::Sorted(_)),
+                    _ => true,
+                };
+                if !sorted {
+                    return Err(expected("rseq", "a vector or sorted collection", v));
                 }
                 let mut xs = i.seq_vec(v)?;
                 xs.reverse();
@@ -566,7 +564,7 @@ fn take_nth(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     let mut out = Vec::new();
     let mut k = 0usize;
     while let Some(x) = it.next(i)? {
-        if k % n == 0 {
+        if k.is_multiple_of(n) {
             out.push(x);
         }
         k += 1;

@@ -398,14 +398,14 @@ fn step(g: &mut Gen, interp: &mut Interp<'_>) -> EvalResult<Option<Value>> {
             queue,
             started,
         } => {
-            if queue.is_empty() {
-                if let Some(x) = src.next(interp)? {
-                    if *started {
-                        queue.push_back(sep.clone());
-                    }
-                    *started = true;
-                    queue.push_back(x);
+            if queue.is_empty()
+                && let Some(x) = src.next(interp)?
+            {
+                if *started {
+                    queue.push_back(sep.clone());
                 }
+                *started = true;
+                queue.push_back(x);
             }
             Ok(queue.pop_front())
         }
@@ -467,10 +467,10 @@ fn mapcat_step(
     interp: &mut Interp<'_>,
 ) -> EvalResult<Option<Value>> {
     loop {
-        if let Some(c) = cur {
-            if let Some(x) = c.next(interp)? {
-                return Ok(Some(x));
-            }
+        if let Some(c) = cur
+            && let Some(x) = c.next(interp)?
+        {
+            return Ok(Some(x));
         }
         let mut args = Vec::with_capacity(srcs.len());
         for s in srcs.iter_mut() {
