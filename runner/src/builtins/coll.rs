@@ -569,8 +569,11 @@ fn nth(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     if a[0].is_nil() {
         return Ok(default.unwrap_or_default());
     }
-    if matches!(&a[0], Value::Map(_)) {
-        return Err(EvalError::type_err("nth", "nth not supported on maps"));
+    if let Value::Map(_) | Value::Set(_) = &a[0] {
+        return Err(EvalError::type_err(
+            "nth",
+            format!("nth not supported on {}s", a[0].type_name()),
+        ));
     }
     let mut it = SeqIter::new(i, &a[0])?;
     for _ in 0..n {

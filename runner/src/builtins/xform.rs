@@ -74,7 +74,7 @@ impl XRun {
                 Some(XStep::PartitionAll(_, buf)) | Some(XStep::PartitionBy(_, _, buf))
                     if !buf.is_empty() =>
                 {
-                    Some(Value::list(std::mem::take(buf)))
+                    Some(Value::vector(std::mem::take(buf)))
                 }
                 _ => None,
             };
@@ -179,7 +179,8 @@ fn push(
             if buf.len() < *n {
                 return Ok(false);
             }
-            let chunk = Value::list(std::mem::take(buf));
+            // As in Clojure, the transducer forms emit vectors.
+            let chunk = Value::vector(std::mem::take(buf));
             push(rest, i, chunk, out)
         }
         XStep::PartitionBy(f, key, buf) => {
@@ -187,7 +188,7 @@ fn push(
             let split = key.as_ref().is_some_and(|old| *old != k);
             *key = Some(k);
             if split {
-                let chunk = Value::list(std::mem::replace(buf, vec![x]));
+                let chunk = Value::vector(std::mem::replace(buf, vec![x]));
                 return push(rest, i, chunk, out);
             }
             buf.push(x);

@@ -143,6 +143,9 @@ struct State {
     buf: Vec<Value>,
     generator: Option<Gen>,
     done: bool,
+    /// A runtime error met while making the next element; every later read repeats it (the
+    /// generator's state after a failure is not meaningful, so it is never run again).
+    failed: Option<EvalError>,
 }
 
 /// A lazily realized sequence.
@@ -158,6 +161,7 @@ impl LazySeq {
                 buf: Vec::new(),
                 generator: Some(generator),
                 done: false,
+                failed: None,
             }),
         }
     }
@@ -182,11 +186,19 @@ impl LazySeq {
                 if st.done {
                     return Ok(None);
                 }
+                if let Some(e) = &st.failed {
+                    return Err(e.clone());
+                }
                 st.generator.take().ok_or_else(reentrant)?
             };
             let produced = step(&mut generator, interp);
             let mut st = self.state.try_borrow_mut().map_err(|_| reentrant())?;
             st.generator = Some(generator);
+            let produced = produced.inspect_err(|e| {
+                if e.catchable() {
+                    st.failed = Some(e.clone());
+                }
+            });
             match produced? {
                 Some(v) => {
                     if st.buf.len() as u64 >= interp.limits.max_iterations {
@@ -249,13 +261,19 @@ pub fn lazy_or_list(g: Gen, lazy: bool, interp: &mut Interp<'_>) -> EvalResult {
 
 /// Realizes up to `cap` elements: a list if the seq ends by then, else the lazy seq. For
 /// generators that may or may not be infinite (`tree-seq`), so small results are plain lists.
+/// A runtime error while realizing ahead is left in the lazy seq, to surface only if that
+/// element is ever read (as it would in Clojure); limits are not deferred.
 pub fn list_if_short(g: Gen, cap: usize, interp: &mut Interp<'_>) -> EvalResult {
     let l = Rc::new(LazySeq::new(g));
-    if l.nth(interp, cap)?.is_none() {
-        let items = l.realized().unwrap_or_default();
-        return Ok(Value::List(Coll::new(items.into_iter().collect::<PVec>())));
+    match l.nth(interp, cap) {
+        Ok(None) => {
+            let items = l.realized().unwrap_or_default();
+            Ok(Value::List(Coll::new(items.into_iter().collect::<PVec>())))
+        }
+        Ok(Some(_)) => Ok(Value::Lazy(l)),
+        Err(e) if e.catchable() => Ok(Value::Lazy(l)),
+        Err(e) => Err(e),
     }
-    Ok(Value::Lazy(l))
 }
 
 /// Produces the next element of a generator.
