@@ -58,13 +58,15 @@ pub static TABLE: &[BuiltinDef] = &[
         "(str \"a\" 1 nil) ;=> \"a1\"",
         |i, a| {
             let mut s = String::new();
-            for x in &a {
-                match x {
+            for x in a.iter().cloned() {
+                // A long lazy seq prints its items, as the eager seqs it stands for do (DIV-6).
+                let x = i.realize_deep(x)?;
+                match &x {
                     // Java's Double.toString at the top level; inside collections it stays ##Inf.
                     Value::Float(f) if f.is_nan() => s.push_str("NaN"),
                     Value::Float(f) if f.is_infinite() && *f > 0.0 => s.push_str("Infinity"),
                     Value::Float(f) if f.is_infinite() => s.push_str("-Infinity"),
-                    _ => s.push_str(&crate::print::str_of(x)),
+                    _ => s.push_str(&crate::print::str_of(&x)),
                 }
             }
             i.tick_n(a.len() as u64)?;
