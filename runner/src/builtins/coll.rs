@@ -273,30 +273,6 @@ pub static TABLE: &[BuiltinDef] = &[
             cons(i, x, &coll)
         }
     ),
-    def!(
-        "merge",
-        0,
-        _,
-        "Maps merged left to right; nil is skipped.",
-        "(merge {:a 1} {:b 2}) ;=> {:a 1, :b 2}",
-        merge
-    ),
-    def!(
-        "select-keys",
-        2,
-        2,
-        "Map of only the given keys.",
-        "(select-keys {:a 1 :b 2} [:a]) ;=> {:a 1}",
-        select_keys
-    ),
-    def!(
-        "zipmap",
-        2,
-        2,
-        "Map from keys to values, pairwise.",
-        "(zipmap [:a :b] [1 2]) ;=> {:a 1, :b 2}",
-        zipmap
-    ),
 ];
 
 /// `(get coll k)`: maps by key (keyword keys also find string keys), vectors and strings by
@@ -619,7 +595,7 @@ fn map_part(v: &Value, op: &str, keys: bool) -> EvalResult {
     }
 }
 
-fn contains(coll: &Value, k: &Value) -> EvalResult<bool> {
+pub(super) fn contains(coll: &Value, k: &Value) -> EvalResult<bool> {
     Ok(match coll {
         Value::Nil => false,
         Value::Map(m) => m.contains_key(k),
@@ -726,19 +702,6 @@ fn concat(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     Ok(Value::List(Coll::new(out)))
 }
 
-/// `merge`: conj of each later argument onto the first non-nil one (so maps merge, and a
-/// `[k v]` pair is added, as in Clojure).
-fn merge(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
-    let mut it = a.into_iter().skip_while(Value::is_nil);
-    let Some(first) = it.next() else {
-        return Ok(Value::Nil);
-    };
-    it.try_fold(first, |acc, m| match m {
-        Value::Nil => Ok(acc),
-        other => conj(acc, other),
-    })
-}
-
 fn cons(i: &mut Interp<'_>, x: Value, coll: &Value) -> EvalResult {
     if let Value::Lazy(_) = coll {
         return conj(coll.clone(), x);
@@ -751,17 +714,6 @@ fn cons(i: &mut Interp<'_>, x: Value, coll: &Value) -> EvalResult {
     Ok(Value::List(Coll::new(out)))
 }
 
-fn zipmap(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
-    let mut ks = SeqIter::new(i, &a[0])?;
-    let mut vs = SeqIter::new(i, &a[1])?;
-    let mut m = MapImpl::Small(Vec::new());
-    while let (Some(k), Some(v)) = (ks.next(i)?, vs.next(i)?) {
-        i.tick()?;
-        m.insert(k, v);
-    }
-    Ok(Value::map(m))
-}
-
 /// Keys of a sorted map must be comparable with the keys already in it.
 fn sorted_key_check(m: &MapImpl, k: &Value) -> EvalResult<()> {
     if let MapImpl::Sorted(sm) = m
@@ -770,25 +722,6 @@ fn sorted_key_check(m: &MapImpl, k: &Value) -> EvalResult<()> {
         super::math::compare(first, k)?;
     }
     Ok(())
-}
-
-fn select_keys(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
-    let keys = i.seq_vec(&a[1])?;
-    let mut out = match &a[0] {
-        Value::Map(m) => m.empty_like(),
-        _ => MapImpl::Small(Vec::new()),
-    };
-    for k in keys {
-        let found = match &a[0] {
-            Value::Map(m) => m.get(&k).cloned(),
-            Value::Vector(_) if contains(&a[0], &k)? => get(&a[0], &k),
-            _ => None,
-        };
-        if let Some(v) = found {
-            out.insert(k, v);
-        }
-    }
-    Ok(Value::map(out))
 }
 
 /// A set value from items, keeping a sorted set sorted.

@@ -1,18 +1,44 @@
-//! Maps and sets beyond the basics of `coll`: `find key val merge-with update-keys update-vals
-//! sorted-map sorted-set disj`.
+//! Maps and sets beyond the basics of `coll`: `merge merge-with select-keys zipmap find key val
+//! update-keys update-vals sorted-map sorted-set disj`.
 //!
 //! Sorted collections order keys with `compare`; keys that `compare` cannot order (a keyword and
 //! a string) are an error when they meet, as in Clojure. A map entry is a `[k v]` vector, so
 //! `key`/`val` accept any two-element vector.
 
+use super::coll::{conj, contains, get};
 use super::math::compare;
 use super::{BuiltinDef, expected};
 use crate::def;
 use crate::error::{EvalError, EvalResult};
 use crate::eval::Interp;
+use crate::eval::seq::SeqIter;
 use crate::value::{Coll, MapImpl, POrdMap, SetImpl, Value};
 
 pub static TABLE: &[BuiltinDef] = &[
+    def!(
+        "merge",
+        0,
+        _,
+        "Maps merged left to right; nil is skipped.",
+        "(merge {:a 1} {:b 2}) ;=> {:a 1, :b 2}",
+        merge
+    ),
+    def!(
+        "select-keys",
+        2,
+        2,
+        "Map of only the given keys.",
+        "(select-keys {:a 1 :b 2} [:a]) ;=> {:a 1}",
+        select_keys
+    ),
+    def!(
+        "zipmap",
+        2,
+        2,
+        "Map from keys to values, pairwise.",
+        "(zipmap [:a :b] [1 2]) ;=> {:a 1, :b 2}",
+        zipmap
+    ),
     def!(
         "find",
         2,
@@ -209,4 +235,47 @@ fn disj(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
         }
         other => Err(expected("disj", "a set", &other)),
     }
+}
+
+/// `merge`: conj of each later argument onto the first non-nil one (so maps merge, and a
+/// `[k v]` pair is added, as in Clojure).
+fn merge(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    let mut it = a.into_iter().skip_while(Value::is_nil);
+    let Some(first) = it.next() else {
+        return Ok(Value::Nil);
+    };
+    it.try_fold(first, |acc, m| match m {
+        Value::Nil => Ok(acc),
+        other => conj(acc, other),
+    })
+}
+
+fn select_keys(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    let keys = i.seq_vec(&a[1])?;
+    let mut out = match &a[0] {
+        Value::Map(m) => m.empty_like(),
+        _ => MapImpl::Small(Vec::new()),
+    };
+    for k in keys {
+        let found = match &a[0] {
+            Value::Map(m) => m.get(&k).cloned(),
+            Value::Vector(_) if contains(&a[0], &k)? => get(&a[0], &k),
+            _ => None,
+        };
+        if let Some(v) = found {
+            out.insert(k, v);
+        }
+    }
+    Ok(Value::map(out))
+}
+
+fn zipmap(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    let mut ks = SeqIter::new(i, &a[0])?;
+    let mut vs = SeqIter::new(i, &a[1])?;
+    let mut m = MapImpl::Small(Vec::new());
+    while let (Some(k), Some(v)) = (ks.next(i)?, vs.next(i)?) {
+        i.tick()?;
+        m.insert(k, v);
+    }
+    Ok(Value::map(m))
 }

@@ -234,6 +234,25 @@ pub static TABLE: &[BuiltinDef] = &[
         repeat
     ),
     def!(
+        "repeatedly",
+        1,
+        2,
+        "Calls f (no arguments) forever (lazy), or n times.",
+        "(repeatedly 2 (constantly 1)) ;=> (1 1)",
+        |i, mut a| {
+            let f = a.pop().unwrap_or_default();
+            let Some(n) = a.pop() else {
+                return Ok(LazySeq::value(Gen::Repeatedly { f, left: None }));
+            };
+            let n = super::math::int_arg(&n, "repeatedly")?.max(0);
+            let g = Gen::Repeatedly {
+                f,
+                left: Some(n.unsigned_abs()),
+            };
+            lazy_or_list(g, n > REPEAT_EAGER, i)
+        }
+    ),
+    def!(
         "cycle",
         1,
         1,

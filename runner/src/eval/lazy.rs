@@ -42,6 +42,11 @@ pub enum Gen {
         items: Rc<Vec<Value>>,
         i: usize,
     },
+    /// `(f)` forever, or `left` more times.
+    Repeatedly {
+        f: Value,
+        left: Option<u64>,
+    },
     /// `map` / `map-indexed` (with `index`).
     Map {
         f: Value,
@@ -294,6 +299,14 @@ fn step(g: &mut Gen, interp: &mut Interp<'_>) -> EvalResult<Option<Value>> {
             }
             None => Ok(Some(x.clone())),
         },
+        Gen::Repeatedly { f, left } => {
+            match left {
+                Some(0) => return Ok(None),
+                Some(n) => *n -= 1,
+                None => {}
+            }
+            interp.apply(&f.clone(), vec![]).map(Some)
+        }
         Gen::Cycle { items, i } => {
             let v = items.get(*i % items.len().max(1)).cloned();
             *i += 1;
