@@ -115,3 +115,24 @@ fn a_finite_lazy_result_leaves_as_a_list() {
     let v = value("(drop 19998 (range 20000))", 1_000_000);
     assert_eq!(v, Value::List(vec![Value::Int(19_998), Value::Int(19_999)]));
 }
+
+#[test]
+fn a_failure_inside_a_lazy_seq_surfaces_when_read_and_stays() {
+    // The walk realizes nodes ahead; the error at node 3 must not hide nodes 0..2.
+    let v = value(
+        "(take 3 (tree-seq (constantly true) (fn [n] (if (= n 3) (throw (ex-info \"deep\" {})) [(inc n)])) 0))",
+        1_000_000,
+    );
+    assert_eq!(
+        v,
+        Value::List(vec![Value::Int(0), Value::Int(1), Value::Int(2)])
+    );
+    let r = reason(
+        "(let [s (map #(if (= % 5) (throw (ex-info \"five\" {})) %) (range))]
+           [(try (nth s 6) (catch Exception e :caught)) (nth s 7)])",
+    );
+    assert_eq!(
+        r, "eval_error",
+        "a failed element fails every later read too"
+    );
+}

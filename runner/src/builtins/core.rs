@@ -66,6 +66,10 @@ pub static TABLE: &[BuiltinDef] = &[
                     Value::Float(f) if f.is_nan() => s.push_str("NaN"),
                     Value::Float(f) if f.is_infinite() && *f > 0.0 => s.push_str("Infinity"),
                     Value::Float(f) if f.is_infinite() => s.push_str("-Infinity"),
+                    // A collection's string form is its printed (readable) form, as in Clojure.
+                    Value::Vector(_) | Value::List(_) | Value::Map(_) | Value::Set(_) => {
+                        s.push_str(&crate::print::pr_str(&x));
+                    }
                     _ => s.push_str(&crate::print::str_of(&x)),
                 }
             }
