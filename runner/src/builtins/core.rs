@@ -376,6 +376,14 @@ fn ordering(
         None => Ok(super::math::compare(x, y)?.cmp(&0)),
         Some(Value::Keyword(k)) if &**k == "asc" => Ok(super::math::compare(x, y)?.cmp(&0)),
         Some(Value::Keyword(k)) if &**k == "desc" => Ok(super::math::compare(y, x)?.cmp(&0)),
+        // The common comparators, without a call per comparison (same results and errors).
+        Some(Value::Builtin(b)) if matches!(b.name, "<" | ">") => {
+            super::math::to_f64(x, b.name)?;
+            super::math::to_f64(y, b.name)?;
+            let o = super::math::num_cmp(x, y)?;
+            Ok(if b.name == "<" { o } else { o.reverse() })
+        }
+        Some(Value::Builtin(b)) if b.name == "compare" => Ok(super::math::compare(x, y)?.cmp(&0)),
         Some(f) => match i.apply(f, vec![x.clone(), y.clone()])? {
             Value::Int(n) => Ok(n.cmp(&0)),
             Value::Float(n) => Ok(n.partial_cmp(&0.0).unwrap_or(Equal)),
