@@ -369,16 +369,24 @@ fn assoc_many(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     Ok(m)
 }
 
+/// Iterative (a path may be as long as a program can build): walk down keeping each level,
+/// then assoc back up.
 fn assoc_in(m: Value, path: &[Value], v: Value) -> EvalResult {
-    let Some((k, rest)) = path.split_first() else {
+    let Some((last, init)) = path.split_last() else {
         return Ok(v);
     };
-    if rest.is_empty() {
-        return assoc(m, k.clone(), v);
+    let mut levels = Vec::with_capacity(init.len());
+    let mut cur = m;
+    for k in init {
+        let inner = get(&cur, k).unwrap_or_default();
+        levels.push((cur, k));
+        cur = inner;
     }
-    let inner = get(&m, k).unwrap_or_default();
-    let updated = assoc_in(inner, rest, v)?;
-    assoc(m, k.clone(), updated)
+    let mut acc = assoc(cur, last.clone(), v)?;
+    while let Some((coll, k)) = levels.pop() {
+        acc = assoc(coll, k.clone(), acc)?;
+    }
+    Ok(acc)
 }
 
 fn dissoc(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {

@@ -529,7 +529,8 @@ pub fn compare(a: &Value, b: &Value) -> EvalResult<i64> {
                 return Ok(ord_int(x.len().cmp(&y.len())));
             }
             for (p, q) in x.iter().zip(y.iter()) {
-                let c = compare(p, q)?;
+                // Nested vectors recurse; grow the stack rather than overflow it.
+                let c = stacker::maybe_grow(64 * 1024, 1024 * 1024, || compare(p, q))?;
                 if c != 0 {
                     return Ok(c);
                 }
