@@ -136,3 +136,22 @@ fn a_failure_inside_a_lazy_seq_surfaces_when_read_and_stays() {
         "a failed element fails every later read too"
     );
 }
+
+#[test]
+fn equality_and_compare_of_deeply_nested_values_do_not_overflow() {
+    let v = value(
+        "(let [deep (fn [x] (reduce (fn [acc _] [acc]) x (range 100000)))]
+           [(= (deep []) (deep [])) (= (deep []) (deep [1])) (compare (deep []) (deep []))
+            (count (flatten (deep [1 2])))])",
+        2_000_000,
+    );
+    assert_eq!(
+        v,
+        Value::Vector(vec![
+            Value::Bool(true),
+            Value::Bool(false),
+            Value::Int(0),
+            Value::Int(2),
+        ])
+    );
+}

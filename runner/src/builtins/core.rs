@@ -361,7 +361,47 @@ fn all_equal(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult<bool> {
     for x in a {
         vals.push(i.realize_deep(x)?);
     }
-    Ok(vals.windows(2).all(|w| w[0] == w[1]))
+    Ok(vals.windows(2).all(|w| deep_equal(&w[0], &w[1])))
+}
+
+/// Clojure `=` without recursion on the Rust stack: nested vectors, lists and maps are compared
+/// with an explicit work list, so a value nested 100k levels deep compares instead of
+/// overflowing the stack. Shared (pointer-equal) collections are equal without a walk.
+fn deep_equal(a: &Value, b: &Value) -> bool {
+    let mut work = vec![(a, b)];
+    while let Some((x, y)) = work.pop() {
+        match (x, y) {
+            (Value::Vector(p) | Value::List(p), Value::Vector(q) | Value::List(q)) => {
+                if Coll::ptr_eq(p, q) {
+                    continue;
+                }
+                if p.len() != q.len() {
+                    return false;
+                }
+                work.extend(p.iter().zip(q.iter()));
+            }
+            (Value::Map(p), Value::Map(q)) => {
+                if Coll::ptr_eq(p, q) {
+                    continue;
+                }
+                if p.len() != q.len() {
+                    return false;
+                }
+                for (k, v) in p.iter() {
+                    match q.get(k) {
+                        Some(w) => work.push((v, w)),
+                        None => return false,
+                    }
+                }
+            }
+            _ => {
+                if x != y {
+                    return false;
+                }
+            }
+        }
+    }
+    true
 }
 
 /// How to order two keys: `compare`, `:asc`/`:desc`, or a comparator fn (number or boolean).
