@@ -60,7 +60,8 @@ pub static TABLE: &[BuiltinDef] = &[
             &a[0],
             &a[1],
             "quot",
-            |x, y| x.checked_div(y),
+            // The JVM wraps the one overflowing case, (quot MIN -1), as Clojure does.
+            |x, y| Some(x.wrapping_div(y)),
             |x, y| (x / y).trunc()
         )
     ),
@@ -70,7 +71,13 @@ pub static TABLE: &[BuiltinDef] = &[
         2,
         "Remainder with the sign of the dividend.",
         "(rem -7 2) ;=> -1",
-        |_, a| int_div(&a[0], &a[1], "rem", |x, y| x.checked_rem(y), |x, y| x % y)
+        |_, a| int_div(
+            &a[0],
+            &a[1],
+            "rem",
+            |x, y| Some(x.wrapping_rem(y)),
+            |x, y| x % y
+        )
     ),
     def!(
         "mod",
@@ -82,11 +89,14 @@ pub static TABLE: &[BuiltinDef] = &[
             &a[0],
             &a[1],
             "mod",
-            |x, y| x.checked_rem(y).map(|r| if r != 0 && (r < 0) != (y < 0) {
-                r + y
-            } else {
-                r
-            }),
+            |x, y| {
+                let r = x.wrapping_rem(y);
+                Some(if r != 0 && (r < 0) != (y < 0) {
+                    r + y
+                } else {
+                    r
+                })
+            },
             |x, y| {
                 let r = x % y;
                 if r != 0.0 && (r < 0.0) != (y < 0.0) {
@@ -397,10 +407,10 @@ fn div2(a: &Value, b: &Value) -> EvalResult {
             "/",
             "divide by zero",
         )),
-        (Value::Int(x), Value::Int(y)) if x.checked_rem(*y) == Some(0) => x
-            .checked_div(*y)
-            .map(Value::Int)
-            .ok_or_else(|| overflow("/")),
+        // Exact integer division; (/ MIN -1) wraps to MIN as on the JVM.
+        (Value::Int(x), Value::Int(y)) if x.wrapping_rem(*y) == 0 => {
+            Ok(Value::Int(x.wrapping_div(*y)))
+        }
         _ => Ok(Value::Float(to_f64(a, "/")? / to_f64(b, "/")?)),
     }
 }
@@ -493,8 +503,10 @@ fn chain(args: Vec<Value>, op: &str, ok: fn(Ordering) -> bool) -> EvalResult {
 fn extreme(args: Vec<Value>, op: &str, lose: Ordering) -> EvalResult {
     let mut it = args.into_iter();
     let mut best = it.next().unwrap_or_default();
-    to_f64(&best, op)?;
-    let mut nan = None;
+    let mut nan = match to_f64(&best, op)? {
+        f if f.is_nan() => Some(best.clone()),
+        _ => None,
+    };
     for x in it {
         if matches!(x, Value::Float(f) if f.is_nan()) {
             nan = Some(x.clone());

@@ -236,6 +236,14 @@ pub static TABLE: &[BuiltinDef] = &[
         distinct_p
     ),
     def!(
+        "identical?",
+        2,
+        2,
+        "True if x and y are the same object (equal scalars count as the same).",
+        "(identical? :a :a) ;=> true",
+        |_, a| Ok(Value::Bool(identical(&a[0], &a[1])))
+    ),
+    def!(
         "boolean",
         1,
         1,
@@ -244,6 +252,22 @@ pub static TABLE: &[BuiltinDef] = &[
         |_, a| Ok(Value::Bool(a[0].truthy()))
     ),
 ];
+
+/// Reference identity for collections and strings; scalars (interned or cached on the JVM for
+/// the values programs compare this way) by value.
+fn identical(a: &Value, b: &Value) -> bool {
+    use crate::value::Coll;
+    match (a, b) {
+        (Value::Vector(x) | Value::List(x), Value::Vector(y) | Value::List(y)) => {
+            Coll::ptr_eq(x, y)
+        }
+        (Value::Map(x), Value::Map(y)) => Coll::ptr_eq(x, y),
+        (Value::Set(x), Value::Set(y)) => Coll::ptr_eq(x, y),
+        (Value::Str(x), Value::Str(y)) => std::rc::Rc::ptr_eq(x, y),
+        (Value::Float(_), Value::Float(_)) => false,
+        _ => a == b,
+    }
+}
 
 /// Whether `v` is a function (not a `reduced` marker or a transducer).
 fn is_fn(v: &Value) -> bool {
