@@ -541,6 +541,9 @@ fn drop_last(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
 fn nth_rest(i: &mut Interp<'_>, a: Vec<Value>, next: bool) -> EvalResult {
     let n = super::math::int_arg(&a[1], if next { "nthnext" } else { "nthrest" })?;
     let coll = &a[0];
+    if coll.is_nil() {
+        return Ok(Value::Nil);
+    }
     if n <= 0 {
         // nthrest returns the collection itself; nthnext its seq.
         return if next {
