@@ -247,8 +247,9 @@ fn count_arg(v: &Value, op: &str) -> EvalResult<usize> {
     }
 }
 
-/// Ranges longer than this are lazy, so `(first (filter p (range 1 1e12)))` is cheap.
-const EAGER_RANGE: f64 = 10_000.0;
+/// Ranges longer than this are lazy, so `(first (filter p (range 1 1e12)))` is cheap; shorter
+/// ones are plain lists (they compare, print and persist in memory like any list).
+const EAGER_RANGE: f64 = 100_000.0;
 
 fn range(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     let (start, end, step) = match a.as_slice() {

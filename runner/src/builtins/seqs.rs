@@ -21,7 +21,7 @@ use std::rc::Rc;
 /// `tree-seq` realizes this many nodes before deciding the tree may be infinite.
 const TREE_EAGER: usize = 10_000;
 /// `(repeat n x)` with a larger n is lazy.
-const REPEAT_EAGER: i64 = 10_000;
+const REPEAT_EAGER: i64 = 100_000;
 
 pub static TABLE: &[BuiltinDef] = &[
     def!(
