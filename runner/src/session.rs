@@ -199,13 +199,18 @@ fn evaluate(
     interp.history = opts.history.iter().map(from_shared).collect();
     interp.globals.extend(input_memory.iter().cloned());
     let outcome = interp.run_program(&program.forms, program.frame_size);
+    // A finite lazy seq in the result leaves as a list (an infinite one hits a limit here).
+    let outcome = match outcome {
+        Ok(v) | Err(EvalError::Return(v)) => interp.realize_deep(v),
+        Err(e) => Err(e),
+    };
     let mut step = Step::default();
     step.usage.eval_steps = interp.steps;
     step.usage.tool_calls = u32::try_from(interp.tool_calls.len()).unwrap_or(u32::MAX);
     step.tool_calls = std::mem::take(&mut interp.tool_calls);
     step.prints = interp.take_prints();
     let value = match outcome {
-        Ok(v) | Err(EvalError::Return(v)) => v,
+        Ok(v) => v,
         Err(e) => {
             let mut s = failed_step(opts, e.to_fail());
             s.prints = step.prints;
