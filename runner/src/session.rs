@@ -152,7 +152,14 @@ pub fn compile(source: &str, opts: &RunOptions, tool_names: &[String]) -> Result
         _ => Vec::new(),
     };
     let program = analyze_program(&forms, memory.iter().map(|(n, _)| n.clone()), tool_names)
-        .map_err(|e| Fail::new(FailReason::AnalysisError, e.to_string()))?;
+        .map_err(|e| {
+            let reason = if e.unknown_tool {
+                FailReason::ToolNotFound
+            } else {
+                FailReason::AnalysisError
+            };
+            Fail::new(reason, e.to_string())
+        })?;
     Ok(Compiled { program, memory })
 }
 
