@@ -132,7 +132,7 @@ impl Reader {
             if k.is_empty() {
                 return Err(self.err(pos, "empty keyword", Some("write a name after `:`")));
             }
-            return Ok(FormKind::Keyword(Rc::from(k)));
+            return Ok(FormKind::Keyword(self.intern(k)));
         }
         Ok(match tok.as_str() {
             "nil" => FormKind::Nil,
