@@ -143,8 +143,9 @@ impl std::fmt::Display for ValidationError {
     }
 }
 
-/// How strictly to validate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// How strictly to validate. Crosses the wire (snake_case, as `as_str`) in `protocol::Execute`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Mode {
     /// Fail on errors; extra map fields are allowed.
     #[default]
