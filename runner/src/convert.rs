@@ -9,21 +9,53 @@ use std::rc::Rc;
 
 /// Plain data → interpreter value.
 pub fn from_shared(v: &S) -> Value {
-    match v {
-        S::Nil => Value::Nil,
-        S::Bool(b) => Value::Bool(*b),
-        S::Int(i) => Value::Int(*i),
-        S::Float(f) => Value::Float(*f),
-        S::Str(s) => Value::Str(Rc::from(s.as_str())),
-        S::Keyword(k) => Value::Keyword(Rc::from(k.as_str())),
-        S::Vector(xs) => Value::vector(xs.iter().map(from_shared)),
-        S::List(xs) => Value::list(xs.iter().map(from_shared)),
-        S::Set(xs) => Value::set(xs.iter().map(from_shared)),
-        S::Map(m) => Value::map(
-            m.iter()
-                .map(|(k, x)| (from_shared(k), from_shared(x)))
-                .collect::<MapImpl>(),
-        ),
+    Importer::default().value(v)
+}
+
+/// Strings up to this length are interned while importing: JSON data repeats its keys (and many
+/// values) on every row, and one shared `Rc` per distinct string saves an allocation each time.
+const INTERN_MAX: usize = 64;
+
+/// Converts plain data into interpreter values, sharing repeated short strings.
+#[derive(Default)]
+struct Importer {
+    strings: std::collections::HashSet<Rc<str>, foldhash::fast::RandomState>,
+}
+
+impl Importer {
+    fn text(&mut self, s: &str) -> Rc<str> {
+        if s.len() > INTERN_MAX {
+            return Rc::from(s);
+        }
+        if let Some(rc) = self.strings.get(s) {
+            return rc.clone();
+        }
+        let rc: Rc<str> = Rc::from(s);
+        self.strings.insert(rc.clone());
+        rc
+    }
+
+    fn value(&mut self, v: &S) -> Value {
+        match v {
+            S::Nil => Value::Nil,
+            S::Bool(b) => Value::Bool(*b),
+            S::Int(i) => Value::Int(*i),
+            S::Float(f) => Value::Float(*f),
+            S::Str(s) => Value::Str(self.text(s)),
+            S::Keyword(k) => Value::Keyword(self.text(k)),
+            S::Vector(xs) => Value::vector(xs.iter().map(|x| self.value(x)).collect::<Vec<_>>()),
+            S::List(xs) => Value::list(xs.iter().map(|x| self.value(x)).collect::<Vec<_>>()),
+            S::Set(xs) => Value::set(xs.iter().map(|x| self.value(x)).collect::<Vec<_>>()),
+            S::Map(m) => {
+                let mut out = MapImpl::with_capacity(m.len());
+                for (k, x) in m {
+                    // Keys of a plain-data map are already distinct.
+                    let (k, x) = (self.value(k), self.value(x));
+                    out.insert_new(k, x);
+                }
+                Value::map(out)
+            }
+        }
     }
 }
 

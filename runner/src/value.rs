@@ -12,11 +12,12 @@
 use crate::builtins::{BuiltinDef, NativeFn};
 use crate::eval::Lambda;
 use crate::eval::lazy::LazySeq;
-use std::hash::{BuildHasherDefault, Hash, Hasher};
+use std::hash::{Hash, Hasher};
 use std::rc::Rc;
 
-/// A fixed-seed hasher, so map and set order is the same on every run.
-pub type FixedState = BuildHasherDefault<std::collections::hash_map::DefaultHasher>;
+/// A fixed-seed hasher, so map and set order is the same on every run. (A program can only
+/// slow itself down with colliding keys, within its own limits.)
+pub type FixedState = foldhash::fast::FixedState;
 pub type PVec = imbl::Vector<Value>;
 pub type PHashMap =
     imbl::GenericHashMap<Value, Value, FixedState, imbl::shared_ptr::DefaultSharedPtr>;
@@ -212,6 +213,19 @@ impl Default for SetImpl {
 }
 
 impl MapImpl {
+    /// An empty map sized for `n` entries.
+    pub fn with_capacity(n: usize) -> MapImpl {
+        if n <= SMALL_MAP { MapImpl::Small(Vec::with_capacity(n)) } else { MapImpl::Hash(PHashMap::default()) }
+    }
+
+    /// Inserts a key known not to be present (no duplicate scan for small maps).
+    pub fn insert_new(&mut self, k: Value, v: Value) {
+        match self {
+            MapImpl::Small(entries) if entries.len() < SMALL_MAP => entries.push((k, v)),
+            other => other.insert(k, v),
+        }
+    }
+
     pub fn len(&self) -> usize {
         match self {
             MapImpl::Small(v) => v.len(),
@@ -423,7 +437,7 @@ impl Hash for Value {
 }
 
 fn hash_one<T: Hash>(x: &T) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let mut h = std::hash::BuildHasher::build_hasher(&FixedState::default());
     x.hash(&mut h);
     h.finish()
 }
