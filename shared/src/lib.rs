@@ -3,12 +3,20 @@
 //! - [`value`]: the owned data model (`Value`) that programs exchange with tools, contexts and memory.
 //! - [`limits`]: the `Limits` every execution runs under.
 //! - [`step`]: the outcome of one execution (`Step`, `Fail`, `FailReason`, `Usage`, tool-call trace).
+//! - [`codec`]: length-prefixed bincode frames (the only user of bincode), blocking and, with the
+//!   `tokio` feature, async.
+//! - [`protocol`]: the supervisor ↔ runner messages, protocol version and runner exit codes.
+//! - `seccomp` (feature `seccomp`): the runner's seccomp program compiled from JSON, as bytes.
 //!
 //! Design invariant: nothing in this crate trusts its input. Every decoder bounds size and depth,
 //! and no function here panics on data that came from a program or a wire frame.
 #![forbid(unsafe_code)]
 
+pub mod codec;
 pub mod limits;
+pub mod protocol;
+#[cfg(feature = "seccomp")]
+pub mod seccomp;
 pub mod step;
 pub mod value;
 

@@ -44,7 +44,8 @@ fn count(n: usize) -> u32 {
 
 impl Serialize for Value {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut seq = s.serialize_seq(None)?;
+        // Length-prefixed formats (bincode) need the token count up front.
+        let mut seq = s.serialize_seq(Some(token_count(self)))?;
         let mut stack = vec![self];
         while let Some(v) = stack.pop() {
             let tok = match v {
@@ -78,6 +79,22 @@ impl Serialize for Value {
         }
         seq.end()
     }
+}
+
+/// The number of tokens `v` serializes to (one per value, map keys included). Iterative.
+fn token_count(v: &Value) -> usize {
+    let mut n = 0usize;
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        n += 1;
+        match v {
+            Value::Vector(xs) | Value::List(xs) => stack.extend(xs.iter()),
+            Value::Set(xs) => stack.extend(xs.iter()),
+            Value::Map(m) => m.iter().for_each(|(k, x)| stack.extend([k, x])),
+            _ => {}
+        }
+    }
+    n
 }
 
 /// A collection being rebuilt: its kind, the items still expected, and those read so far.

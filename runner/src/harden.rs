@@ -1,0 +1,371 @@
+//! Hardening of the single-use runner process: the only file of `ptc-runner` with `unsafe`.
+//!
+//! [`run`] is one linear sequence of named steps, in this order and for these reasons:
+//!
+//! 1. `prepare_frame`: pre-encode `MemoryExceeded`, so the allocator can report an overrun later
+//!    without allocating.
+//! 2. `take_ipc_fd`: fd 3 must be an open socket; it becomes the only channel to the supervisor.
+//! 3. `read_setup`: the first frame is trusted (the supervisor sends it before any untrusted
+//!    input); it carries the rlimits, the heap budget and the compiled seccomp program.
+//! 4. `die_with_parent`: PR_SET_PDEATHSIG=SIGKILL, then `getppid()` is compared with the parent
+//!    seen at start: if the parent died before the prctl, no signal would ever come.
+//! 5. `not_dumpable`: PR_SET_DUMPABLE=0 — no core dumps, no ptrace or /proc peeking by same-uid
+//!    processes.
+//! 6. `apply_rlimits`: DATA (heap), CPU (soft = ceil(s), hard = soft + 1: SIGXCPU then SIGKILL),
+//!    NOFILE, FSIZE 0, CORE 0, STACK (raised for deep-but-capped interpreter recursion). Then the
+//!    counting allocator's budget is armed (a little below RLIMIT_DATA, so the budget trips first
+//!    and is reported; RLIMIT_DATA is the kernel's backstop).
+//! 7. `close_other_fds`: close_range(4, ∞) — whatever the spawner leaked is gone before landlock
+//!    (an fd opened earlier would bypass landlock's path checks).
+//! 8. `restrict_filesystem`: a landlock ruleset that handles every filesystem and network right
+//!    and scopes signals and abstract sockets, with no rule allowing anything. Best effort: an
+//!    older kernel enforces what it knows, and the status goes back in `Ready`.
+//! 9. `no_new_privs` then `install_seccomp`: the allowlist compiled from
+//!    `policies/seccomp/runner.json`. Last, because it forbids the syscalls of the steps above.
+//!    Fail closed: without a valid program the runner exits `NO_SECCOMP` and never runs input.
+//! 10. `Ready`, then read one `Execute`, evaluate it (tool calls go over the socket), write
+//!     `Finished`, exit 0.
+//!
+//! Each failure exits with a code from `ptc_shared::protocol::exit_code`. Invariants: single
+//! threaded throughout (seccomp forbids clone); nothing untrusted is read before step 10.
+#![allow(unsafe_code)]
+
+use crate::alloc;
+use crate::ipc::{self, Ipc};
+use landlock::{ABI, Access, AccessFs, AccessNet, RulesetAttr, RulesetStatus, Scope};
+use nix::sys::prctl;
+use nix::sys::signal::Signal;
+use ptc_shared::codec::U64_FRAME_MAX;
+use ptc_shared::protocol::{
+    LandlockStatus, RUNNER_IPC_FD, RunnerRlimits, RunnerToSupervisor, Setup, SupervisorToRunner,
+    exit_code,
+};
+use ptc_shared::{Step, seccomp};
+use rlimit::Resource;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::unix::net::UnixStream;
+
+/// What the test probe does instead of executing a program (see `probe.rs`).
+pub type Probe = Box<dyn FnOnce(&mut Ipc) -> Step>;
+
+/// Landlock ABI whose rights we ask for; older kernels get the subset they know.
+const LANDLOCK_ABI: ABI = ABI::V6;
+
+/// The way hardening or the conversation failed: each maps to one exit code.
+#[derive(Debug, Clone, Copy)]
+enum Exit {
+    Setup,
+    Protocol,
+    NoSeccomp,
+    ParentGone,
+}
+
+impl Exit {
+    fn code(self) -> i32 {
+        match self {
+            Exit::Setup => exit_code::SETUP,
+            Exit::Protocol => exit_code::PROTOCOL,
+            Exit::NoSeccomp => exit_code::NO_SECCOMP,
+            Exit::ParentGone => exit_code::PARENT_GONE,
+        }
+    }
+}
+
+/// Hardens this process, serves one execution (or runs `probe`), and exits.
+pub fn run(probe: Option<Probe>) -> ! {
+    let code = match harden_and_serve(probe) {
+        Ok(()) => 0,
+        Err(e) => e.code(),
+    };
+    std::process::exit(code)
+}
+
+fn harden_and_serve(probe: Option<Probe>) -> Result<(), Exit> {
+    let parent = std::os::unix::process::parent_id();
+    alloc::prepare_frame().map_err(|_| Exit::Setup)?;
+    let mut ipc = take_ipc_fd()?;
+    let setup = read_setup(&mut ipc)?;
+    die_with_parent(parent)?;
+    not_dumpable()?;
+    apply_rlimits(&setup.rlimits)?;
+    alloc::arm(setup.heap_budget_bytes);
+    close_other_fds()?;
+    let landlock = restrict_filesystem(setup.landlock)?;
+    no_new_privs()?;
+    install_seccomp(&setup.seccomp_bpf)?;
+    drop(setup);
+    ipc.send(&RunnerToSupervisor::Ready { landlock })
+        .map_err(|_| Exit::Protocol)?;
+    let mut step = match probe {
+        Some(probe) => probe(&mut ipc),
+        None => serve(&mut ipc)?,
+    };
+    step.usage.memory_bytes = alloc::peak();
+    ipc.send_finished(step).map_err(|_| Exit::Protocol)
+}
+
+fn serve(ipc: &mut Ipc) -> Result<Step, Exit> {
+    match ipc.recv() {
+        Ok(SupervisorToRunner::Execute(exec)) => {
+            ipc::execute(ipc, *exec).map_err(|_| Exit::Protocol)
+        }
+        _ => Err(Exit::Protocol),
+    }
+}
+
+fn take_ipc_fd() -> Result<Ipc, Exit> {
+    let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
+    // SAFETY: fstat only writes a `struct stat` into the buffer we own; a closed fd makes it
+    // return -1 and write nothing.
+    let rc = unsafe { libc::fstat(RUNNER_IPC_FD, st.as_mut_ptr()) };
+    if rc != 0 {
+        return Err(Exit::Setup);
+    }
+    // SAFETY: fstat returned 0, so it initialised the whole struct.
+    let st = unsafe { st.assume_init() };
+    if st.st_mode & libc::S_IFMT != libc::S_IFSOCK {
+        return Err(Exit::Setup);
+    }
+    // SAFETY: fd 3 is open (fstat succeeded) and inherited from the spawner; nothing else in
+    // this process refers to it, so taking ownership once here is sound.
+    let fd = unsafe { OwnedFd::from_raw_fd(RUNNER_IPC_FD) };
+    Ok(Ipc::new(UnixStream::from(fd)))
+}
+
+fn read_setup(ipc: &mut Ipc) -> Result<Setup, Exit> {
+    match ipc.recv() {
+        Ok(SupervisorToRunner::Setup(setup)) => Ok(setup),
+        _ => Err(Exit::Setup),
+    }
+}
+
+fn die_with_parent(parent_at_start: u32) -> Result<(), Exit> {
+    prctl::set_pdeathsig(Signal::SIGKILL).map_err(|_| Exit::Setup)?;
+    if std::os::unix::process::parent_id() != parent_at_start {
+        return Err(Exit::ParentGone);
+    }
+    Ok(())
+}
+
+fn not_dumpable() -> Result<(), Exit> {
+    prctl::set_dumpable(false).map_err(|_| Exit::Setup)
+}
+
+fn apply_rlimits(r: &RunnerRlimits) -> Result<(), Exit> {
+    set_limit(Resource::DATA, r.data_bytes, r.data_bytes)?;
+    set_limit(
+        Resource::CPU,
+        r.cpu_soft_secs,
+        r.cpu_soft_secs.saturating_add(1),
+    )?;
+    set_limit(Resource::NOFILE, r.nofile, r.nofile)?;
+    set_limit(Resource::FSIZE, r.fsize_bytes, r.fsize_bytes)?;
+    set_limit(Resource::CORE, r.core_bytes, r.core_bytes)?;
+    set_limit(Resource::STACK, r.stack_bytes, r.stack_bytes)
+}
+
+/// Sets a limit, never above the current hard limit (raising it would need privileges).
+fn set_limit(resource: Resource, soft: u64, hard: u64) -> Result<(), Exit> {
+    let (_, current_hard) = rlimit::getrlimit(resource).map_err(|_| Exit::Setup)?;
+    let hard = hard.min(current_hard);
+    rlimit::setrlimit(resource, soft.min(hard), hard).map_err(|_| Exit::Setup)
+}
+
+fn close_other_fds() -> Result<(), Exit> {
+    let first = libc::c_uint::try_from(RUNNER_IPC_FD + 1).map_err(|_| Exit::Setup)?;
+    // SAFETY: no Rust object in this process owns an fd above 3 at this point (std opens none
+    // at startup and steps 1–6 keep none), so closing them cannot invalidate an owner.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            first,
+            libc::c_uint::MAX,
+            0 as libc::c_uint,
+        )
+    };
+    if rc == 0 {
+        return Ok(());
+    }
+    // Kernels before 5.9 lack close_range: close one by one up to a generous bound.
+    for fd in (RUNNER_IPC_FD + 1)..(1 << 16) {
+        // SAFETY: as above; EBADF for fds that are not open is expected and ignored.
+        unsafe { libc::close(fd) };
+    }
+    Ok(())
+}
+
+fn restrict_filesystem(wanted: bool) -> Result<LandlockStatus, Exit> {
+    if !wanted {
+        return Ok(LandlockStatus::NotRequested);
+    }
+    let status = landlock::Ruleset::default()
+        .handle_access(AccessFs::from_all(LANDLOCK_ABI))
+        .and_then(|r| r.handle_access(AccessNet::from_all(LANDLOCK_ABI)))
+        .and_then(|r| r.scope(Scope::from_all(LANDLOCK_ABI)))
+        .and_then(|r| r.create())
+        .and_then(|r| r.restrict_self())
+        .map_err(|_| Exit::Setup)?;
+    Ok(match status.ruleset {
+        RulesetStatus::FullyEnforced => LandlockStatus::Enforced,
+        RulesetStatus::PartiallyEnforced => LandlockStatus::Partial,
+        RulesetStatus::NotEnforced => LandlockStatus::Unsupported,
+    })
+}
+
+fn no_new_privs() -> Result<(), Exit> {
+    prctl::set_no_new_privs().map_err(|_| Exit::Setup)
+}
+
+fn install_seccomp(bpf: &[u8]) -> Result<(), Exit> {
+    let program = seccomp::decode_program(bpf).map_err(|_| Exit::NoSeccomp)?;
+    seccompiler::apply_filter(&program).map_err(|_| Exit::NoSeccomp)
+}
+
+/// The runner's global allocator: the system allocator, counted against the heap budget.
+/// Over budget, or when the system allocator returns null (RLIMIT_DATA), the process writes the
+/// pre-built `MemoryExceeded` frame and exits `exit_code::MEMORY`: it never returns null.
+#[derive(Debug)]
+pub struct CountingAlloc;
+
+fn charge(size: usize) {
+    if let Err(would_be_live) = alloc::reserve(size) {
+        memory_exceeded(would_be_live);
+    }
+}
+
+fn memory_exceeded(peak: u64) -> ! {
+    let mut frame = [0u8; U64_FRAME_MAX];
+    let len = alloc::exceeded_frame(peak, &mut frame);
+    if len > 0 {
+        // SAFETY: `frame` is a live stack buffer of at least `len` bytes. fd 3 is a plain number
+        // here: if it is not open the write fails harmlessly.
+        unsafe { libc::write(RUNNER_IPC_FD, frame.as_ptr().cast(), len) };
+    }
+    // SAFETY: _exit ends the process immediately, running no destructors and allocating nothing.
+    unsafe { libc::_exit(exit_code::MEMORY) }
+}
+
+// SAFETY: every method forwards to `System` with the caller's arguments unchanged, so `System`'s
+// guarantees carry over; the accounting around it never allocates. Instead of returning null the
+// process exits, which the `GlobalAlloc` contract permits.
+unsafe impl GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        charge(layout.size());
+        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract for `layout`.
+        let p = unsafe { System.alloc(layout) };
+        if p.is_null() {
+            memory_exceeded(alloc::live());
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        charge(layout.size());
+        // SAFETY: the caller upholds `GlobalAlloc::alloc_zeroed`'s contract for `layout`.
+        let p = unsafe { System.alloc_zeroed(layout) };
+        if p.is_null() {
+            memory_exceeded(alloc::live());
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from this allocator, i.e. from `System`, with this `layout`.
+        unsafe { System.dealloc(ptr, layout) };
+        alloc::release(layout.size());
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let old = layout.size();
+        if new_size > old {
+            charge(new_size - old);
+        }
+        // SAFETY: `ptr` came from `System` with `layout`; the caller upholds `realloc`'s contract.
+        let p = unsafe { System.realloc(ptr, layout, new_size) };
+        if p.is_null() {
+            memory_exceeded(alloc::live());
+        }
+        if new_size < old {
+            alloc::release(old - new_size);
+        }
+        p
+    }
+}
+
+/// Forbidden operations for the `ptc-runner-probe` test binary, which shares this file. The
+/// production runner never calls them (hence `dead_code` is allowed); they exist to prove that
+/// the hardened process cannot do them. Each returns the OS error when denied without a kill.
+#[allow(dead_code)]
+pub mod forbidden {
+    use std::io;
+
+    fn check(rc: libc::c_long) -> io::Result<()> {
+        if rc < 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            Ok(())
+        }
+    }
+
+    /// mmap(PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS): executable memory.
+    pub fn map_executable() -> io::Result<()> {
+        map(
+            libc::PROT_READ | libc::PROT_EXEC,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+        )
+    }
+
+    /// mmap(PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS): memory shared across processes.
+    pub fn map_shared() -> io::Result<()> {
+        map(
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+        )
+    }
+
+    fn map(prot: libc::c_int, flags: libc::c_int) -> io::Result<()> {
+        // SAFETY: a fresh anonymous mapping at an address the kernel picks aliases nothing;
+        // it is unmapped right away and never dereferenced.
+        let p = unsafe { libc::mmap(std::ptr::null_mut(), 4096, prot, flags, -1, 0) };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `p` is the 4096-byte mapping created above and nothing refers to it.
+        check(libc::c_long::from(unsafe { libc::munmap(p, 4096) }))
+    }
+
+    /// mmap read-write, then mprotect to read-execute: the W^X bypass.
+    pub fn protect_executable() -> io::Result<()> {
+        let prot = libc::PROT_READ | libc::PROT_WRITE;
+        // SAFETY: a fresh private anonymous mapping aliases nothing and is never dereferenced.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                4096,
+                prot,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: changes the protection of our own unused mapping only.
+        check(libc::c_long::from(unsafe {
+            libc::mprotect(p, 4096, libc::PROT_READ | libc::PROT_EXEC)
+        }))
+    }
+
+    /// fork(): a new process. The child, if one were ever created, exits at once.
+    pub fn fork() -> io::Result<()> {
+        // SAFETY: the process is single-threaded, so the child may run anything; it only _exits.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            // SAFETY: ends the child immediately without touching the parent's state.
+            unsafe { libc::_exit(0) };
+        }
+        check(libc::c_long::from(pid))
+    }
+}

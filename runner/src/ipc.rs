@@ -1,0 +1,154 @@
+//! The runner's side of the IPC socket: framed messages, and a `ToolHost` that forwards every
+//! tool call to the supervisor as a `ToolCall` RPC and blocks for its `ToolResult`.
+//!
+//! Invariants: strictly one request in flight (the interpreter is single-threaded); a reply whose
+//! id or kind is not the expected one, or a lost connection, ends the run as terminal and marks
+//! the channel broken, after which the runner exits with `exit_code::PROTOCOL` without writing
+//! `Finished` (the supervisor reports `runner_crashed` from what it observed).
+
+use ptc_runner::api::{RunOptions, ToolFailure, ToolHost, run_with_host};
+use ptc_shared::codec::{self, CodecError, DEFAULT_MAX_FRAME};
+use ptc_shared::protocol::{Execute, RunnerToSupervisor, SupervisorToRunner, ToolResultError};
+use ptc_shared::{Fail, FailReason, Step, Value};
+use std::os::unix::net::UnixStream;
+
+/// Why the conversation with the supervisor broke down.
+#[derive(Debug, thiserror::Error)]
+pub enum IpcError {
+    #[error(transparent)]
+    Codec(#[from] CodecError),
+    #[error("the supervisor closed the connection")]
+    Closed,
+    #[error("unexpected message from the supervisor: {0}")]
+    Unexpected(&'static str),
+}
+
+/// The framed connection to the supervisor (fd 3).
+#[derive(Debug)]
+pub struct Ipc {
+    stream: UnixStream,
+}
+
+impl Ipc {
+    pub fn new(stream: UnixStream) -> Ipc {
+        Ipc { stream }
+    }
+
+    /// Writes one frame.
+    pub fn send(&mut self, msg: &RunnerToSupervisor) -> Result<(), IpcError> {
+        Ok(codec::write_frame(
+            &mut self.stream,
+            msg,
+            DEFAULT_MAX_FRAME,
+        )?)
+    }
+
+    /// Reads one frame; the end of the stream is an error here (a reply was due).
+    pub fn recv(&mut self) -> Result<SupervisorToRunner, IpcError> {
+        codec::read_frame(&mut self.stream, DEFAULT_MAX_FRAME)?.ok_or(IpcError::Closed)
+    }
+
+    /// Sends the final Step; one too large to frame is replaced by a `limit_exceeded` failure.
+    pub fn send_finished(&mut self, step: Step) -> Result<(), IpcError> {
+        let usage = step.usage.clone();
+        match self.send(&RunnerToSupervisor::Finished(Box::new(step))) {
+            Err(IpcError::Codec(CodecError::TooLarge { len, max })) => {
+                let msg = format!("the result is too large to return ({len} bytes, at most {max})");
+                let fail = Fail::new(FailReason::LimitExceeded, msg)
+                    .with_detail("limit", "max_frame_bytes");
+                let step = Step {
+                    usage,
+                    ..Step::failed(fail)
+                };
+                self.send(&RunnerToSupervisor::Finished(Box::new(step)))
+            }
+            other => other,
+        }
+    }
+}
+
+/// Runs one `Execute` with tool calls forwarded over `ipc`. `Err` when the channel broke.
+pub fn execute(ipc: &mut Ipc, exec: Execute) -> Result<Step, IpcError> {
+    let Execute {
+        program,
+        context,
+        memory,
+        history,
+        tools,
+        limits,
+        ..
+    } = exec;
+    let names: Vec<String> = tools.into_iter().map(|t| t.name).collect();
+    let opts = RunOptions {
+        context,
+        memory,
+        history,
+        tools: Vec::new(),
+        limits,
+    };
+    let mut host = IpcHost {
+        ipc,
+        next_id: 0,
+        broken: None,
+    };
+    let step = run_with_host(&program, &opts, &names, &mut host).unwrap_or_else(|failed| failed);
+    match host.broken {
+        Some(e) => Err(e),
+        None => Ok(step),
+    }
+}
+
+/// A `ToolHost` whose tools live in the supervisor.
+struct IpcHost<'a> {
+    ipc: &'a mut Ipc,
+    next_id: u64,
+    broken: Option<IpcError>,
+}
+
+impl IpcHost<'_> {
+    fn round_trip(
+        &mut self,
+        name: &str,
+        args: Value,
+    ) -> Result<Result<Value, ToolResultError>, IpcError> {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.ipc.send(&RunnerToSupervisor::ToolCall {
+            id,
+            name: name.to_string(),
+            args,
+        })?;
+        match self.ipc.recv()? {
+            SupervisorToRunner::ToolResult { id: got, result } if got == id => Ok(result),
+            SupervisorToRunner::ToolResult { .. } => {
+                Err(IpcError::Unexpected("tool result for another call"))
+            }
+            _ => Err(IpcError::Unexpected("a message other than a tool result")),
+        }
+    }
+}
+
+impl ToolHost for IpcHost<'_> {
+    fn call(&mut self, name: &str, args: Value) -> Result<Value, ToolFailure> {
+        if self.broken.is_some() {
+            return Err(ToolFailure::Terminal(lost_connection()));
+        }
+        match self.round_trip(name, args) {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(ToolResultError::NotFound)) => Err(ToolFailure::NotFound),
+            Ok(Err(ToolResultError::Error(msg))) => Err(ToolFailure::Error(msg)),
+            Ok(Err(ToolResultError::Terminal(fail))) => Err(ToolFailure::Terminal(fail)),
+            Err(e) => {
+                self.broken = Some(e);
+                Err(ToolFailure::Terminal(lost_connection()))
+            }
+        }
+    }
+}
+
+fn lost_connection() -> Fail {
+    Fail::new(
+        FailReason::RunnerCrashed,
+        "lost the connection to the supervisor during a tool call",
+    )
+}

@@ -1,0 +1,333 @@
+//! The wire codec: length-prefixed bincode frames. The ONLY module that touches bincode.
+//!
+//! A frame is a `u32` big-endian body length followed by the body, one bincode-encoded message.
+//! Encoding is bincode 1.3.3 `DefaultOptions` (little-endian, **varint** integers, trailing bytes
+//! rejected) always with `with_limit(max)`: varint keeps small counters and tags one byte, and
+//! the limit bounds every length-prefixed string or sequence inside the body, so a hostile
+//! header inside the body cannot make the decoder allocate more than the frame holds.
+//!
+//! Invariants:
+//! - The length header is checked against `max` before any buffer is allocated; the body buffer
+//!   then grows only as bytes actually arrive (a peer that claims 64 MiB and sends 10 bytes costs
+//!   10 bytes).
+//! - End of stream exactly at a frame boundary is `Ok(None)`; anywhere inside a header or a body
+//!   it is [`CodecError::Truncated`].
+//! - Nothing here panics on any input (RUSTSEC-2025-0141: bincode is unmaintained; we pin 1.3.3,
+//!   decode only from an in-memory, length-checked slice, and never through its unlimited API).
+
+use crate::protocol::PROTOCOL_VERSION;
+use bincode::Options;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use std::io::{ErrorKind, Read, Write};
+
+/// Size of the length header.
+pub const HEADER_LEN: usize = 4;
+
+/// A sensible default maximum body size for supervisor ↔ runner frames (64 MiB).
+pub const DEFAULT_MAX_FRAME: u32 = 64 << 20;
+
+/// Everything that can go wrong reading or writing a frame.
+#[derive(Debug, thiserror::Error)]
+pub enum CodecError {
+    #[error("i/o error on the frame stream: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("frame of {len} bytes exceeds the maximum of {max} bytes")]
+    TooLarge { len: u64, max: u64 },
+    #[error("stream ended inside a frame")]
+    Truncated,
+    #[error("malformed frame: {0}")]
+    Decode(String),
+    #[error("message cannot be encoded: {0}")]
+    Encode(String),
+    #[error("protocol version mismatch: ours is {ours}, the peer speaks {theirs}")]
+    Version { ours: u32, theirs: u32 },
+}
+
+/// A message type that carries the protocol version somewhere in it.
+///
+/// `version()` is checked after every decode; `peek_version` lets a decoder name a version
+/// mismatch even when a newer layout no longer decodes as ours.
+pub trait Message: Serialize + DeserializeOwned {
+    /// The version this message declares, if this kind of message carries one.
+    fn version(&self) -> Option<u32> {
+        None
+    }
+
+    /// The version from the raw body of a message that failed to decode, if recognisable.
+    fn peek_version(_body: &[u8]) -> Option<u32> {
+        None
+    }
+}
+
+fn options(max: u32) -> impl Options {
+    bincode::DefaultOptions::new()
+        .with_varint_encoding()
+        .reject_trailing_bytes()
+        .with_limit(u64::from(max))
+}
+
+fn check_len(len: u64, max: u32) -> Result<usize, CodecError> {
+    if len > u64::from(max) {
+        return Err(CodecError::TooLarge {
+            len,
+            max: u64::from(max),
+        });
+    }
+    usize::try_from(len).map_err(|_| CodecError::TooLarge {
+        len,
+        max: u64::from(max),
+    })
+}
+
+/// Encodes `msg` as one complete frame (header + body), refusing bodies larger than `max`.
+pub fn encode_frame<T: Serialize + ?Sized>(msg: &T, max: u32) -> Result<Vec<u8>, CodecError> {
+    // Sizing counts bytes without writing them, so the exact length is known before allocating.
+    let len = bincode::DefaultOptions::new()
+        .with_varint_encoding()
+        .serialized_size(msg)
+        .map_err(|e| CodecError::Encode(e.to_string()))?;
+    let size = check_len(len, max)?;
+    let header = u32::try_from(len).map_err(|_| CodecError::TooLarge {
+        len,
+        max: u64::from(max),
+    })?;
+    let mut out = Vec::with_capacity(HEADER_LEN + size);
+    out.extend_from_slice(&header.to_be_bytes());
+    options(max)
+        .serialize_into(&mut out, msg)
+        .map_err(|e| CodecError::Encode(e.to_string()))?;
+    Ok(out)
+}
+
+/// Decodes one frame body (without its header) and checks its protocol version.
+pub fn decode_body<T: Message>(body: &[u8], max: u32) -> Result<T, CodecError> {
+    check_len(body.len() as u64, max)?;
+    match options(max).deserialize::<T>(body) {
+        Ok(msg) => match msg.version() {
+            Some(theirs) if theirs != PROTOCOL_VERSION => Err(CodecError::Version {
+                ours: PROTOCOL_VERSION,
+                theirs,
+            }),
+            _ => Ok(msg),
+        },
+        Err(e) => match T::peek_version(body) {
+            Some(theirs) if theirs != PROTOCOL_VERSION => Err(CodecError::Version {
+                ours: PROTOCOL_VERSION,
+                theirs,
+            }),
+            _ => Err(CodecError::Decode(e.to_string())),
+        },
+    }
+}
+
+/// Reads the leading `(u32, u32)` of a body leniently: the enum tag and, for messages whose
+/// first field is the version, that version. Used only by [`Message::peek_version`].
+pub fn peek_tag_and_u32(body: &[u8]) -> Option<(u32, u32)> {
+    bincode::DefaultOptions::new()
+        .with_varint_encoding()
+        .allow_trailing_bytes()
+        .with_limit(64)
+        .deserialize::<(u32, u32)>(body)
+        .ok()
+}
+
+/// Reads into `buf` until it is full; `Ok(0)` if the stream ended before the first byte,
+/// `Truncated` if it ended after some.
+fn fill_header<R: Read + ?Sized>(
+    r: &mut R,
+    buf: &mut [u8; HEADER_LEN],
+) -> Result<usize, CodecError> {
+    let mut filled = 0;
+    while filled < HEADER_LEN {
+        let Some(rest) = buf.get_mut(filled..) else {
+            break;
+        };
+        match r.read(rest) {
+            Ok(0) if filled == 0 => return Ok(0),
+            Ok(0) => return Err(CodecError::Truncated),
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(filled)
+}
+
+/// Reads one raw frame body. `Ok(None)` on a clean end of stream at a frame boundary.
+pub fn read_frame_bytes<R: Read + ?Sized>(
+    r: &mut R,
+    max: u32,
+) -> Result<Option<Vec<u8>>, CodecError> {
+    let mut header = [0u8; HEADER_LEN];
+    if fill_header(r, &mut header)? == 0 {
+        return Ok(None);
+    }
+    let len = check_len(u64::from(u32::from_be_bytes(header)), max)?;
+    // Grow with the data actually received, not with what the header claims.
+    let mut body = Vec::with_capacity(len.min(64 << 10));
+    let got = r.take(len as u64).read_to_end(&mut body)?;
+    if got < len {
+        return Err(CodecError::Truncated);
+    }
+    Ok(Some(body))
+}
+
+/// Reads and decodes one frame. `Ok(None)` on a clean end of stream at a frame boundary.
+pub fn read_frame<T: Message, R: Read + ?Sized>(
+    r: &mut R,
+    max: u32,
+) -> Result<Option<T>, CodecError> {
+    match read_frame_bytes(r, max)? {
+        Some(body) => decode_body(&body, max).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Encodes and writes one frame with a single `write_all`, then flushes.
+pub fn write_frame<T: Serialize + ?Sized, W: Write + ?Sized>(
+    w: &mut W,
+    msg: &T,
+    max: u32,
+) -> Result<(), CodecError> {
+    let frame = encode_frame(msg, max)?;
+    w.write_all(&frame)?;
+    w.flush()?;
+    Ok(())
+}
+
+/// Bytes of the longest frame a [`U64Frame`] writes.
+pub const U64_FRAME_MAX: usize = HEADER_LEN + U64_FRAME_PREFIX_MAX + 9;
+const U64_FRAME_PREFIX_MAX: usize = 16;
+
+/// A frame whose body is a fixed prefix then one `u64`, finished later without allocating.
+///
+/// Built once from a template message whose last field is a `u64` set to 0 (varint 0 is the one
+/// byte `0`). [`U64Frame::write`] then emits the frame for any value into a stack buffer: the
+/// runner's allocator uses it to report `MemoryExceeded { peak_bytes }` at a moment when
+/// allocating is impossible. The varint rules below are bincode 1.3.3's, checked by tests.
+#[derive(Debug, Clone, Copy)]
+pub struct U64Frame {
+    prefix: [u8; U64_FRAME_PREFIX_MAX],
+    prefix_len: usize,
+}
+
+impl U64Frame {
+    /// Pre-encodes `template`, which must end with a `u64` field equal to 0.
+    pub fn new<T: Serialize + ?Sized>(template: &T) -> Result<U64Frame, CodecError> {
+        let frame = encode_frame(template, 1 << 10)?;
+        let bad = || CodecError::Encode("template does not end with a zero u64".into());
+        let body = frame.get(HEADER_LEN..).ok_or_else(bad)?;
+        let (last, head) = body.split_last().ok_or_else(bad)?;
+        if *last != 0 || head.len() > U64_FRAME_PREFIX_MAX {
+            return Err(bad());
+        }
+        let mut prefix = [0u8; U64_FRAME_PREFIX_MAX];
+        prefix
+            .get_mut(..head.len())
+            .ok_or_else(bad)?
+            .copy_from_slice(head);
+        Ok(U64Frame {
+            prefix,
+            prefix_len: head.len(),
+        })
+    }
+
+    /// Writes the complete frame for `value` into `out`; returns its length. Never allocates.
+    pub fn write(&self, value: u64, out: &mut [u8; U64_FRAME_MAX]) -> usize {
+        let mut varint = [0u8; 9];
+        let n = bincode_varint(value, &mut varint);
+        let body_len = self.prefix_len + n;
+        // body_len ≤ 25, so the conversion cannot fail.
+        out[..HEADER_LEN].copy_from_slice(&u32::try_from(body_len).unwrap_or(0).to_be_bytes());
+        out[HEADER_LEN..HEADER_LEN + self.prefix_len]
+            .copy_from_slice(&self.prefix[..self.prefix_len]);
+        out[HEADER_LEN + self.prefix_len..HEADER_LEN + body_len].copy_from_slice(&varint[..n]);
+        HEADER_LEN + body_len
+    }
+}
+
+/// bincode 1.3.3's varint form of a `u64`: ≤ 250 in one byte, else a marker byte (251/252/253)
+/// then the value as little-endian u16/u32/u64.
+fn bincode_varint(value: u64, out: &mut [u8; 9]) -> usize {
+    if value <= 250 {
+        out[0] = value.to_le_bytes()[0];
+        1
+    } else if let Ok(v) = u16::try_from(value) {
+        out[0] = 251;
+        out[1..3].copy_from_slice(&v.to_le_bytes());
+        3
+    } else if let Ok(v) = u32::try_from(value) {
+        out[0] = 252;
+        out[1..5].copy_from_slice(&v.to_le_bytes());
+        5
+    } else {
+        out[0] = 253;
+        out[1..9].copy_from_slice(&value.to_le_bytes());
+        9
+    }
+}
+
+#[cfg(feature = "tokio")]
+mod async_io {
+    //! The same framing over tokio's `AsyncRead`/`AsyncWrite`.
+    use super::{CodecError, HEADER_LEN, Message, check_len, decode_body, encode_frame};
+    use serde::Serialize;
+    use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+    /// Reads one raw frame body. `Ok(None)` on a clean end of stream at a frame boundary.
+    pub async fn read_frame_bytes_async<R: AsyncRead + Unpin + ?Sized>(
+        r: &mut R,
+        max: u32,
+    ) -> Result<Option<Vec<u8>>, CodecError> {
+        let mut header = [0u8; HEADER_LEN];
+        let mut filled = 0;
+        while filled < HEADER_LEN {
+            let Some(rest) = header.get_mut(filled..) else {
+                break;
+            };
+            match r.read(rest).await? {
+                0 if filled == 0 => return Ok(None),
+                0 => return Err(CodecError::Truncated),
+                n => filled += n,
+            }
+        }
+        let len = check_len(u64::from(u32::from_be_bytes(header)), max)?;
+        let mut body = Vec::with_capacity(len.min(64 << 10));
+        let got = r.take(len as u64).read_to_end(&mut body).await?;
+        if got < len {
+            return Err(CodecError::Truncated);
+        }
+        Ok(Some(body))
+    }
+
+    /// Reads and decodes one frame. `Ok(None)` on a clean end of stream at a frame boundary.
+    pub async fn read_frame_async<T: Message, R: AsyncRead + Unpin + ?Sized>(
+        r: &mut R,
+        max: u32,
+    ) -> Result<Option<T>, CodecError> {
+        match read_frame_bytes_async(r, max).await? {
+            Some(body) => decode_body(&body, max).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Encodes and writes one frame with a single `write_all`, then flushes.
+    pub async fn write_frame_async<T: Serialize + ?Sized, W: AsyncWrite + Unpin + ?Sized>(
+        w: &mut W,
+        msg: &T,
+        max: u32,
+    ) -> Result<(), CodecError> {
+        let frame = encode_frame(msg, max)?;
+        w.write_all(&frame).await?;
+        w.flush().await?;
+        Ok(())
+    }
+}
+
+#[cfg(feature = "tokio")]
+pub use async_io::{read_frame_async, read_frame_bytes_async, write_frame_async};
+
+#[cfg(test)]
+#[path = "codec_tests.rs"]
+mod tests;

@@ -1,0 +1,339 @@
+//! Supervisor ↔ runner messages, carried as [`crate::codec`] frames over one Unix stream socket
+//! (the runner's fd [`RUNNER_IPC_FD`]).
+//!
+//! The conversation is fixed and short:
+//! ```text
+//! supervisor: Setup            (trusted, before any untrusted input; carries the seccomp program)
+//! runner:     Ready{landlock}  (hardening done)
+//! supervisor: Execute          (the untrusted program and its data)
+//! runner:     ToolCall{id,..}  ⇄ supervisor: ToolResult{id,..}   (zero or more, strictly alternating)
+//! runner:     Finished(step) | MemoryExceeded{peak}   then exits
+//! ```
+//! `Setup` and `Execute` carry [`PROTOCOL_VERSION`] as their first field; a mismatch decodes as
+//! [`CodecError::Version`](crate::codec::CodecError::Version) even when the layout changed.
+//! An `Execute` carries everything a run needs: the runner reads nothing else.
+
+use crate::codec::{Message, peek_tag_and_u32};
+use crate::{Fail, Limits, Step, Value};
+use serde::{Deserialize, Serialize};
+use serde_bytes::ByteBuf;
+
+/// Bumped on every incompatible change to these messages.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The runner's IPC socket is always this file descriptor.
+pub const RUNNER_IPC_FD: i32 = 3;
+
+/// Process exit codes of `ptc-runner`, for the supervisor's classification of how a runner ended.
+/// Exit status 0 means `Finished` was written. Signals (SIGSYS from seccomp, SIGXCPU/SIGKILL from
+/// RLIMIT_CPU, SIGKILL at the deadline) are not exit codes.
+pub mod exit_code {
+    /// The heap budget was exceeded (or the allocator returned null); a `MemoryExceeded` frame was
+    /// written first when the socket still accepted it.
+    pub const MEMORY: i32 = 91;
+    /// `Setup` was missing or malformed, or a hardening step failed.
+    pub const SETUP: i32 = 92;
+    /// A frame after `Setup` was malformed, unexpected, or the stream ended early.
+    pub const PROTOCOL: i32 = 93;
+    /// No usable seccomp program: the runner refuses to run unfiltered (fail closed).
+    pub const NO_SECCOMP: i32 = 94;
+    /// The parent died before PR_SET_PDEATHSIG took effect.
+    pub const PARENT_GONE: i32 = 95;
+    /// The Rust runtime's exit code after an unwinding panic in `main` (an interpreter bug).
+    pub const PANIC: i32 = 101;
+
+    /// A short name for an exit code, for logs and `details`.
+    pub fn describe(code: i32) -> Option<&'static str> {
+        Some(match code {
+            0 => "finished",
+            MEMORY => "memory_exceeded",
+            SETUP => "setup_failed",
+            PROTOCOL => "protocol_error",
+            NO_SECCOMP => "no_seccomp_filter",
+            PARENT_GONE => "parent_gone",
+            PANIC => "panic",
+            _ => return None,
+        })
+    }
+}
+
+/// Resource limits the runner applies to itself (setrlimit) before reading untrusted input.
+/// Each value is the soft limit; hard limits equal soft, except CPU (hard = soft + 1 s, so the
+/// kernel sends SIGXCPU first and SIGKILL one second later).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunnerRlimits {
+    /// RLIMIT_DATA: heap + private writable mappings, a little above `heap_budget_bytes`.
+    pub data_bytes: u64,
+    /// RLIMIT_CPU soft limit in whole seconds (`ceil(cpu_ms / 1000)`, at least 1).
+    pub cpu_soft_secs: u64,
+    /// RLIMIT_NOFILE: highest fd number + 1 the runner may hold (needs ≥ 5: fds 0–3 + landlock's).
+    pub nofile: u64,
+    /// RLIMIT_FSIZE: 0, writing any file is refused (SIGXFSZ).
+    pub fsize_bytes: u64,
+    /// RLIMIT_CORE: 0, no core dumps.
+    pub core_bytes: u64,
+    /// RLIMIT_STACK: room for deep-but-capped interpreter recursion.
+    pub stack_bytes: u64,
+}
+
+impl RunnerRlimits {
+    /// The rlimits for one execution's `Limits`: RLIMIT_DATA is the heap budget plus a quarter
+    /// (at least 32 MiB) of slack for allocator overhead, the binary's data and fragmentation.
+    pub fn for_limits(limits: &Limits) -> RunnerRlimits {
+        let slack = (limits.heap_bytes / 4).max(32 << 20);
+        RunnerRlimits {
+            data_bytes: limits.heap_bytes.saturating_add(slack),
+            cpu_soft_secs: limits.cpu_ms.div_ceil(1000).max(1),
+            nofile: 8,
+            fsize_bytes: 0,
+            core_bytes: 0,
+            stack_bytes: 64 << 20,
+        }
+    }
+}
+
+/// The first frame: how the runner hardens itself. Trusted (sent before any untrusted input).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Setup {
+    /// Must be [`PROTOCOL_VERSION`]; first field so a mismatch is recognisable.
+    pub version: u32,
+    /// Live heap bytes past which the runner writes `MemoryExceeded` and exits [`exit_code::MEMORY`].
+    pub heap_budget_bytes: u64,
+    pub rlimits: RunnerRlimits,
+    /// Restrict the filesystem to nothing with landlock (best effort on kernels without it).
+    pub landlock: bool,
+    /// The compiled seccomp BPF program: `struct sock_filter` records (8 bytes each, native
+    /// endian) as produced by seccompiler from `policies/seccomp/runner.json`. Empty → the runner
+    /// exits [`exit_code::NO_SECCOMP`].
+    pub seccomp_bpf: ByteBuf,
+}
+
+impl Setup {
+    /// A Setup for `limits` with the given compiled filter: budget = `limits.heap_bytes`.
+    pub fn for_limits(limits: &Limits, seccomp_bpf: Vec<u8>, landlock: bool) -> Setup {
+        Setup {
+            version: PROTOCOL_VERSION,
+            heap_budget_bytes: limits.heap_bytes,
+            rlimits: RunnerRlimits::for_limits(limits),
+            landlock,
+            seccomp_bpf: ByteBuf::from(seccomp_bpf),
+        }
+    }
+}
+
+/// A tool the program may call, as declared by the caller.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolDecl {
+    pub name: String,
+    /// Signature text, e.g. `"(status :string) -> [{total :int}]"`.
+    pub signature: Option<String>,
+    pub description: Option<String>,
+}
+
+/// The one execution a runner performs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Execute {
+    /// Must be [`PROTOCOL_VERSION`]; first field so a mismatch is recognisable.
+    pub version: u32,
+    pub program: String,
+    /// The context map (`data/k`); `Nil` means empty.
+    pub context: Value,
+    /// The user namespace from earlier runs; `Nil` means empty.
+    pub memory: Value,
+    /// `*1 *2 *3`, newest first.
+    pub history: Vec<Value>,
+    pub tools: Vec<ToolDecl>,
+    pub limits: Limits,
+}
+
+/// How a tool call failed, as the supervisor reports it back to the runner.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ToolResultError {
+    /// No tool of that name: the run fails with `tool_not_found`.
+    NotFound,
+    /// The tool reported an error: `tool_error` with this message (catchable by `try`).
+    Error(String),
+    /// The supervisor ends the run with exactly this failure (deadline, tool-call limit, result
+    /// too large, validation): `try` cannot catch it.
+    Terminal(Fail),
+}
+
+/// Frames the supervisor sends to a runner.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum SupervisorToRunner {
+    Setup(Setup),
+    Execute(Box<Execute>),
+    /// The answer to the runner's `ToolCall` with the same `id`.
+    ToolResult {
+        id: u64,
+        result: Result<Value, ToolResultError>,
+    },
+}
+
+/// Whether the runner's landlock restriction is in force, as reported in `Ready`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum LandlockStatus {
+    /// `Setup.landlock` was false.
+    NotRequested,
+    /// Every filesystem access right this kernel's ABI knows is denied.
+    Enforced,
+    /// The kernel's landlock ABI is older than the one we asked for: only some rights are denied.
+    Partial,
+    /// The kernel has no landlock (or it is disabled): not restricted.
+    Unsupported,
+}
+
+/// Frames a runner sends to the supervisor.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum RunnerToSupervisor {
+    /// Hardening is complete (rlimits, fds closed, landlock, seccomp); send `Execute`.
+    Ready { landlock: LandlockStatus },
+    /// The program called a tool; answer with `ToolResult { id, .. }`.
+    ToolCall { id: u64, name: String, args: Value },
+    /// The run ended (success or failure); the runner exits 0 after this.
+    Finished(Box<Step>),
+    /// The heap budget was exceeded; the runner exits [`exit_code::MEMORY`] after this.
+    MemoryExceeded { peak_bytes: u64 },
+}
+
+/// Enum tags of the variants whose first field is the protocol version.
+const TAG_SETUP: u32 = 0;
+const TAG_EXECUTE: u32 = 1;
+
+impl Message for SupervisorToRunner {
+    fn version(&self) -> Option<u32> {
+        match self {
+            SupervisorToRunner::Setup(s) => Some(s.version),
+            SupervisorToRunner::Execute(e) => Some(e.version),
+            SupervisorToRunner::ToolResult { .. } => None,
+        }
+    }
+
+    fn peek_version(body: &[u8]) -> Option<u32> {
+        match peek_tag_and_u32(body)? {
+            (TAG_SETUP | TAG_EXECUTE, version) => Some(version),
+            _ => None,
+        }
+    }
+}
+
+impl Message for RunnerToSupervisor {}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::codec::{CodecError, DEFAULT_MAX_FRAME, decode_body, encode_frame};
+
+    fn body(frame: &[u8]) -> &[u8] {
+        &frame[crate::codec::HEADER_LEN..]
+    }
+
+    #[test]
+    fn setup_and_execute_round_trip() {
+        let setup = SupervisorToRunner::Setup(Setup::for_limits(
+            &Limits::default(),
+            vec![1, 2, 3, 4],
+            true,
+        ));
+        let frame = encode_frame(&setup, DEFAULT_MAX_FRAME).unwrap();
+        assert_eq!(
+            decode_body::<SupervisorToRunner>(body(&frame), DEFAULT_MAX_FRAME).unwrap(),
+            setup
+        );
+
+        let exec = SupervisorToRunner::Execute(Box::new(Execute {
+            version: PROTOCOL_VERSION,
+            program: "(+ 1 2)".into(),
+            context: Value::Vector(vec![Value::Int(1), Value::string("x")]),
+            memory: Value::Nil,
+            history: vec![Value::Float(1.5)],
+            tools: vec![ToolDecl {
+                name: "t".into(),
+                signature: Some("() -> :int".into()),
+                description: None,
+            }],
+            limits: Limits::default(),
+        }));
+        let frame = encode_frame(&exec, DEFAULT_MAX_FRAME).unwrap();
+        assert_eq!(
+            decode_body::<SupervisorToRunner>(body(&frame), DEFAULT_MAX_FRAME).unwrap(),
+            exec
+        );
+    }
+
+    #[test]
+    fn runner_messages_round_trip() {
+        let fail = Fail::new(crate::FailReason::ToolError, "boom").with_detail("k", 1i64);
+        let msgs = vec![
+            RunnerToSupervisor::Ready {
+                landlock: LandlockStatus::Partial,
+            },
+            RunnerToSupervisor::ToolCall {
+                id: 7,
+                name: "get".into(),
+                args: Value::Nil,
+            },
+            RunnerToSupervisor::Finished(Box::new(Step::failed(fail))),
+            RunnerToSupervisor::MemoryExceeded {
+                peak_bytes: 1 << 30,
+            },
+        ];
+        for m in msgs {
+            let frame = encode_frame(&m, DEFAULT_MAX_FRAME).unwrap();
+            assert_eq!(
+                decode_body::<RunnerToSupervisor>(body(&frame), DEFAULT_MAX_FRAME).unwrap(),
+                m
+            );
+        }
+    }
+
+    #[test]
+    fn version_mismatch_is_named() {
+        let mut s = Setup::for_limits(&Limits::default(), vec![], false);
+        s.version = PROTOCOL_VERSION + 1;
+        let frame = encode_frame(&SupervisorToRunner::Setup(s), DEFAULT_MAX_FRAME).unwrap();
+        let err = decode_body::<SupervisorToRunner>(body(&frame), DEFAULT_MAX_FRAME).unwrap_err();
+        assert!(
+            matches!(err, CodecError::Version { ours: PROTOCOL_VERSION, theirs } if theirs == PROTOCOL_VERSION + 1)
+        );
+    }
+
+    #[test]
+    fn version_mismatch_is_named_even_when_the_layout_changed() {
+        // A future Setup: tag 0, version 9, then fields we do not know.
+        let frame = encode_frame(&(0u32, 9u32, "something new"), DEFAULT_MAX_FRAME).unwrap();
+        let err = decode_body::<SupervisorToRunner>(body(&frame), DEFAULT_MAX_FRAME).unwrap_err();
+        assert!(
+            matches!(err, CodecError::Version { theirs: 9, .. }),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn rlimits_follow_limits() {
+        let l = Limits {
+            cpu_ms: 1001,
+            heap_bytes: 256 << 20,
+            ..Limits::default()
+        };
+        let r = RunnerRlimits::for_limits(&l);
+        assert_eq!(r.cpu_soft_secs, 2);
+        assert!(r.data_bytes > l.heap_bytes);
+        assert_eq!((r.fsize_bytes, r.core_bytes), (0, 0));
+        assert_eq!(
+            RunnerRlimits::for_limits(&Limits { cpu_ms: 0, ..l }).cpu_soft_secs,
+            1
+        );
+    }
+
+    #[test]
+    fn exit_codes_are_distinct_and_named() {
+        use exit_code::*;
+        let codes = [MEMORY, SETUP, PROTOCOL, NO_SECCOMP, PARENT_GONE, PANIC];
+        for (i, a) in codes.iter().enumerate() {
+            assert!(describe(*a).is_some());
+            assert!(codes.iter().skip(i + 1).all(|b| a != b));
+        }
+    }
+}

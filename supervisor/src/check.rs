@@ -1,0 +1,350 @@
+//! The host check (`ptc check`): which isolation mechanisms this kernel and these privileges allow.
+//!
+//! Every probe observes instead of assuming: seccomp from the kernel's list of filter actions,
+//! landlock by creating (never applying) rulesets that hard-require each ABI, namespaces by running
+//! `unshare(1)` with each flag where it is installed, cgroup v2 delegation from the mount table and
+//! the writability of our own cgroup. Nothing here changes the calling process.
+//!
+//! [`HostReport::enforce`] turns a policy into what will actually be applied, or refuses it when it
+//! asks for something the host cannot do and does not say `best_effort`.
+
+use crate::policy::{LandlockMode, Namespace, Policy};
+use serde::Serialize;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// What the host offers, for humans (`Display`) and scripts (serde).
+#[derive(Debug, Clone, Serialize)]
+pub struct HostReport {
+    pub kernel: String,
+    pub euid: u32,
+    /// seccomp filters with the `kill_process` action are available.
+    pub seccomp: bool,
+    pub seccomp_actions: Vec<String>,
+    /// Highest landlock ABI the kernel supports (0 = none).
+    pub landlock_abi: u32,
+    /// Each namespace and whether a process started from here can enter it.
+    pub namespaces: Vec<NamespaceProbe>,
+    pub cgroup_v2: CgroupReport,
+    /// The supervisor's own limits; runners can always lower theirs.
+    pub rlimits: Vec<RlimitReport>,
+}
+
+/// One namespace probe.
+#[derive(Debug, Clone, Serialize)]
+pub struct NamespaceProbe {
+    pub namespace: Namespace,
+    pub available: bool,
+    /// How it was decided (`unshare(1)`, or why it could not be tested).
+    pub how: String,
+}
+
+/// cgroup v2 state of the supervisor's own cgroup.
+#[derive(Debug, Clone, Serialize)]
+pub struct CgroupReport {
+    pub mounted: bool,
+    pub path: Option<PathBuf>,
+    /// Our cgroup directory is writable and has controllers to hand down.
+    pub delegated: bool,
+    pub controllers: Vec<String>,
+}
+
+/// One resource limit of the supervisor process.
+#[derive(Debug, Clone, Serialize)]
+pub struct RlimitReport {
+    pub name: &'static str,
+    /// `None` is unlimited.
+    pub soft: Option<u64>,
+    pub hard: Option<u64>,
+}
+
+/// What the engine will actually apply for a policy on this host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Enforcement {
+    pub landlock: bool,
+    pub namespaces: Vec<Namespace>,
+    /// What the policy asked for and will not get (only non-empty for best-effort policies).
+    pub skipped: Vec<String>,
+}
+
+/// Probes the host. Takes a few milliseconds (it runs `unshare(1)` once per namespace).
+pub fn host_report() -> HostReport {
+    let seccomp_actions = read_trim("/proc/sys/kernel/seccomp/actions_avail")
+        .map(|s| s.split_whitespace().map(str::to_string).collect::<Vec<_>>())
+        .unwrap_or_default();
+    HostReport {
+        kernel: nix::sys::utsname::uname()
+            .map(|u| u.release().to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        euid: nix::unistd::geteuid().as_raw(),
+        seccomp: seccomp_actions.iter().any(|a| a == "kill_process"),
+        seccomp_actions,
+        landlock_abi: landlock_abi(),
+        namespaces: probe_namespaces(),
+        cgroup_v2: cgroup_report(),
+        rlimits: rlimits(),
+    }
+}
+
+impl HostReport {
+    /// Whether `ns` can be entered.
+    pub fn namespace_available(&self, ns: Namespace) -> bool {
+        self.namespaces
+            .iter()
+            .any(|p| p.namespace == ns && p.available)
+    }
+
+    /// What will be enforced for `policy`, or every unmet requirement when the policy is refused.
+    pub fn enforce(&self, policy: &Policy) -> Result<Enforcement, Vec<String>> {
+        let mut fatal = Vec::new();
+        let mut skipped = Vec::new();
+        if !self.seccomp {
+            // Never optional: seccomp is what stops new processes, files and sockets.
+            fatal.push("seccomp filters (kill_process) are not available".to_string());
+        }
+        let landlock = match policy.isolation.landlock {
+            LandlockMode::Off => false,
+            _ if self.landlock_abi > 0 => true,
+            LandlockMode::Required => {
+                fatal.push("landlock is required but the kernel does not support it".to_string());
+                false
+            }
+            LandlockMode::BestEffort => {
+                skipped.push("landlock (not supported by the kernel)".to_string());
+                false
+            }
+        };
+        let mut unmet = Vec::new();
+        let namespaces: Vec<Namespace> = policy
+            .isolation
+            .namespaces
+            .iter()
+            .copied()
+            .filter(|ns| {
+                let ok = self.namespace_available(*ns);
+                if !ok {
+                    unmet.push(format!("{} namespace", ns.as_str()));
+                }
+                ok
+            })
+            .collect();
+        if policy.isolation.run_as.is_some() && self.euid != 0 {
+            unmet.push("run_as (the supervisor is not root)".to_string());
+        }
+        if policy.isolation.best_effort {
+            skipped.extend(unmet);
+        } else {
+            fatal.extend(unmet.into_iter().map(|u| format!("{u} is not available")));
+        }
+        if fatal.is_empty() {
+            Ok(Enforcement {
+                landlock,
+                namespaces,
+                skipped,
+            })
+        } else {
+            Err(fatal)
+        }
+    }
+}
+
+fn read_trim(path: impl AsRef<Path>) -> Option<String> {
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
+}
+
+/// The highest ABI for which creating a ruleset that hard-requires all of its access rights works.
+fn landlock_abi() -> u32 {
+    use landlock::{ABI, Access, AccessFs, CompatLevel, Compatible, Ruleset, RulesetAttr};
+    let abis = [ABI::V1, ABI::V2, ABI::V3, ABI::V5, ABI::V6];
+    let numbers = [1u32, 2, 3, 5, 6];
+    let mut best = 0;
+    for (abi, n) in abis.into_iter().zip(numbers) {
+        let created = Ruleset::default()
+            .set_compatibility(CompatLevel::HardRequirement)
+            .handle_access(AccessFs::from_all(abi))
+            .and_then(|r| r.create());
+        if created.is_ok() {
+            best = n;
+        }
+    }
+    best
+}
+
+/// `unshare(1)` binaries we trust to probe with (absolute paths: no PATH lookup).
+const UNSHARE: [&str; 2] = ["/usr/bin/unshare", "/bin/unshare"];
+
+fn probe_namespaces() -> Vec<NamespaceProbe> {
+    let Some(tool) = UNSHARE.iter().find(|p| Path::new(p).exists()) else {
+        return Namespace::ALL
+            .iter()
+            .map(|&namespace| NamespaceProbe {
+                namespace,
+                available: false,
+                how: "not tested: unshare(1) is not installed".to_string(),
+            })
+            .collect();
+    };
+    let user_ok = run_unshare(tool, &["--user"]);
+    let root = nix::unistd::geteuid().is_root();
+    Namespace::ALL
+        .iter()
+        .map(|&namespace| {
+            let flag = format!("--{}", namespace.as_str());
+            // Unprivileged, the runner enters its user namespace first; probe the same way.
+            let available = match namespace {
+                Namespace::User => user_ok,
+                _ if root => run_unshare(tool, &[&flag]),
+                _ => user_ok && run_unshare(tool, &["--user", &flag]),
+            };
+            NamespaceProbe {
+                namespace,
+                available,
+                how: format!("{tool} {flag}"),
+            }
+        })
+        .collect()
+}
+
+fn run_unshare(tool: &str, flags: &[&str]) -> bool {
+    std::process::Command::new(tool)
+        .args(flags)
+        .arg("/bin/true")
+        .env_clear()
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+fn cgroup_report() -> CgroupReport {
+    let mount = std::fs::read_to_string("/proc/self/mountinfo")
+        .ok()
+        .and_then(|m| {
+            m.lines().find_map(|l| {
+                // Fields: id parent maj:min root mountpoint options ... - fstype source superoptions
+                let (left, right) = l.split_once(" - ")?;
+                (right.split_whitespace().next()? == "cgroup2")
+                    .then(|| left.split_whitespace().nth(4).map(PathBuf::from))
+                    .flatten()
+            })
+        });
+    let own = read_trim("/proc/self/cgroup").and_then(|c| {
+        c.lines()
+            .find_map(|l| l.strip_prefix("0::").map(str::to_string))
+    });
+    let path = match (&mount, own) {
+        (Some(m), Some(o)) => Some(m.join(o.trim_start_matches('/'))),
+        _ => None,
+    };
+    let controllers: Vec<String> = path
+        .as_ref()
+        .and_then(|p| read_trim(p.join("cgroup.controllers")))
+        .map(|s| s.split_whitespace().map(str::to_string).collect())
+        .unwrap_or_default();
+    let writable = path
+        .as_ref()
+        .is_some_and(|p| nix::unistd::access(p.as_path(), nix::unistd::AccessFlags::W_OK).is_ok());
+    CgroupReport {
+        mounted: mount.is_some(),
+        delegated: writable && !controllers.is_empty(),
+        path,
+        controllers,
+    }
+}
+
+fn rlimits() -> Vec<RlimitReport> {
+    use nix::sys::resource::{Resource, getrlimit};
+    let list = [
+        ("data", Resource::RLIMIT_DATA),
+        ("as", Resource::RLIMIT_AS),
+        ("cpu", Resource::RLIMIT_CPU),
+        ("nofile", Resource::RLIMIT_NOFILE),
+        ("fsize", Resource::RLIMIT_FSIZE),
+        ("core", Resource::RLIMIT_CORE),
+        ("nproc", Resource::RLIMIT_NPROC),
+    ];
+    let finite = |v: u64| (v != nix::sys::resource::RLIM_INFINITY).then_some(v);
+    list.into_iter()
+        .filter_map(|(name, r)| {
+            let (soft, hard) = getrlimit(r).ok()?;
+            Some(RlimitReport {
+                name,
+                soft: finite(soft),
+                hard: finite(hard),
+            })
+        })
+        .collect()
+}
+
+fn yes(b: bool) -> &'static str {
+    if b { "yes" } else { "no" }
+}
+
+impl fmt::Display for HostReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "kernel            {} (euid {})", self.kernel, self.euid)?;
+        writeln!(
+            f,
+            "seccomp           {} ({})",
+            yes(self.seccomp),
+            self.seccomp_actions.join(" ")
+        )?;
+        match self.landlock_abi {
+            0 => writeln!(f, "landlock          no")?,
+            n => writeln!(f, "landlock          yes (ABI {n})")?,
+        }
+        for p in &self.namespaces {
+            writeln!(
+                f,
+                "namespace {:<7} {} ({})",
+                p.namespace.as_str(),
+                yes(p.available),
+                p.how
+            )?;
+        }
+        let cg = &self.cgroup_v2;
+        let where_ = cg
+            .path
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|| "-".into());
+        writeln!(
+            f,
+            "cgroup v2         {} (delegated: {}, {where_}, controllers: {})",
+            yes(cg.mounted),
+            yes(cg.delegated),
+            cg.controllers.join(" ")
+        )?;
+        for r in &self.rlimits {
+            let show = |v: Option<u64>| v.map_or("unlimited".to_string(), |v| v.to_string());
+            writeln!(
+                f,
+                "rlimit {:<10} soft {} hard {}",
+                r.name,
+                show(r.soft),
+                show(r.hard)
+            )?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn report_is_complete_and_serializes() {
+        let r = host_report();
+        assert_eq!(r.namespaces.len(), Namespace::ALL.len());
+        assert!(r.rlimits.iter().any(|l| l.name == "cpu"));
+        let json = serde_json::to_value(&r).unwrap();
+        assert!(json.get("landlock_abi").is_some() && json.get("seccomp").is_some());
+        let text = r.to_string();
+        assert!(text.contains("seccomp") && text.contains("namespace user"));
+    }
+}

@@ -1,0 +1,289 @@
+//! The execution engine: runs one program in one fresh, single-use `ptc-runner` process.
+//!
+//! [`Engine::execute`] takes a runner (from the policy's warm pool, or spawned cold), sends it the
+//! program, routes its tool calls to the caller's [`ToolHandler`], and builds the [`Step`] from what
+//! the supervisor itself observed: the frames, the exit status, the CPU time, and its own clock.
+//!
+//! Invariants:
+//! - A runner is used for exactly one execution and is always killed and reaped (also when the
+//!   `execute` future is dropped: the process handle kills and reaps on drop).
+//! - The wall-clock deadline is enforced by SIGKILL through a pidfd; nothing the runner does can
+//!   delay it, including a tool that never answers.
+//! - Policies are checked against the host once, at [`Engine::new`]; a policy the host cannot
+//!   enforce is refused unless it says `best_effort`.
+//! - `execute` never panics and always returns a Step (failures are Steps with `fail` set).
+
+mod pool;
+pub mod process;
+mod session;
+
+use crate::check::{Enforcement, HostReport, host_report};
+use crate::policy::Policy;
+use pool::{Pool, Prepared};
+use ptc_shared::protocol::ToolDecl;
+use ptc_shared::{Fail, FailReason, Limits, Step, Value};
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Instant;
+
+pub use process::ProcessError;
+
+/// A boxed, sendable future (the engine has no async-trait dependency).
+pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Where a program's tool calls go. `Err(message)` is a `tool_error` the program may catch.
+pub trait ToolHandler: Send + Sync {
+    fn call(&self, name: String, args: Value) -> BoxFuture<'static, Result<Value, String>>;
+}
+
+/// A handler for programs that declare no tools: every call is an error.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoTools;
+
+impl ToolHandler for NoTools {
+    fn call(&self, name: String, _args: Value) -> BoxFuture<'static, Result<Value, String>> {
+        Box::pin(async move { Err(format!("no handler for tool `{name}`")) })
+    }
+}
+
+/// One execution request.
+#[derive(Debug, Clone, Default)]
+pub struct ExecRequest {
+    pub program: String,
+    pub context: Value,
+    pub memory: Value,
+    pub history: Vec<Value>,
+    /// The tools the program may call; a call to any other is `tool_not_found`.
+    pub tools: Vec<ToolDecl>,
+    /// Policy name; `None` is the engine's default policy.
+    pub policy: Option<String>,
+    /// Tighter limits than the policy's (looser ones are refused with `invalid_request`).
+    pub limits: Option<Limits>,
+    /// The signature text the run is checked against, copied into the Step.
+    pub signature: Option<String>,
+}
+
+/// How to build an engine.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// The `ptc-runner` binary.
+    pub runner_path: PathBuf,
+    /// Policies by name (see [`crate::policy::load_dir`]).
+    pub policies: BTreeMap<String, Policy>,
+    /// The policy used when a request names none (default `"default"`).
+    pub default_policy: String,
+}
+
+impl EngineConfig {
+    /// A config with `"default"` as the default policy.
+    pub fn new(
+        runner_path: impl Into<PathBuf>,
+        policies: BTreeMap<String, Policy>,
+    ) -> EngineConfig {
+        EngineConfig {
+            runner_path: runner_path.into(),
+            policies,
+            default_policy: "default".into(),
+        }
+    }
+}
+
+/// The engine could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    #[error("no policies configured")]
+    NoPolicies,
+    #[error("default policy `{0}` is not among the configured policies")]
+    NoDefaultPolicy(String),
+    #[error("runner binary {0} does not exist or is not a file")]
+    RunnerMissing(PathBuf),
+    #[error("policy `{policy}` cannot be enforced on this host: {}", reasons.join("; "))]
+    Unenforceable {
+        policy: String,
+        reasons: Vec<String>,
+    },
+    #[error("policy `{policy}`: {message}")]
+    BadPolicy { policy: String, message: String },
+    #[error(transparent)]
+    Process(#[from] ProcessError),
+}
+
+/// Spawns, pools and drives runner processes. Cheap to share behind an `Arc`.
+#[derive(Debug)]
+pub struct Engine {
+    pools: BTreeMap<String, Arc<Pool>>,
+    default_policy: String,
+    host: HostReport,
+}
+
+impl Engine {
+    /// Checks every policy against the host, starts the spawner, and (inside a tokio runtime)
+    /// starts filling the warm pools.
+    pub fn new(config: EngineConfig) -> Result<Engine, EngineError> {
+        Engine::with_host(config, host_report())
+    }
+
+    /// As [`Engine::new`], with a host report made earlier (probing takes a few milliseconds).
+    pub fn with_host(config: EngineConfig, host: HostReport) -> Result<Engine, EngineError> {
+        if config.policies.is_empty() {
+            return Err(EngineError::NoPolicies);
+        }
+        if !config.policies.contains_key(&config.default_policy) {
+            return Err(EngineError::NoDefaultPolicy(config.default_policy));
+        }
+        if !config.runner_path.is_file() {
+            return Err(EngineError::RunnerMissing(config.runner_path));
+        }
+        let spawner = process::Spawner::start(&config.runner_path)?;
+        let mut pools = BTreeMap::new();
+        for (name, policy) in config.policies {
+            let enforcement = enforce(&host, &policy)?;
+            let prepared =
+                Prepared::new(policy, enforcement).map_err(|message| EngineError::BadPolicy {
+                    policy: name.clone(),
+                    message,
+                })?;
+            let pool = Arc::new(Pool::new(prepared, spawner.clone()));
+            pool.refill();
+            pools.insert(name, pool);
+        }
+        Ok(Engine {
+            pools,
+            default_policy: config.default_policy,
+            host,
+        })
+    }
+
+    /// The host report the policies were checked against.
+    pub fn host(&self) -> &HostReport {
+        &self.host
+    }
+
+    /// The configured policy names.
+    pub fn policy_names(&self) -> impl Iterator<Item = &str> {
+        self.pools.keys().map(String::as_str)
+    }
+
+    /// What is enforced for a policy on this host.
+    pub fn enforcement(&self, policy: &str) -> Option<&Enforcement> {
+        self.pools.get(policy).map(|p| &p.prepared().enforcement)
+    }
+
+    /// Warm runners ready right now for `policy` (for tests, benchmarks and status lines).
+    pub fn warm_count(&self, policy: &str) -> usize {
+        self.pools.get(policy).map_or(0, |p| p.ready_count())
+    }
+
+    /// Waits (up to `max`) until every pool holds its configured number of warm runners.
+    pub async fn wait_warm(&self, max: std::time::Duration) -> bool {
+        let until = Instant::now() + max;
+        loop {
+            if self
+                .pools
+                .values()
+                .all(|p| p.ready_count() >= p.prepared().policy.warm)
+            {
+                return true;
+            }
+            if Instant::now() >= until {
+                return false;
+            }
+            for p in self.pools.values() {
+                p.refill();
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+    }
+
+    /// Runs one program in a fresh runner and returns its Step (failed Steps included).
+    pub async fn execute(&self, req: ExecRequest, tools: Arc<dyn ToolHandler>) -> Step {
+        let start = Instant::now();
+        let name = req
+            .policy
+            .clone()
+            .unwrap_or_else(|| self.default_policy.clone());
+        let span = tracing::info_span!("execute", policy = %name, runner_pid = tracing::field::Empty,
+            outcome = tracing::field::Empty, duration_ms = tracing::field::Empty);
+        let step = tracing::Instrument::instrument(
+            self.execute_inner(&name, req, tools, start),
+            span.clone(),
+        )
+        .await;
+        let outcome = step.reason().map_or("ok", FailReason::as_str);
+        span.record("outcome", outcome);
+        span.record("duration_ms", step.usage.duration_ms);
+        tracing::debug!(parent: &span, outcome, "execution finished");
+        step
+    }
+
+    async fn execute_inner(
+        &self,
+        name: &str,
+        req: ExecRequest,
+        tools: Arc<dyn ToolHandler>,
+        start: Instant,
+    ) -> Step {
+        let Some(pool) = self.pools.get(name) else {
+            return invalid(req, format!("unknown policy `{name}`"), start);
+        };
+        let limits = match pool.prepared().policy.limits_for(req.limits.as_ref()) {
+            Ok(l) => l,
+            Err(field) => {
+                return invalid(
+                    req,
+                    format!("limit `{field}` is looser than policy `{name}` allows"),
+                    start,
+                );
+            }
+        };
+        session::run(pool, req, limits, tools, start).await
+    }
+}
+
+fn enforce(host: &HostReport, policy: &Policy) -> Result<Enforcement, EngineError> {
+    let mut e = host
+        .enforce(policy)
+        .map_err(|reasons| EngineError::Unenforceable {
+            policy: policy.name.clone(),
+            reasons,
+        })?;
+    // The runner protocol has no namespace or run-as fields yet: the runner cannot apply them.
+    let mut unsupported: Vec<String> = e
+        .namespaces
+        .drain(..)
+        .map(|ns| format!("{} namespace (runner support pending)", ns.as_str()))
+        .collect();
+    if policy.isolation.run_as.is_some() {
+        unsupported.push("run_as (runner support pending)".to_string());
+    }
+    if !unsupported.is_empty() && !policy.isolation.best_effort {
+        return Err(EngineError::Unenforceable {
+            policy: policy.name.clone(),
+            reasons: unsupported,
+        });
+    }
+    for s in &unsupported {
+        tracing::warn!(policy = %policy.name, skipped = %s, "best-effort policy: not enforced");
+    }
+    e.skipped.extend(unsupported);
+    Ok(e)
+}
+
+/// A Step for a request refused before any runner was involved.
+fn invalid(req: ExecRequest, message: String, start: Instant) -> Step {
+    let base = session::Base {
+        memory: req.memory,
+        history: req.history,
+        signature: req.signature,
+    };
+    session::failed_step(
+        base,
+        Fail::new(FailReason::InvalidRequest, message),
+        Vec::new(),
+        start,
+        0,
+    )
+}

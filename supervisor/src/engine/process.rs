@@ -1,0 +1,376 @@
+//! Runner processes: spawning them, killing them, and reaping them with their CPU time.
+//!
+//! Spawning is `posix_spawn` (vfork+exec in glibc: its cost does not grow with the supervisor's
+//! heap, and no Rust code runs in the child) from ONE long-lived spawner thread. That thread is the
+//! runners' parent thread as far as `PR_SET_PDEATHSIG` is concerned, so it lives exactly as long as
+//! the [`Spawner`]: when the engine goes away its runners are killed by the kernel.
+//!
+//! The child gets: fd 3 = its end of a fresh `AF_UNIX` stream socketpair (placed by a dup2 file
+//! action; every supervisor fd is close-on-exec), fds 0–2 = `/dev/null`, an empty environment,
+//! `argv = [path]`, its own session, default signal dispositions and an empty signal mask.
+//!
+//! Each process is held through a pidfd: kills go through `pidfd_send_signal` (never a recycled
+//! pid), exits are awaited by polling the pidfd, and reaping is `waitid(P_PIDFD)`. A process is
+//! reaped exactly once: by [`RunnerProc::wait`], or, when a handle is dropped unreaped, after a
+//! SIGKILL by the reaper thread. So no zombie outlives its handle by more than a kill's latency.
+
+use nix::spawn::{PosixSpawnAttr, PosixSpawnFileActions, PosixSpawnFlags, posix_spawn};
+use nix::sys::signal::SigSet;
+use nix::sys::socket::{AddressFamily, SockFlag, SockType, socketpair};
+use rustix::process::{Pid, Signal, WaitId, WaitIdOptions, pidfd_open, pidfd_send_signal, waitid};
+use std::ffi::CString;
+use std::io::Write;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::sync::mpsc;
+use tokio::io::unix::AsyncFd;
+use tokio::sync::oneshot;
+
+/// The runner's IPC socket is always this fd.
+pub const RUNNER_FD: RawFd = 3;
+/// `POSIX_SPAWN_SETSID` (glibc ≥ 2.26): nix does not name it.
+const POSIX_SPAWN_SETSID: i32 = 0x80;
+
+/// Spawning or waiting for a runner failed at the OS level.
+#[derive(Debug, thiserror::Error)]
+pub enum ProcessError {
+    #[error("runner path is not a valid C string")]
+    BadPath,
+    #[error("{what}: {source}")]
+    Os {
+        what: &'static str,
+        source: std::io::Error,
+    },
+    #[error("the spawner thread is gone")]
+    SpawnerGone,
+}
+
+fn os(what: &'static str) -> impl FnOnce(nix::Error) -> ProcessError {
+    move |e| ProcessError::Os {
+        what,
+        source: std::io::Error::from(e),
+    }
+}
+
+fn io(what: &'static str) -> impl FnOnce(std::io::Error) -> ProcessError {
+    move |source| ProcessError::Os { what, source }
+}
+
+/// A freshly spawned runner: its process and the supervisor's end of its socket (blocking mode).
+#[derive(Debug)]
+pub struct Spawned {
+    pub proc: RunnerProc,
+    pub sock: UnixStream,
+}
+
+struct SpawnJob {
+    /// Bytes written to the socket before the child starts (the `Setup` frame).
+    preamble: Vec<u8>,
+    reply: oneshot::Sender<Result<Spawned, ProcessError>>,
+}
+
+/// Handle to the spawner thread (which owns the reaper). Cloning shares it.
+#[derive(Debug, Clone)]
+pub struct Spawner {
+    jobs: mpsc::Sender<SpawnJob>,
+}
+
+impl std::fmt::Debug for SpawnJob {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SpawnJob")
+            .field("preamble_len", &self.preamble.len())
+            .finish()
+    }
+}
+
+impl Spawner {
+    /// Starts the spawner thread for the runner binary at `path`, and the reaper thread.
+    pub fn start(path: &Path) -> Result<Spawner, ProcessError> {
+        let c_path =
+            CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| ProcessError::BadPath)?;
+        let reaper = Reaper::start()?;
+        let (jobs, rx) = mpsc::channel::<SpawnJob>();
+        std::thread::Builder::new()
+            .name("ptc-spawner".into())
+            .spawn(move || {
+                // Lives until every Spawner handle is dropped; its exit fires the runners' PDEATHSIG.
+                while let Ok(job) = rx.recv() {
+                    let out = spawn_one(&c_path, &job.preamble, &reaper);
+                    // The requester may have given up (cancelled); the runner is then dropped and reaped.
+                    let _ = job.reply.send(out);
+                }
+            })
+            .map_err(io("starting the spawner thread"))?;
+        Ok(Spawner { jobs })
+    }
+
+    /// Spawns one runner; `preamble` is already in its socket when it starts reading.
+    pub async fn spawn(&self, preamble: Vec<u8>) -> Result<Spawned, ProcessError> {
+        let (reply, rx) = oneshot::channel();
+        self.jobs
+            .send(SpawnJob { preamble, reply })
+            .map_err(|_| ProcessError::SpawnerGone)?;
+        rx.await.map_err(|_| ProcessError::SpawnerGone)?
+    }
+}
+
+/// Runs on the spawner thread.
+fn spawn_one(path: &CString, preamble: &[u8], reaper: &Reaper) -> Result<Spawned, ProcessError> {
+    let (ours, theirs) = socketpair(
+        AddressFamily::Unix,
+        SockType::Stream,
+        None,
+        SockFlag::SOCK_CLOEXEC,
+    )
+    .map_err(os("socketpair"))?;
+    // dup2(3, 3) would keep close-on-exec; move the child's end off 3 first (rare: fds 0-2 are taken).
+    // (`try_clone` is F_DUPFD_CLOEXEC from 3 up, and 3 is taken by the original.)
+    let theirs = if theirs.as_raw_fd() == RUNNER_FD {
+        theirs.try_clone().map_err(io("dup"))?
+    } else {
+        theirs
+    };
+    let mut sock = UnixStream::from(ours);
+    sock.write_all(preamble).map_err(io("writing setup"))?;
+    let mut actions = PosixSpawnFileActions::init().map_err(os("spawn file actions"))?;
+    let null = c"/dev/null";
+    actions
+        .add_open(
+            0,
+            null,
+            nix::fcntl::OFlag::O_RDWR,
+            nix::sys::stat::Mode::empty(),
+        )
+        .and_then(|()| actions.add_dup2(0, 1))
+        .and_then(|()| actions.add_dup2(0, 2))
+        .and_then(|()| actions.add_dup2(theirs.as_raw_fd(), RUNNER_FD))
+        .map_err(os("spawn file actions"))?;
+    let mut attr = PosixSpawnAttr::init().map_err(os("spawn attributes"))?;
+    let flags = PosixSpawnFlags::POSIX_SPAWN_SETSIGMASK
+        | PosixSpawnFlags::POSIX_SPAWN_SETSIGDEF
+        | PosixSpawnFlags::from_bits_retain(POSIX_SPAWN_SETSID);
+    attr.set_flags(flags)
+        .and_then(|()| attr.set_sigmask(&SigSet::empty()))
+        .and_then(|()| attr.set_sigdefault(&SigSet::all()))
+        .map_err(os("spawn attributes"))?;
+    let argv = [path.as_c_str()];
+    let envp: [&std::ffi::CStr; 0] = [];
+    let pid =
+        posix_spawn(path.as_c_str(), &actions, &attr, &argv, &envp).map_err(os("posix_spawn"))?;
+    drop(theirs);
+    let proc = RunnerProc::adopt(pid.as_raw(), reaper.clone())?;
+    Ok(Spawned { proc, sock })
+}
+
+/// How a runner process ended, as the kernel reported it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExitInfo {
+    /// `Some(code)` for a normal exit.
+    pub code: Option<i32>,
+    /// `Some(signal)` when a signal ended it.
+    pub signal: Option<i32>,
+    /// User + system CPU time of the process.
+    pub cpu_ms: u64,
+}
+
+/// One runner process, owned through its pidfd.
+#[derive(Debug)]
+pub struct RunnerProc {
+    pid: i32,
+    pidfd: Option<PidFd>,
+    reaper: Reaper,
+}
+
+/// A pidfd, registered with tokio's reactor once someone waits on it.
+#[derive(Debug)]
+enum PidFd {
+    Plain(OwnedFd),
+    Polled(AsyncFd<OwnedFd>),
+}
+
+impl PidFd {
+    fn fd(&self) -> BorrowedFd<'_> {
+        match self {
+            PidFd::Plain(fd) => fd.as_fd(),
+            PidFd::Polled(a) => a.get_ref().as_fd(),
+        }
+    }
+
+    fn into_owned(self) -> OwnedFd {
+        match self {
+            PidFd::Plain(fd) => fd,
+            PidFd::Polled(a) => a.into_inner(),
+        }
+    }
+}
+
+impl RunnerProc {
+    fn adopt(pid: i32, reaper: Reaper) -> Result<RunnerProc, ProcessError> {
+        let rpid = Pid::from_raw(pid).ok_or(ProcessError::Os {
+            what: "posix_spawn",
+            source: std::io::Error::other("invalid pid"),
+        })?;
+        match pidfd_open(rpid, rustix::process::PidfdFlags::empty()) {
+            Ok(fd) => Ok(RunnerProc {
+                pid,
+                pidfd: Some(PidFd::Plain(fd)),
+                reaper,
+            }),
+            Err(e) => {
+                // Without a pidfd we cannot kill it safely later: kill it now and reap by pid.
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::SIGKILL,
+                );
+                let _ = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid), None);
+                Err(ProcessError::Os {
+                    what: "pidfd_open",
+                    source: e.into(),
+                })
+            }
+        }
+    }
+
+    /// The process id (for logs and tests).
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// Sends SIGKILL. Harmless if it already exited (the pidfd keeps the pid from being reused).
+    pub fn kill(&self) {
+        if let Some(fd) = &self.pidfd {
+            let _ = pidfd_send_signal(fd.fd(), Signal::KILL);
+        }
+    }
+
+    /// Waits for the process to exit, then reaps it. Cancel-safe: if the future is dropped, the
+    /// handle still owns the process and `Drop` kills and reaps it.
+    pub async fn wait(&mut self) -> Result<ExitInfo, ProcessError> {
+        loop {
+            if let Some(info) = self.try_reap()? {
+                return Ok(info);
+            }
+            let afd = self.polled()?;
+            let mut guard = afd.readable().await.map_err(io("polling pidfd"))?;
+            guard.clear_ready();
+        }
+    }
+
+    /// The pidfd registered with the reactor (registered on first use; it stays in `self`, so a
+    /// dropped `wait` future never loses the fd).
+    fn polled(&mut self) -> Result<&AsyncFd<OwnedFd>, ProcessError> {
+        if let Some(PidFd::Plain(_)) = self.pidfd {
+            let Some(plain) = self.pidfd.take() else {
+                return Err(ProcessError::SpawnerGone);
+            };
+            let fd = plain.into_owned();
+            // The AsyncFd owns the fd, so it cannot be closed while registered (the I/O-safety
+            // concern behind the deprecation does not arise).
+            #[allow(deprecated)]
+            let afd = AsyncFd::with_interest(fd, tokio::io::Interest::READABLE);
+            match afd {
+                Ok(a) => self.pidfd = Some(PidFd::Polled(a)),
+                Err(e) => {
+                    return Err(ProcessError::Os {
+                        what: "registering pidfd",
+                        source: e,
+                    });
+                }
+            }
+        }
+        match &self.pidfd {
+            Some(PidFd::Polled(a)) => Ok(a),
+            _ => Err(ProcessError::SpawnerGone),
+        }
+    }
+
+    /// Reaps the process if it has exited.
+    pub fn try_reap(&mut self) -> Result<Option<ExitInfo>, ProcessError> {
+        let Some(fd) = &self.pidfd else {
+            return Err(ProcessError::SpawnerGone);
+        };
+        // Peek first, so the CPU time can be read from /proc while the zombie still exists.
+        let opts = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
+        let peek = waitid(WaitId::PidFd(fd.fd()), opts).map_err(|e| ProcessError::Os {
+            what: "waitid",
+            source: e.into(),
+        })?;
+        let Some(status) = peek else { return Ok(None) };
+        let cpu_ms = zombie_cpu_ms(self.pid);
+        let _ = waitid(
+            WaitId::PidFd(fd.fd()),
+            WaitIdOptions::EXITED | WaitIdOptions::NOHANG,
+        );
+        self.pidfd = None;
+        Ok(Some(ExitInfo {
+            code: status.exit_status(),
+            signal: status.terminating_signal(),
+            cpu_ms,
+        }))
+    }
+}
+
+impl Drop for RunnerProc {
+    fn drop(&mut self) {
+        if let Some(fd) = self.pidfd.take() {
+            let fd = fd.into_owned();
+            let _ = pidfd_send_signal(&fd, Signal::KILL);
+            self.reaper.reap(fd);
+        }
+    }
+}
+
+/// CPU time of an exited, not yet reaped child, from `/proc/PID/stat` (utime + stime). Safe to
+/// read by pid: an unreaped zombie's pid cannot be reused. 0 if unreadable.
+fn zombie_cpu_ms(pid: i32) -> u64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return 0;
+    };
+    // The command name may contain spaces and parentheses: fields start after the last ')'.
+    let Some((_, rest)) = stat.rsplit_once(')') else {
+        return 0;
+    };
+    let mut fields = rest.split_whitespace().skip(11);
+    let utime: u64 = fields.next().and_then(|f| f.parse().ok()).unwrap_or(0);
+    let stime: u64 = fields.next().and_then(|f| f.parse().ok()).unwrap_or(0);
+    let hz = clock_ticks();
+    (utime + stime).saturating_mul(1000) / hz
+}
+
+fn clock_ticks() -> u64 {
+    use nix::unistd::{SysconfVar, sysconf};
+    match sysconf(SysconfVar::CLK_TCK) {
+        Ok(Some(t)) if t > 0 => t.unsigned_abs(),
+        _ => 100,
+    }
+}
+
+/// Reaps killed processes off the async path: a blocking `waitid` on a dedicated thread.
+#[derive(Debug, Clone)]
+struct Reaper {
+    tx: mpsc::Sender<OwnedFd>,
+}
+
+impl Reaper {
+    fn start() -> Result<Reaper, ProcessError> {
+        let (tx, rx) = mpsc::channel::<OwnedFd>();
+        std::thread::Builder::new()
+            .name("ptc-reaper".into())
+            .spawn(move || {
+                while let Ok(fd) = rx.recv() {
+                    // Blocks until the (already SIGKILLed) process is gone, then reaps it.
+                    let _ = waitid(WaitId::PidFd(fd.as_fd()), WaitIdOptions::EXITED);
+                }
+            })
+            .map_err(io("starting the reaper thread"))?;
+        Ok(Reaper { tx })
+    }
+
+    fn reap(&self, fd: OwnedFd) {
+        if let Err(mpsc::SendError(fd)) = self.tx.send(fd) {
+            // Reaper gone (process exiting): reap inline; the process was killed, so this is brief.
+            let _ = waitid(WaitId::PidFd(fd.as_fd()), WaitIdOptions::EXITED);
+        }
+    }
+}

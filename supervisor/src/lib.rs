@@ -1,0 +1,12 @@
+//! ptc-supervisor: the library behind the `ptc` CLI and the daemon.
+//!
+//! - [`policy`]: named policies (limits, isolation, pool size) loaded and validated from TOML.
+//! - [`check`]: what isolation this host offers (`ptc check`) and what a policy gets of it.
+//! - [`engine`]: runs programs in fresh, single-use, hardened `ptc-runner` processes.
+//!
+//! Invariant: no code here panics on program input or wire data; every failure is a `Step`.
+#![forbid(unsafe_code)]
+
+pub mod check;
+pub mod engine;
+pub mod policy;

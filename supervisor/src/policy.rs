@@ -1,0 +1,466 @@
+//! Policies as data: one TOML file per named policy (`policies/NAME.toml`).
+//!
+//! A policy fixes the limits an execution runs under, how the runner is isolated, and how many warm
+//! runners the engine keeps for it. Loading validates everything up front and fails closed: unknown
+//! keys, bad values, a seccomp filter file that does not exist or does not compile are errors that
+//! name the file and the field. The seccomp filter is compiled here, once per policy, into the BPF
+//! bytes the runner installs (`Policy::seccomp_bpf`), from the filter named `runner`.
+//!
+//! Invariant: a `Policy` value is always complete and valid; nothing downstream re-validates it.
+
+use ptc_shared::{Limits, seccomp};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A policy file could not be used. `file` and `field` say where.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    #[error("{file}: cannot read: {source}")]
+    Read {
+        file: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{file}: {message}")]
+    Parse { file: PathBuf, message: String },
+    #[error("{file}: field `{field}`: {message}")]
+    Field {
+        file: PathBuf,
+        field: &'static str,
+        message: String,
+    },
+}
+
+/// How landlock is applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LandlockMode {
+    /// The policy is refused on a kernel without landlock.
+    Required,
+    /// Used where the kernel has it.
+    BestEffort,
+    Off,
+}
+
+/// A Linux namespace the runner may be put in.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Deserialize, serde::Serialize,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum Namespace {
+    User,
+    Pid,
+    Net,
+    Mount,
+    Ipc,
+    Uts,
+}
+
+impl Namespace {
+    /// All namespaces, in the order they must be entered (user first, so the rest work unprivileged).
+    pub const ALL: [Namespace; 6] = [
+        Namespace::User,
+        Namespace::Pid,
+        Namespace::Net,
+        Namespace::Mount,
+        Namespace::Ipc,
+        Namespace::Uts,
+    ];
+
+    /// The name used in policy files and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Namespace::User => "user",
+            Namespace::Pid => "pid",
+            Namespace::Net => "net",
+            Namespace::Mount => "mount",
+            Namespace::Ipc => "ipc",
+            Namespace::Uts => "uts",
+        }
+    }
+}
+
+/// A uid/gid the runner switches to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunAs {
+    pub uid: u32,
+    pub gid: u32,
+}
+
+/// The isolation part of a policy, resolved.
+#[derive(Debug, Clone)]
+pub struct Isolation {
+    /// The seccomp filter file (absolute, or relative to the current directory if the policy's was).
+    pub seccomp_path: PathBuf,
+    pub landlock: LandlockMode,
+    /// Sorted and deduplicated.
+    pub namespaces: Vec<Namespace>,
+    pub run_as: Option<RunAs>,
+    /// Run with what the host offers when a mechanism above is unavailable, instead of refusing.
+    pub best_effort: bool,
+}
+
+/// One named, validated policy.
+#[derive(Debug, Clone)]
+pub struct Policy {
+    pub name: String,
+    pub file: PathBuf,
+    pub limits: Limits,
+    pub isolation: Isolation,
+    /// Warm runners kept ready for this policy (0 = spawn on demand).
+    pub warm: usize,
+    /// The compiled seccomp filter: `sock_filter` instructions, 8 bytes each, native endian.
+    pub seccomp_bpf: Arc<[u8]>,
+}
+
+/// Smallest heap a policy may give a runner: below this the runtime cannot start.
+pub const MIN_HEAP_BYTES: u64 = 4 << 20;
+/// Most warm runners one policy may keep.
+pub const MAX_WARM: usize = 256;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PolicyFile {
+    #[serde(default)]
+    limits: LimitsFile,
+    isolation: IsolationFile,
+    #[serde(default)]
+    pool: PoolFile,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct LimitsFile {
+    timeout_ms: Option<u64>,
+    cpu_ms: Option<u64>,
+    heap_bytes: Option<u64>,
+    max_steps: Option<u64>,
+    max_depth: Option<u32>,
+    max_iterations: Option<u64>,
+    max_tool_calls: Option<u32>,
+    max_program_bytes: Option<u64>,
+    max_nesting: Option<u32>,
+    max_context_bytes: Option<u64>,
+    max_result_bytes: Option<u64>,
+    max_prints_bytes: Option<u64>,
+    max_print_entry_bytes: Option<u64>,
+    max_tool_result_bytes: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct IsolationFile {
+    seccomp: PathBuf,
+    #[serde(default = "landlock_default")]
+    landlock: LandlockMode,
+    #[serde(default)]
+    namespaces: Vec<Namespace>,
+    run_as: Option<RunAs>,
+    #[serde(default)]
+    best_effort: bool,
+}
+
+fn landlock_default() -> LandlockMode {
+    LandlockMode::Required
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PoolFile {
+    #[serde(default = "warm_default")]
+    warm: usize,
+}
+
+impl Default for PoolFile {
+    fn default() -> PoolFile {
+        PoolFile {
+            warm: warm_default(),
+        }
+    }
+}
+
+fn warm_default() -> usize {
+    2
+}
+
+impl LimitsFile {
+    /// Overlays the given fields on the defaults.
+    fn resolve(&self) -> Limits {
+        let d = Limits::default();
+        macro_rules! pick {
+            ($($f:ident),*) => { Limits { $( $f: self.$f.unwrap_or(d.$f), )* } };
+        }
+        pick!(
+            timeout_ms,
+            cpu_ms,
+            heap_bytes,
+            max_steps,
+            max_depth,
+            max_iterations,
+            max_tool_calls,
+            max_program_bytes,
+            max_nesting,
+            max_context_bytes,
+            max_result_bytes,
+            max_prints_bytes,
+            max_print_entry_bytes,
+            max_tool_result_bytes
+        )
+    }
+}
+
+impl Policy {
+    /// Loads and validates one policy file; the policy's name is the file stem.
+    pub fn load(file: &Path) -> Result<Policy, PolicyError> {
+        let text = std::fs::read_to_string(file).map_err(|source| PolicyError::Read {
+            file: file.to_path_buf(),
+            source,
+        })?;
+        let name = file
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("policy")
+            .to_string();
+        Policy::from_toml(&name, file, &text)
+    }
+
+    /// Parses policy text as if read from `file` (which anchors the relative seccomp path).
+    pub fn from_toml(name: &str, file: &Path, text: &str) -> Result<Policy, PolicyError> {
+        let parsed: PolicyFile = toml::from_str(text).map_err(|e| PolicyError::Parse {
+            file: file.to_path_buf(),
+            message: e.to_string().trim_end().to_string(),
+        })?;
+        let limits = parsed.limits.resolve();
+        validate_limits(file, &limits)?;
+        if parsed.pool.warm > MAX_WARM {
+            return Err(field_err(file, "pool.warm", format!("at most {MAX_WARM}")));
+        }
+        let dir = file.parent().unwrap_or(Path::new("."));
+        let seccomp_path = dir.join(&parsed.isolation.seccomp);
+        let seccomp_bpf = compile_seccomp(file, &seccomp_path)?;
+        let mut namespaces = parsed.isolation.namespaces;
+        namespaces.sort();
+        namespaces.dedup();
+        let isolation = Isolation {
+            seccomp_path,
+            landlock: parsed.isolation.landlock,
+            namespaces,
+            run_as: parsed.isolation.run_as,
+            best_effort: parsed.isolation.best_effort,
+        };
+        Ok(Policy {
+            name: name.to_string(),
+            file: file.to_path_buf(),
+            limits,
+            isolation,
+            warm: parsed.pool.warm,
+            seccomp_bpf,
+        })
+    }
+
+    /// The limits for one request: the policy's, tightened by the request's. A request that asks
+    /// for anything looser is refused with the name of that field.
+    pub fn limits_for(&self, requested: Option<&Limits>) -> Result<Limits, &'static str> {
+        match requested {
+            None => Ok(self.limits),
+            Some(r) => match self.limits.first_looser(r) {
+                Some(field) => Err(field),
+                None => Ok(self.limits.tighten(r)),
+            },
+        }
+    }
+}
+
+/// Loads every `*.toml` in `dir`, keyed by policy name. Any bad file fails the whole load.
+pub fn load_dir(dir: &Path) -> Result<BTreeMap<String, Policy>, PolicyError> {
+    let read_err = |source| PolicyError::Read {
+        file: dir.to_path_buf(),
+        source,
+    };
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(read_err)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    let mut out = BTreeMap::new();
+    for f in files {
+        let p = Policy::load(&f)?;
+        out.insert(p.name.clone(), p);
+    }
+    Ok(out)
+}
+
+fn field_err(file: &Path, field: &'static str, message: impl Into<String>) -> PolicyError {
+    PolicyError::Field {
+        file: file.to_path_buf(),
+        field,
+        message: message.into(),
+    }
+}
+
+fn validate_limits(file: &Path, l: &Limits) -> Result<(), PolicyError> {
+    let positive: [(&'static str, u64); 6] = [
+        ("limits.timeout_ms", l.timeout_ms),
+        ("limits.cpu_ms", l.cpu_ms),
+        ("limits.max_steps", l.max_steps),
+        ("limits.max_depth", u64::from(l.max_depth)),
+        ("limits.max_program_bytes", l.max_program_bytes),
+        ("limits.max_nesting", u64::from(l.max_nesting)),
+    ];
+    for (field, v) in positive {
+        if v == 0 {
+            return Err(field_err(file, field, "must be greater than 0"));
+        }
+    }
+    if l.heap_bytes < MIN_HEAP_BYTES {
+        return Err(field_err(
+            file,
+            "limits.heap_bytes",
+            format!("must be at least {MIN_HEAP_BYTES}"),
+        ));
+    }
+    // Beyond a day a deadline is a typo; it would also overflow rlimit arithmetic nowhere, but keep it sane.
+    if l.timeout_ms > 86_400_000 || l.cpu_ms > 86_400_000 {
+        let field = if l.timeout_ms > 86_400_000 {
+            "limits.timeout_ms"
+        } else {
+            "limits.cpu_ms"
+        };
+        return Err(field_err(file, field, "must be at most 86400000 (one day)"));
+    }
+    Ok(())
+}
+
+/// Compiles the seccomp JSON at `path` for this machine's architecture into BPF bytes.
+fn compile_seccomp(file: &Path, path: &Path) -> Result<Arc<[u8]>, PolicyError> {
+    let field = "isolation.seccomp";
+    let json = std::fs::read(path)
+        .map_err(|e| field_err(file, field, format!("{}: {e}", path.display())))?;
+    seccomp::compile_filter(&json, seccomp::RUNNER_FILTER)
+        .map(Arc::from)
+        .map_err(|e| field_err(file, field, format!("{}: {e}", path.display())))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    const FILTER: &str = r#"{"runner": {"mismatch_action": "kill_process", "match_action": "allow",
+        "filter": [{"syscall": "read"}, {"syscall": "write"}, {"syscall": "exit_group"}]}}"#;
+
+    fn dir_with_filter() -> PathBuf {
+        let d = std::env::temp_dir().join(format!("ptc-policy-test-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("f.json"), FILTER).unwrap();
+        d
+    }
+
+    #[test]
+    fn loads_defaults_and_compiles_filter() {
+        let d = dir_with_filter();
+        let p = Policy::from_toml(
+            "t",
+            &d.join("t.toml"),
+            "[isolation]\nseccomp = \"f.json\"\n",
+        )
+        .unwrap();
+        assert_eq!(p.limits, Limits::default());
+        assert_eq!(p.warm, 2);
+        assert_eq!(p.isolation.landlock, LandlockMode::Required);
+        assert!(!p.seccomp_bpf.is_empty() && p.seccomp_bpf.len().is_multiple_of(8));
+    }
+
+    #[test]
+    fn unknown_key_names_file_and_field() {
+        let d = dir_with_filter();
+        let text = "[limits]\ntimeout_msec = 5\n[isolation]\nseccomp = \"f.json\"\n";
+        let err = Policy::from_toml("t", &d.join("bad.toml"), text)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("bad.toml") && err.contains("timeout_msec"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn bad_values_are_named() {
+        let d = dir_with_filter();
+        let f = d.join("bad.toml");
+        let zero = "[limits]\ntimeout_ms = 0\n[isolation]\nseccomp = \"f.json\"\n";
+        let err = Policy::from_toml("t", &f, zero).unwrap_err().to_string();
+        assert!(err.contains("limits.timeout_ms"), "{err}");
+        let ns = "[isolation]\nseccomp = \"f.json\"\nnamespaces = [\"time\"]\n";
+        let err = Policy::from_toml("t", &f, ns).unwrap_err().to_string();
+        assert!(err.contains("time") && err.contains("bad.toml"), "{err}");
+        let ll = "[isolation]\nseccomp = \"f.json\"\nlandlock = \"maybe\"\n";
+        assert!(
+            Policy::from_toml("t", &f, ll)
+                .unwrap_err()
+                .to_string()
+                .contains("maybe")
+        );
+    }
+
+    #[test]
+    fn filter_that_does_not_compile_is_refused() {
+        let d = dir_with_filter();
+        std::fs::write(
+            d.join("broken.json"),
+            r#"{"runner": {"filter": [{"syscall": "nope_call"}]}}"#,
+        )
+        .unwrap();
+        let text = "[isolation]\nseccomp = \"broken.json\"\n";
+        let err = Policy::from_toml("t", &d.join("t.toml"), text)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("isolation.seccomp"), "{err}");
+        let missing = "[isolation]\nseccomp = \"absent.json\"\n";
+        let err = Policy::from_toml("t", &d.join("t.toml"), missing)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("absent.json"), "{err}");
+    }
+
+    #[test]
+    fn requests_only_tighten() {
+        let d = dir_with_filter();
+        let p = Policy::from_toml(
+            "t",
+            &d.join("t.toml"),
+            "[isolation]\nseccomp = \"f.json\"\n",
+        )
+        .unwrap();
+        let tight = Limits {
+            timeout_ms: 10,
+            ..p.limits
+        };
+        assert_eq!(p.limits_for(Some(&tight)).unwrap().timeout_ms, 10);
+        let loose = Limits {
+            heap_bytes: u64::MAX,
+            ..p.limits
+        };
+        assert_eq!(p.limits_for(Some(&loose)), Err("heap_bytes"));
+    }
+
+    #[test]
+    fn shipped_policies_load() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies");
+        if !dir.join("seccomp/runner.json").exists() {
+            // The filter file ships with the runner's branch; until it is merged there is nothing to load.
+            return;
+        }
+        let all = load_dir(&dir).unwrap();
+        let d = &all["default"];
+        assert_eq!(
+            (d.limits.timeout_ms, d.limits.heap_bytes, d.warm),
+            (1000, 64 << 20, 2)
+        );
+        let s = &all["strict"];
+        assert!(s.limits.timeout_ms < d.limits.timeout_ms && !s.isolation.namespaces.is_empty());
+    }
+}

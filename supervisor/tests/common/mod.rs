@@ -1,0 +1,127 @@
+//! Test helpers: temporary policy directories, fake runners (shell scripts that replay frames),
+//! the real `ptc-runner` binary, and leak checks (child processes and fds of this process).
+#![allow(dead_code, clippy::unwrap_used)]
+
+use ptc_shared::codec::{DEFAULT_MAX_FRAME, encode_frame};
+use ptc_shared::protocol::{LandlockStatus, RunnerToSupervisor};
+use ptc_supervisor::engine::{Engine, EngineConfig, ExecRequest};
+use ptc_supervisor::policy::{Policy, load_dir};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A fresh temporary directory, unique per call.
+pub fn temp_dir(tag: &str) -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let d = std::env::temp_dir().join(format!("ptc-engine-{tag}-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A minimal seccomp filter: enough to compile (fake runners never install it).
+pub const FILTER: &str = r#"{"runner": {"mismatch_action": "kill_process", "match_action": "allow",
+    "filter": [{"syscall": "read"}, {"syscall": "write"}, {"syscall": "exit_group"}]}}"#;
+
+/// A policy named `default` with the given TOML limits section and pool size.
+pub fn policies(dir: &Path, limits: &str, warm: usize) -> BTreeMap<String, Policy> {
+    std::fs::write(dir.join("f.json"), FILTER).unwrap();
+    let text = format!(
+        "[limits]\n{limits}\n[isolation]\nseccomp = \"f.json\"\nlandlock = \"best_effort\"\n[pool]\nwarm = {warm}\n"
+    );
+    std::fs::write(dir.join("default.toml"), text).unwrap();
+    load_dir(dir).unwrap()
+}
+
+pub fn frame(msg: &RunnerToSupervisor) -> Vec<u8> {
+    encode_frame(msg, DEFAULT_MAX_FRAME).unwrap()
+}
+
+pub fn ready() -> RunnerToSupervisor {
+    RunnerToSupervisor::Ready {
+        landlock: LandlockStatus::Enforced,
+    }
+}
+
+/// Writes `frames` to files in `dir` and a `/bin/sh` fake runner whose `body` may use
+/// `$F0`, `$F1`, ... (paths of the frame files) and `rf` (reads and discards one whole frame from
+/// fd 3: Setup, Execute, or a ToolResult). Every body starts by reading Setup.
+pub fn fake_runner(dir: &Path, frames: &[RunnerToSupervisor], body: &str) -> PathBuf {
+    let mut vars = String::new();
+    for (i, f) in frames.iter().enumerate() {
+        let p = dir.join(format!("frame{i}.bin"));
+        std::fs::write(&p, frame(f)).unwrap();
+        vars.push_str(&format!("F{i}={}\n", p.display()));
+    }
+    let script = format!("#!/bin/sh\n{vars}{RF}rf\n{body}\n");
+    let path = dir.join("fake-runner");
+    std::fs::write(&path, script).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// Reads one frame: the 4-byte big-endian length, then that many bytes (`head -c` never over-reads).
+const RF: &str = "rf() {\n  n=$(/usr/bin/head -c 4 <&3 | /usr/bin/od -An -tu1 | \
+    /usr/bin/awk '{print $1*16777216+$2*65536+$3*256+$4}')\n  /usr/bin/head -c \"$n\" <&3 >/dev/null\n}\n";
+
+pub fn engine(runner: &Path, policies: BTreeMap<String, Policy>) -> Engine {
+    Engine::new(EngineConfig::new(runner, policies)).unwrap()
+}
+
+pub fn request(program: &str) -> ExecRequest {
+    ExecRequest {
+        program: program.to_string(),
+        ..ExecRequest::default()
+    }
+}
+
+/// Live children (and zombies) of this process, over all threads.
+pub fn children() -> Vec<i32> {
+    let mut out = Vec::new();
+    for t in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+        if let Ok(s) = std::fs::read_to_string(t.path().join("children")) {
+            out.extend(s.split_whitespace().filter_map(|p| p.parse::<i32>().ok()));
+        }
+    }
+    out
+}
+
+pub fn open_fds() -> usize {
+    std::fs::read_dir("/proc/self/fd").unwrap().count()
+}
+
+/// Waits up to `ms` for this process to have no children left.
+pub async fn no_children_within(ms: u64) -> Vec<i32> {
+    let until = std::time::Instant::now() + std::time::Duration::from_millis(ms);
+    loop {
+        let c = children();
+        if c.is_empty() || std::time::Instant::now() > until {
+            return c;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+}
+
+/// The real runner binary (`target/<profile>/ptc-runner`), built first if missing.
+pub fn real_runner() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    // target/<profile>/deps/<test-binary>
+    let profile_dir = exe.parent().and_then(Path::parent).unwrap().to_path_buf();
+    let runner = profile_dir.join("ptc-runner");
+    if !runner.exists() {
+        let status = std::process::Command::new(env!("CARGO"))
+            .args(["build", "-p", "ptc-runner", "--bin", "ptc-runner"])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .unwrap();
+        assert!(status.success(), "building ptc-runner failed");
+    }
+    runner
+}
+
+/// The shipped policies directory.
+pub fn shipped_policies() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies")
+}

@@ -1,0 +1,389 @@
+//! Engine behaviour against fake runners (shell scripts replaying pre-encoded frames): spawning,
+//! the deadline kill, classification of every kind of ending, tool routing and cancellation.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::*;
+use ptc_shared::protocol::{RunnerToSupervisor, ToolDecl};
+use ptc_shared::{Fail, FailReason, Step, Value};
+use ptc_supervisor::engine::{BoxFuture, ExecRequest, NoTools, ToolHandler};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn finished(v: i64) -> RunnerToSupervisor {
+    RunnerToSupervisor::Finished(Box::new(Step {
+        return_value: Some(Value::Int(v)),
+        ..Step::default()
+    }))
+}
+
+async fn run_fake(
+    frames: &[RunnerToSupervisor],
+    body: &str,
+    limits: &str,
+    req: ExecRequest,
+) -> Step {
+    run_timed(frames, body, limits, req).await.0
+}
+
+/// Runs one request on a fresh engine; also returns how long `execute` alone took.
+async fn run_timed(
+    frames: &[RunnerToSupervisor],
+    body: &str,
+    limits: &str,
+    req: ExecRequest,
+) -> (Step, Duration) {
+    let dir = temp_dir("fake");
+    let runner = fake_runner(&dir, frames, body);
+    let engine = engine(&runner, policies(&dir, limits, 0));
+    let t = Instant::now();
+    let step = engine.execute(req, Arc::new(NoTools)).await;
+    (step, t.elapsed())
+}
+
+#[tokio::test]
+async fn finished_step_is_accepted_and_measured() {
+    let step = run_fake(
+        &[ready(), finished(7)],
+        "cat $F0 >&3; rf; cat $F1 >&3",
+        "",
+        request("(+ 3 4)"),
+    )
+    .await;
+    assert_eq!(step.fail, None, "{step:?}");
+    assert_eq!(step.return_value, Some(Value::Int(7)));
+    assert!(step.usage.duration_ms < 1000);
+}
+
+#[tokio::test]
+async fn deadline_kill_is_a_timeout_with_elapsed_time() {
+    let (step, took) = run_timed(
+        &[ready()],
+        "cat $F0 >&3; exec /bin/sleep 10",
+        "timeout_ms = 200",
+        request("x"),
+    )
+    .await;
+    assert_eq!(step.reason(), Some(FailReason::Timeout), "{step:?}");
+    assert!(
+        took >= Duration::from_millis(200) && took < Duration::from_millis(300),
+        "{took:?}"
+    );
+    let fail = step.fail.unwrap();
+    assert_eq!(
+        fail.details.get_key(&Value::string("limit")),
+        Some(&Value::string("timeout_ms"))
+    );
+    assert!(
+        matches!(fail.details.get_key(&Value::string("elapsed_ms")), Some(Value::Int(ms)) if *ms >= 200)
+    );
+}
+
+#[tokio::test]
+async fn sigsys_is_a_sandbox_violation() {
+    let step = run_fake(
+        &[ready()],
+        "cat $F0 >&3; rf; kill -SYS $$",
+        "",
+        request("x"),
+    )
+    .await;
+    assert_eq!(
+        step.reason(),
+        Some(FailReason::SandboxViolation),
+        "{step:?}"
+    );
+}
+
+#[tokio::test]
+async fn garbage_is_runner_crashed() {
+    let body = "cat $F0 >&3; rf; printf '\\000\\000\\000\\003abc' >&3; exec /bin/sleep 5";
+    let (step, took) = run_timed(&[ready()], body, "", request("x")).await;
+    assert_eq!(step.reason(), Some(FailReason::RunnerCrashed), "{step:?}");
+    assert!(step.fail.unwrap().message.contains("bad frame"));
+    // The misbehaving runner is killed at once, not left to the deadline.
+    assert!(took < Duration::from_millis(500));
+}
+
+#[tokio::test]
+async fn oversized_frame_header_is_runner_crashed() {
+    let body = "cat $F0 >&3; rf; printf '\\377\\377\\377\\377' >&3; exec /bin/sleep 5";
+    let step = run_fake(&[ready()], body, "", request("x")).await;
+    assert_eq!(step.reason(), Some(FailReason::RunnerCrashed), "{step:?}");
+}
+
+#[tokio::test]
+async fn exit_without_frame_and_nonzero_exit_after_finished_are_crashes() {
+    let step = run_fake(&[ready()], "cat $F0 >&3; rf; exit 3", "", request("x")).await;
+    assert_eq!(step.reason(), Some(FailReason::RunnerCrashed));
+    assert!(step.fail.unwrap().message.contains("code 3"));
+    let step = run_fake(
+        &[ready(), finished(1)],
+        "cat $F0 >&3; rf; cat $F1 >&3; exit 1",
+        "",
+        request("x"),
+    )
+    .await;
+    assert_eq!(
+        step.reason(),
+        Some(FailReason::RunnerCrashed),
+        "a Finished is only believed with exit 0"
+    );
+}
+
+#[tokio::test]
+async fn memory_frame_and_memory_exit_code() {
+    let mem = RunnerToSupervisor::MemoryExceeded { peak_bytes: 12345 };
+    let step = run_fake(
+        &[ready(), mem],
+        "cat $F0 >&3; rf; cat $F1 >&3; exit 91",
+        "",
+        request("x"),
+    )
+    .await;
+    assert_eq!(step.reason(), Some(FailReason::MemoryExceeded), "{step:?}");
+    assert_eq!(step.usage.memory_bytes, 12345);
+    let step = run_fake(&[ready()], "cat $F0 >&3; rf; exit 91", "", request("x")).await;
+    assert_eq!(step.reason(), Some(FailReason::MemoryExceeded));
+}
+
+#[tokio::test]
+async fn runner_that_never_gets_ready_is_reported() {
+    let step = run_fake(&[], "exit 92", "", request("x")).await;
+    assert_eq!(step.reason(), Some(FailReason::RunnerCrashed));
+    let msg = step.fail.unwrap().message;
+    assert!(msg.contains("92") && msg.contains("setup_failed"), "{msg}");
+}
+
+#[tokio::test]
+async fn runner_cannot_claim_supervisor_reasons() {
+    let lie =
+        RunnerToSupervisor::Finished(Box::new(Step::failed(Fail::new(FailReason::Busy, "x"))));
+    let step = run_fake(
+        &[ready(), lie],
+        "cat $F0 >&3; rf; cat $F1 >&3",
+        "",
+        request("x"),
+    )
+    .await;
+    assert_eq!(step.reason(), Some(FailReason::RunnerCrashed));
+}
+
+#[tokio::test]
+async fn looser_limits_and_unknown_policy_are_invalid_requests() {
+    let dir = temp_dir("invalid");
+    let runner = fake_runner(&dir, &[ready()], "exit 0");
+    let engine = engine(&runner, policies(&dir, "timeout_ms = 100", 0));
+    let mut req = request("x");
+    req.limits = Some(ptc_shared::Limits {
+        timeout_ms: 5000,
+        ..ptc_shared::Limits::default()
+    });
+    req.memory = Value::Int(42);
+    let step = engine.execute(req, Arc::new(NoTools)).await;
+    assert_eq!(step.reason(), Some(FailReason::InvalidRequest));
+    assert!(step.fail.unwrap().message.contains("timeout_ms"));
+    assert_eq!(
+        step.memory,
+        Value::Int(42),
+        "memory is returned unchanged on failure"
+    );
+    let mut req = request("x");
+    req.policy = Some("nope".into());
+    assert_eq!(
+        engine.execute(req, Arc::new(NoTools)).await.reason(),
+        Some(FailReason::InvalidRequest)
+    );
+}
+
+#[tokio::test]
+async fn program_over_the_size_limit_never_reaches_a_runner() {
+    let step = run_fake(
+        &[ready()],
+        "exit 0",
+        "max_program_bytes = 10",
+        request("(+ 1 2 3 4 5 6 7 8)"),
+    )
+    .await;
+    assert_eq!(step.reason(), Some(FailReason::LimitExceeded));
+}
+
+/// Answers `echo` with its args, `big` with a large string, and never answers `hang`.
+struct TestTools;
+
+impl ToolHandler for TestTools {
+    fn call(&self, name: String, args: Value) -> BoxFuture<'static, Result<Value, String>> {
+        Box::pin(async move {
+            match name.as_str() {
+                "echo" => Ok(args),
+                "big" => Ok(Value::string("x".repeat(10_000))),
+                "hang" => std::future::pending().await,
+                _ => Err("no such tool".into()),
+            }
+        })
+    }
+}
+
+fn tool_call(id: u64, name: &str) -> RunnerToSupervisor {
+    RunnerToSupervisor::ToolCall {
+        id,
+        name: name.into(),
+        args: Value::Int(i64::try_from(id).unwrap()),
+    }
+}
+
+fn with_tools(names: &[&str]) -> ExecRequest {
+    let mut req = request("x");
+    req.tools = names
+        .iter()
+        .map(|n| ToolDecl {
+            name: n.to_string(),
+            signature: None,
+            description: None,
+        })
+        .collect();
+    req
+}
+
+async fn run_tools(
+    frames: &[RunnerToSupervisor],
+    body: &str,
+    limits: &str,
+    req: ExecRequest,
+) -> (Step, Duration) {
+    let dir = temp_dir("tools");
+    let runner = fake_runner(&dir, frames, body);
+    let engine = engine(&runner, policies(&dir, limits, 0));
+    let t = Instant::now();
+    let step = engine.execute(req, Arc::new(TestTools)).await;
+    (step, t.elapsed())
+}
+
+#[tokio::test]
+async fn tool_calls_are_routed_and_recorded() {
+    let frames = [
+        ready(),
+        tool_call(1, "echo"),
+        tool_call(2, "nope"),
+        finished(1),
+    ];
+    // Each ToolResult is at least one byte: wait for it before sending the next frame.
+    let body = "cat $F0 >&3; rf; cat $F1 >&3; rf; cat $F2 >&3; rf; cat $F3 >&3";
+    let (step, _) = run_tools(&frames, body, "", with_tools(&["echo"])).await;
+    assert_eq!(step.fail, None, "{step:?}");
+    assert_eq!(step.tool_calls.len(), 2);
+    assert_eq!(step.usage.tool_calls, 2);
+    assert_eq!(step.tool_calls[0].name, "echo");
+    assert_eq!(step.tool_calls[0].result, Some(Value::Int(1)));
+    assert_eq!(step.tool_calls[1].error.as_deref(), Some("tool_not_found"));
+}
+
+#[tokio::test]
+async fn tool_limits_are_enforced_by_the_supervisor() {
+    let frames = [
+        ready(),
+        tool_call(1, "echo"),
+        tool_call(2, "echo"),
+        finished(1),
+    ];
+    let body = "cat $F0 >&3; rf; cat $F1 >&3; rf; cat $F2 >&3; rf; cat $F3 >&3";
+    let (step, _) = run_tools(&frames, body, "max_tool_calls = 1", with_tools(&["echo"])).await;
+    assert_eq!(step.tool_calls.len(), 2);
+    assert!(
+        step.tool_calls[1]
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("limit")
+    );
+    let frames = [ready(), tool_call(1, "big"), finished(1)];
+    let body = "cat $F0 >&3; rf; cat $F1 >&3; rf; cat $F2 >&3";
+    let (step, _) = run_tools(
+        &frames,
+        body,
+        "max_tool_result_bytes = 1000",
+        with_tools(&["big"]),
+    )
+    .await;
+    assert!(
+        step.tool_calls[0]
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("exceeds"),
+        "{step:?}"
+    );
+}
+
+#[tokio::test]
+async fn tool_that_never_answers_times_out() {
+    let frames = [ready(), tool_call(1, "hang")];
+    let body = "cat $F0 >&3; rf; cat $F1 >&3; exec /bin/sleep 10";
+    let (step, took) = run_tools(&frames, body, "timeout_ms = 150", with_tools(&["hang"])).await;
+    assert_eq!(step.reason(), Some(FailReason::Timeout), "{step:?}");
+    assert!(
+        took >= Duration::from_millis(150) && took < Duration::from_millis(250),
+        "{took:?}"
+    );
+    assert_eq!(step.tool_calls.len(), 1);
+    assert!(
+        step.tool_calls[0]
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("deadline")
+    );
+}
+
+#[tokio::test]
+async fn dropping_an_execution_kills_and_reaps_its_runner() {
+    let dir = temp_dir("cancel");
+    let pid_file = dir.join("pid");
+    let body = format!(
+        "echo $$ > {}; cat $F0 >&3; exec /bin/sleep 30",
+        pid_file.display()
+    );
+    let runner = fake_runner(&dir, &[ready()], &body);
+    let engine = engine(&runner, policies(&dir, "timeout_ms = 60000", 0));
+    let fut = engine.execute(request("x"), Arc::new(NoTools));
+    let cancelled = tokio::time::timeout(Duration::from_millis(200), fut).await;
+    assert!(cancelled.is_err());
+    let pid = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .to_string();
+    let proc_dir = std::path::PathBuf::from(format!("/proc/{pid}"));
+    assert!(proc_dir.exists(), "the runner was running");
+    // Killed and reaped (a zombie would still have a /proc entry).
+    let until = Instant::now() + Duration::from_millis(500);
+    while proc_dir.exists() && Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(
+        !proc_dir.exists(),
+        "runner {pid} outlived its cancelled execution"
+    );
+}
+
+#[tokio::test]
+async fn warm_pool_fills_and_is_used_once_per_runner() {
+    let dir = temp_dir("pool");
+    let counter = dir.join("spawned");
+    let body = format!(
+        "echo x >> {}; cat $F0 >&3; rf; cat $F1 >&3",
+        counter.display()
+    );
+    let runner = fake_runner(&dir, &[ready(), finished(5)], &body);
+    let engine = engine(&runner, policies(&dir, "", 2));
+    assert!(engine.wait_warm(Duration::from_secs(5)).await);
+    assert_eq!(engine.warm_count("default"), 2);
+    for _ in 0..3 {
+        let step = engine.execute(request("x"), Arc::new(NoTools)).await;
+        assert_eq!(step.return_value, Some(Value::Int(5)), "{step:?}");
+    }
+    assert!(engine.wait_warm(Duration::from_secs(5)).await);
+    // 3 executions, each on its own runner, plus 2 warm ones still waiting.
+    let spawned = std::fs::read_to_string(&counter).unwrap().lines().count();
+    assert_eq!(spawned, 5);
+}
