@@ -1,0 +1,177 @@
+//! The engine with the real, hardened `ptc-runner` and the shipped policies: results, every limit
+//! hit on purpose, a runner killed from outside, and a tool that never answers.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::*;
+use ptc_shared::protocol::ToolDecl;
+use ptc_shared::{FailReason, Limits, Step, Value};
+use ptc_supervisor::engine::{BoxFuture, Engine, EngineConfig, ExecRequest, NoTools, ToolHandler};
+use ptc_supervisor::policy::load_dir;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn shipped_engine() -> Engine {
+    let policies = load_dir(&shipped_policies()).unwrap();
+    Engine::new(EngineConfig::new(real_runner(), policies)).unwrap()
+}
+
+async fn run(engine: &Engine, program: &str) -> Step {
+    engine.execute(request(program), Arc::new(NoTools)).await
+}
+
+#[tokio::test]
+async fn trivial_program_returns_its_value_with_usage() {
+    let engine = shipped_engine();
+    let step = run(&engine, "(+ 1 2)").await;
+    assert_eq!(step.fail, None, "{step:?}");
+    assert_eq!(step.return_value, Some(Value::Int(3)));
+    assert!(step.usage.memory_bytes > 0);
+}
+
+#[tokio::test]
+async fn infinite_loop_times_out_within_deadline_plus_100ms() {
+    let engine = shipped_engine();
+    let mut req = request("(loop [] (recur))");
+    req.limits = Some(Limits {
+        timeout_ms: 300,
+        ..Limits::default()
+    });
+    let t = Instant::now();
+    let step = engine.execute(req, Arc::new(NoTools)).await;
+    let took = t.elapsed();
+    assert_eq!(step.reason(), Some(FailReason::Timeout), "{step:?}");
+    assert!(took < Duration::from_millis(400), "{took:?}");
+}
+
+#[tokio::test]
+async fn memory_bomb_is_memory_exceeded_and_the_engine_keeps_serving() {
+    let engine = shipped_engine();
+    // Doubling a string: 64 MiB after 26 steps, far inside every other limit.
+    let step = run(&engine, "(loop [s \"x\"] (recur (str s s)))").await;
+    assert_eq!(
+        step.reason(),
+        Some(FailReason::MemoryExceeded),
+        "{:?}",
+        step.fail
+    );
+    assert!(
+        step.usage.memory_bytes > 32 << 20,
+        "peak {}",
+        step.usage.memory_bytes
+    );
+    assert_eq!(
+        run(&engine, "(* 6 7)").await.return_value,
+        Some(Value::Int(42))
+    );
+}
+
+#[tokio::test]
+async fn deep_recursion_is_a_clean_error() {
+    let engine = shipped_engine();
+    let step = run(&engine, "(defn f [n] (+ 1 (f n))) (f 1)").await;
+    let reason = step.reason().unwrap();
+    assert!(
+        matches!(reason, FailReason::LimitExceeded | FailReason::EvalError),
+        "{step:?}"
+    );
+    assert_eq!(
+        run(&engine, "(+ 1 1)").await.return_value,
+        Some(Value::Int(2))
+    );
+}
+
+#[tokio::test]
+async fn ten_megabytes_of_println_are_truncated() {
+    let engine = shipped_engine();
+    let line = "x".repeat(100);
+    let program = format!("(dotimes [i 100000] (println \"{line}\"))");
+    let step = run(&engine, &program).await;
+    let total: usize = step.prints.iter().map(String::len).sum();
+    assert!(total <= (64 << 10) + 512, "prints total {total}");
+    assert!(!step.prints.is_empty(), "{step:?}");
+}
+
+#[tokio::test]
+async fn runner_killed_from_outside_is_runner_crashed() {
+    let engine = Arc::new(shipped_engine());
+    let e2 = Arc::clone(&engine);
+    let before = children();
+    let mut req = request("(loop [] (recur))");
+    req.limits = Some(Limits {
+        timeout_ms: 1000,
+        ..Limits::default()
+    });
+    let task = tokio::spawn(async move { e2.execute(req, Arc::new(NoTools)).await });
+    // Find the runner that is executing: a child that appeared and uses CPU.
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let busy = children()
+        .into_iter()
+        .filter(|p| !before.contains(p))
+        .find(|p| cpu_ticks(*p) > 0);
+    let pid = busy.expect("no busy runner found");
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::SIGKILL).unwrap();
+    let step = task.await.unwrap();
+    assert_eq!(step.reason(), Some(FailReason::RunnerCrashed), "{step:?}");
+}
+
+fn cpu_ticks(pid: i32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    rest.split_whitespace()
+        .nth(11)
+        .and_then(|u| u.parse().ok())
+        .unwrap_or(0)
+}
+
+struct Tools;
+
+impl ToolHandler for Tools {
+    fn call(&self, name: String, args: Value) -> BoxFuture<'static, Result<Value, String>> {
+        Box::pin(async move {
+            match name.as_str() {
+                "hang" => std::future::pending().await,
+                _ => Ok(Value::Vector(vec![args, Value::Int(5)])),
+            }
+        })
+    }
+}
+
+#[tokio::test]
+async fn tools_work_and_a_tool_that_never_answers_times_out() {
+    let engine = shipped_engine();
+    let decl = |n: &str| ToolDecl {
+        name: n.into(),
+        signature: None,
+        description: None,
+    };
+    let mut req = request("(count (tool/echo {:a 1}))");
+    req.tools = vec![decl("echo"), decl("hang")];
+    let step = engine.execute(req.clone(), Arc::new(Tools)).await;
+    assert_eq!(step.return_value, Some(Value::Int(2)), "{step:?}");
+    assert_eq!(step.tool_calls.len(), 1);
+    req.program = "(tool/hang {})".into();
+    req.limits = Some(Limits {
+        timeout_ms: 200,
+        ..Limits::default()
+    });
+    let t = Instant::now();
+    let step = engine.execute(req, Arc::new(Tools)).await;
+    assert_eq!(step.reason(), Some(FailReason::Timeout), "{step:?}");
+    assert!(t.elapsed() < Duration::from_millis(300));
+}
+
+#[tokio::test]
+async fn strict_policy_runs_and_requests_cannot_loosen_it() {
+    let engine = shipped_engine();
+    let mut req: ExecRequest = request("(+ 1 2)");
+    req.policy = Some("strict".into());
+    let step = engine.execute(req.clone(), Arc::new(NoTools)).await;
+    assert_eq!(step.return_value, Some(Value::Int(3)), "{step:?}");
+    req.limits = Some(Limits::default());
+    assert_eq!(
+        engine.execute(req, Arc::new(NoTools)).await.reason(),
+        Some(FailReason::InvalidRequest)
+    );
+}
