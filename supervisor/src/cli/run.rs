@@ -39,6 +39,18 @@ pub struct RunArgs {
     /// Evaluation step budget.
     #[arg(long)]
     max_steps: Option<u64>,
+    /// Run through a ptc-supervisor daemon listening on this socket.
+    #[arg(long, value_name = "SOCKET", conflicts_with = "in_process")]
+    connect: Option<PathBuf>,
+    /// Policy to run under (with --connect: a name the daemon knows).
+    #[arg(long)]
+    policy: Option<String>,
+    /// A tool the program may call: COMMAND runs via `sh -c`, args JSON on stdin, JSON on stdout.
+    #[arg(long = "tool", value_name = "NAME=COMMAND")]
+    tool: Vec<String>,
+    /// Tools with fixed results: a JSON object mapping tool names to results.
+    #[arg(long = "tools", value_name = "FILE.json")]
+    tools: Option<PathBuf>,
 }
 
 fn usage_error(msg: &str) -> ExitCode {
@@ -76,11 +88,52 @@ pub fn run(args: RunArgs) -> ExitCode {
     if let Some(s) = args.max_steps {
         limits.max_steps = s;
     }
+    if let Some(socket) = &args.connect {
+        return run_connect(&args, socket, source, opts);
+    }
+    if !args.tool.is_empty() || args.tools.is_some() || args.policy.is_some() {
+        return usage_error("--tool, --tools and --policy need --connect SOCKET for now");
+    }
     opts.limits = limits;
     let step = match run_in_process(&source, opts) {
         Ok(s) | Err(s) => s,
     };
     report(&step, args.format)
+}
+
+/// `--connect`: the same run through a daemon, the CLI hosting `--tool`/`--tools`.
+fn run_connect(
+    args: &RunArgs,
+    socket: &std::path::Path,
+    source: String,
+    opts: RunOptions,
+) -> ExitCode {
+    if args.max_steps.is_some() {
+        return usage_error("--max-steps is not supported with --connect (the policy decides)");
+    }
+    let tools = match super::connect::cli_tools(&args.tool, args.tools.as_deref()) {
+        Ok(t) => t,
+        Err(e) => return usage_error(&e),
+    };
+    let mut run = ptc_supervisor::client::Run::new(source)
+        .context(opts.context)
+        .memory(opts.memory);
+    for t in tools {
+        run = run.tool(t);
+    }
+    if let Some(p) = &args.policy {
+        run = run.policy(p.clone());
+    }
+    if let Some(t) = args.timeout {
+        run = run.timeout(std::time::Duration::from_millis(t));
+    }
+    match super::connect::run_connected(socket, run) {
+        Ok(step) => report(&step, args.format),
+        Err(e) => {
+            eprintln!("error: connect: {e}");
+            ExitCode::from(2)
+        }
+    }
 }
 
 /// Prints the Step in the chosen format; the exit code says success or failure.
