@@ -73,8 +73,14 @@ impl Remote {
             version: CLIENT_PROTOCOL_VERSION,
             client: format!("ptc-shared {}", env!("CARGO_PKG_VERSION")),
         };
-        write_frame_async(&mut wr, &hello, CLIENT_MAX_FRAME).await?;
-        let max_frame = handshake(&mut rd).await?;
+        // A server that refuses us (SO_PEERCRED) may close before reading the Hello: then the
+        // write fails but its Refused frame is still there to read, and says more.
+        let sent = write_frame_async(&mut wr, &hello, CLIENT_MAX_FRAME).await;
+        let max_frame = match (handshake(&mut rd).await, sent) {
+            (Ok(m), Ok(())) => m,
+            (Err(e @ ClientError::Refused { .. }), _) | (Err(e), Ok(())) => return Err(e),
+            (_, Err(e)) => return Err(e.into()),
+        };
         let (tx, rx) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
             pending: Mutex::new(HashMap::new()),
