@@ -291,6 +291,7 @@ impl Drop for CancelOnDrop {
 
 impl Remote {
     /// Registers and sends one request; returns its id and the receiver of its Step.
+    #[allow(clippy::result_large_err)] // a cold path; the Fail becomes a Step at once
     fn start(
         &self,
         request: RunRequest,
