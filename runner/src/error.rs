@@ -150,10 +150,10 @@ impl EvalError {
 
     /// Attaches a position if the error has none yet.
     pub fn at(mut self, at: Pos) -> EvalError {
-        if let EvalError::Runtime { pos, .. } = &mut self {
-            if pos.is_none() {
-                *pos = Some(at);
-            }
+        if let EvalError::Runtime { pos, .. } = &mut self
+            && pos.is_none()
+        {
+            *pos = Some(at);
         }
         self
     }

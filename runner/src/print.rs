@@ -21,6 +21,11 @@ pub fn str_of(v: &Value) -> String {
         Value::Nil => String::new(),
         Value::Str(s) => s.to_string(),
         Value::Char(c) => c.to_string(),
+        // `str` uses Java's toString; only the printer writes ##Inf.
+        Value::Float(f) if f.is_nan() => "NaN".into(),
+        Value::Float(f) if f.is_infinite() => {
+            if *f > 0.0 { "Infinity" } else { "-Infinity" }.into()
+        }
         other => {
             let mut s = String::new();
             write(&mut s, other, false);

@@ -60,18 +60,18 @@ impl Analyzer<'_> {
         let mut defaults: Vec<(Rc<str>, &Form)> = Vec::new();
         // :or is read first so defaults are known when the names are bound.
         for pair in items.chunks(2) {
-            if let [k, v] = pair {
-                if matches!(&k.kind, FormKind::Keyword(kw) if &**kw == "or") {
-                    let FormKind::Map(ds) = &v.kind else {
-                        return Err(err(v.pos, ":or needs a map of defaults", None));
-                    };
-                    for d in ds.chunks(2) {
-                        if let [name, dv] = d {
-                            let n = name
-                                .as_sym()
-                                .ok_or_else(|| err(name.pos, ":or keys must be symbols", None))?;
-                            defaults.push((Rc::from(n), dv));
-                        }
+            if let [k, v] = pair
+                && matches!(&k.kind, FormKind::Keyword(kw) if &**kw == "or")
+            {
+                let FormKind::Map(ds) = &v.kind else {
+                    return Err(err(v.pos, ":or needs a map of defaults", None));
+                };
+                for d in ds.chunks(2) {
+                    if let [name, dv] = d {
+                        let n = name
+                            .as_sym()
+                            .ok_or_else(|| err(name.pos, ":or keys must be symbols", None))?;
+                        defaults.push((Rc::from(n), dv));
                     }
                 }
             }
@@ -119,7 +119,7 @@ impl Analyzer<'_> {
                 FormKind::Keyword(kw) if &**kw == "or" => {}
                 _ => {
                     let key = super::forms::quote(v);
-                    let default = match v.as_sym() {
+                    let default = match k.as_sym() {
                         Some(n) => self.default_for(n, &defaults)?,
                         None => None,
                     };

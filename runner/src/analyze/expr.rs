@@ -133,9 +133,60 @@ pub struct Case {
 #[derive(Debug)]
 pub struct Try {
     pub body: Expr,
-    /// Slot bound to the caught exception, and the handler.
-    pub catch: Option<(u32, Expr)>,
+    /// Tried in order; the first whose class matches handles the error.
+    pub catches: Vec<Catch>,
     pub finally: Option<Expr>,
+}
+
+/// `(catch Class name handler...)`.
+#[derive(Debug)]
+pub struct Catch {
+    pub class: ExClass,
+    /// Slot bound to the caught exception.
+    pub slot: u32,
+    pub handler: Expr,
+}
+
+/// The Java exception classes a `catch` may name, as far as PTC-Lisp errors map onto them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExClass {
+    /// `Throwable`, `Exception`, `RuntimeException`, `Object`, `:default`: every catchable error.
+    Any,
+    /// `ExceptionInfo`: values thrown with `ex-info`, and tool errors.
+    ExInfo,
+    Arithmetic,
+    IndexOutOfBounds,
+    ClassCast,
+    /// `IllegalArgumentException` and its subclasses (`ArityException`, `NumberFormatException`).
+    IllegalArgument,
+    Arity,
+    NumberFormat,
+    NullPointer,
+    IllegalState,
+    UnsupportedOperation,
+}
+
+impl ExClass {
+    /// The class a `catch` names (package prefixes allowed), or `None` if unknown.
+    pub fn from_name(name: &str) -> Option<ExClass> {
+        let short = name.rsplit('.').next().unwrap_or(name);
+        Some(match short {
+            "Throwable" | "Exception" | "RuntimeException" | "Object" | ":default" => ExClass::Any,
+            "ExceptionInfo" => ExClass::ExInfo,
+            "ArithmeticException" => ExClass::Arithmetic,
+            "IndexOutOfBoundsException"
+            | "ArrayIndexOutOfBoundsException"
+            | "StringIndexOutOfBoundsException" => ExClass::IndexOutOfBounds,
+            "ClassCastException" => ExClass::ClassCast,
+            "IllegalArgumentException" => ExClass::IllegalArgument,
+            "ArityException" => ExClass::Arity,
+            "NumberFormatException" => ExClass::NumberFormat,
+            "NullPointerException" => ExClass::NullPointer,
+            "IllegalStateException" => ExClass::IllegalState,
+            "UnsupportedOperationException" => ExClass::UnsupportedOperation,
+            _ => return None,
+        })
+    }
 }
 
 /// `for` / `doseq`: nested iteration clauses then a body.

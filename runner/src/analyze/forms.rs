@@ -372,37 +372,33 @@ impl Analyzer<'_> {
         Ok(Expr::Recur(self.analyze_all(args)?, pos))
     }
 
-    fn try_form(&mut self, args: &[Form], pos: Pos) -> AResult {
+    fn try_form(&mut self, args: &[Form], _pos: Pos) -> AResult {
         let is_clause = |f: &Form, head: &str| matches!(&f.kind, FormKind::List(items) if items.first().is_some_and(|h| h.is_sym(head)));
         let body_end = args
             .iter()
             .position(|f| is_clause(f, "catch") || is_clause(f, "finally"))
             .unwrap_or(args.len());
-        let saved = self.recur_arity();
+        // recur may not cross a try (as in Clojure): the body is not a tail position.
         let body = self.with_recur(0, |a| a.body(&args[..body_end], false))?;
-        let _ = saved;
-        let mut catch = None;
+        let mut catches = Vec::new();
         let mut finally = None;
         for clause in &args[body_end..] {
             let FormKind::List(items) = &clause.kind else {
-                continue;
+                return Err(err(
+                    clause.pos,
+                    "only catch and finally may follow the body of try",
+                    None,
+                ));
             };
+            if finally.is_some() {
+                return Err(err(
+                    clause.pos,
+                    "finally must be the last clause of try",
+                    None,
+                ));
+            }
             if is_clause(clause, "catch") {
-                let [_, _class, binding, handler @ ..] = items.as_slice() else {
-                    return Err(err(
-                        clause.pos,
-                        "catch needs a class and a name",
-                        Some("write (catch Exception e ...)".into()),
-                    ));
-                };
-                let name = binding
-                    .as_sym()
-                    .ok_or_else(|| err(binding.pos, "catch binds a symbol", None))?;
-                let mark = self.mark();
-                let slot = self.bind_local(name);
-                let h = self.body(handler, false)?;
-                self.reset(mark);
-                catch = Some((slot, h));
+                catches.push(self.catch_clause(items, clause.pos)?);
             } else if is_clause(clause, "finally") {
                 finally = Some(self.body(&items[1..], false)?);
             } else {
@@ -413,12 +409,48 @@ impl Analyzer<'_> {
                 ));
             }
         }
-        let _ = pos;
         Ok(Expr::Try(Box::new(Try {
             body,
-            catch,
+            catches,
             finally,
         })))
+    }
+
+    fn catch_clause(&mut self, items: &[Form], pos: Pos) -> AResult<Catch> {
+        let [_, class, binding, handler @ ..] = items else {
+            return Err(err(
+                pos,
+                "catch needs a class and a name",
+                Some("write (catch Exception e ...)".into()),
+            ));
+        };
+        let class_name = match &class.kind {
+            FormKind::Symbol(s) => s.to_string(),
+            FormKind::Keyword(k) => format!(":{k}"),
+            _ => String::new(),
+        };
+        let class = ExClass::from_name(&class_name).ok_or_else(|| {
+            err(
+                class.pos,
+                format!("unknown exception class `{class_name}`"),
+                Some(
+                    "catch Exception (or Throwable, ExceptionInfo, ArithmeticException, ...)"
+                        .into(),
+                ),
+            )
+        })?;
+        let name = binding
+            .as_sym()
+            .ok_or_else(|| err(binding.pos, "catch binds a symbol", None))?;
+        let mark = self.mark();
+        let slot = self.bind_local(name);
+        let handler = self.body(handler, false)?;
+        self.reset(mark);
+        Ok(Catch {
+            class,
+            slot,
+            handler,
+        })
     }
 
     /// `(case x 1 :a (2 3) :b :default)`: constants only; grouped constants in a list.

@@ -174,7 +174,7 @@ pub(super) fn expand(
 }
 
 fn cond(args: &[Form], pos: Pos) -> AResult<Form> {
-    if args.len() % 2 != 0 {
+    if !args.len().is_multiple_of(2) {
         return Err(err(
             pos,
             "cond needs an even number of forms",

@@ -120,10 +120,8 @@ impl Analyzer<'_> {
             FormKind::Keyword(k) => Ok(Expr::Const(Value::Keyword(k.clone()))),
             FormKind::Regex(src) => forms::regex_literal(src, f.pos),
             FormKind::Symbol(s) => self.resolve_symbol(s, f.pos),
-            FormKind::Vector(items) => {
-                self.collection(items, f.pos, Expr::Vector, |xs| Value::vector(xs))
-            }
-            FormKind::Set(items) => self.collection(items, f.pos, Expr::Set, |xs| Value::set(xs)),
+            FormKind::Vector(items) => self.collection(items, f.pos, Expr::Vector, Value::vector),
+            FormKind::Set(items) => self.collection(items, f.pos, Expr::Set, Value::set),
             FormKind::Map(items) => self.map_literal(items),
             FormKind::List(items) => self.list(items, f.pos, tail),
         }
@@ -191,23 +189,23 @@ impl Analyzer<'_> {
             return Ok(Expr::Const(Value::list(Vec::new())));
         };
         let args = &items[1..];
-        if let Some(name) = head.as_sym() {
-            if !self.is_local(name) {
-                if let Some(expanded) = macros::expand(self, name, args, pos)? {
-                    return self.analyze(&expanded, tail);
-                }
-                if let Some(e) = self.special(name, args, pos, tail)? {
-                    return Ok(e);
-                }
-                if let Some(tool) = name.strip_prefix("tool/") {
-                    return self.tool_call(tool, args, pos);
-                }
-                if let Some(method) = name
-                    .strip_prefix('.')
-                    .filter(|m| !m.is_empty() && *m != ".")
-                {
-                    return Ok(Expr::Method(Rc::from(method), self.analyze_all(args)?, pos));
-                }
+        if let Some(name) = head.as_sym()
+            && !self.is_local(name)
+        {
+            if let Some(expanded) = macros::expand(self, name, args, pos)? {
+                return self.analyze(&expanded, tail);
+            }
+            if let Some(e) = self.special(name, args, pos, tail)? {
+                return Ok(e);
+            }
+            if let Some(tool) = name.strip_prefix("tool/") {
+                return self.tool_call(tool, args, pos);
+            }
+            if let Some(method) = name
+                .strip_prefix('.')
+                .filter(|m| !m.is_empty() && *m != ".")
+            {
+                return Ok(Expr::Method(Rc::from(method), self.analyze_all(args)?, pos));
             }
         }
         let f = self.no_tail(head)?;

@@ -375,7 +375,7 @@ pub fn assoc(coll: Value, k: Value, v: Value) -> EvalResult {
 }
 
 fn assoc_many(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
-    if a.len() % 2 != 1 {
+    if a.len().is_multiple_of(2) {
         return Err(EvalError::arg(
             "assoc",
             "assoc expects even number of arguments after map/vector",
@@ -610,7 +610,7 @@ fn contains(coll: &Value, k: &Value) -> EvalResult<bool> {
 }
 
 fn pairs_map(a: Vec<Value>, op: &str) -> EvalResult {
-    if a.len() % 2 != 0 {
+    if !a.len().is_multiple_of(2) {
         return Err(EvalError::arg(
             op,
             format!("{op} needs an even number of arguments"),

@@ -173,11 +173,31 @@ impl<'h> Interp<'h> {
             Expr::Memory(k) => Ok(self.globals.get(k).cloned().unwrap_or_default()),
             Expr::History(i) => Ok(self.history.get(*i).cloned().unwrap_or_default()),
             Expr::Vector(items) => Ok(Value::vector(self.eval_all(items, env)?)),
-            Expr::Set(items) => Ok(Value::set(self.eval_all(items, env)?)),
+            Expr::Set(items) => {
+                let items = self.eval_all(items, env)?;
+                let n = items.len();
+                let set = Value::set(items);
+                if matches!(&set, Value::Set(s) if s.len() != n) {
+                    return Err(EvalError::arg(
+                        "set literal",
+                        "duplicate element in set literal",
+                    ));
+                }
+                Ok(set)
+            }
             Expr::Map(pairs) => {
                 let mut m = MapImpl::Small(Vec::with_capacity(pairs.len()));
                 for (k, v) in pairs {
                     let k = self.eval(k, env)?;
+                    if m.contains_key(&k) {
+                        return Err(EvalError::arg(
+                            "map literal",
+                            format!(
+                                "duplicate key in map literal: {}",
+                                crate::print::pr_str_short(&k)
+                            ),
+                        ));
+                    }
                     m.insert(k, self.eval(v, env)?);
                 }
                 Ok(Value::map(m))
@@ -355,7 +375,7 @@ impl<'h> Interp<'h> {
         }
     }
 
-    fn pick_arity<'t>(t: &'t FnTemplate, n: usize) -> Option<&'t Arity> {
+    fn pick_arity(t: &FnTemplate, n: usize) -> Option<&Arity> {
         t.arities
             .iter()
             .find(|a| !a.variadic && a.required == n)

@@ -34,20 +34,16 @@ impl Interp<'_> {
         v: Value,
         env: Env<'_>,
     ) -> EvalResult<()> {
+        // Clojure destructures vectors with nth, which maps, sets and numbers do not support.
         if !matches!(
             v,
-            Value::Nil
-                | Value::Vector(_)
-                | Value::List(_)
-                | Value::Str(_)
-                | Value::Lazy(_)
-                | Value::Map(_)
-                | Value::Set(_)
+            Value::Nil | Value::Vector(_) | Value::List(_) | Value::Str(_) | Value::Lazy(_)
         ) {
-            return Err(EvalError::type_err(
-                "destructure",
-                format!("cannot destructure {} as a sequence", v.type_name()),
-            ));
+            let msg = format!(
+                "nth not supported on {}: cannot destructure it as a sequence",
+                v.type_name()
+            );
+            return Err(EvalError::type_err("destructure", msg));
         }
         if let Some(slot) = as_slot {
             self.set_slot(env, slot, v.clone());
@@ -90,7 +86,7 @@ impl Interp<'_> {
         for e in entries {
             let found = match &v {
                 Value::Map(m) => m.get_lenient(&e.key).cloned(),
-                _ => None,
+                other => crate::builtins::coll::get(other, &e.key),
             };
             let x = match (found, &e.default) {
                 (Some(x), _) => x,
@@ -105,10 +101,10 @@ impl Interp<'_> {
 
 /// `(k1 v1 k2 v2)` → `{k1 v1, k2 v2}`; a single map element is the map itself.
 fn pairs_to_map(xs: &crate::value::PVec) -> Value {
-    if xs.len() == 1 {
-        if let Some(m @ Value::Map(_)) = xs.front() {
-            return m.clone();
-        }
+    if xs.len() == 1
+        && let Some(m @ Value::Map(_)) = xs.front()
+    {
+        return m.clone();
     }
     let mut m = MapImpl::Small(Vec::new());
     let mut it = xs.iter();

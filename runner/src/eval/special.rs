@@ -1,7 +1,7 @@
 //! Evaluation of `case`, `try`, `throw`, `for`/`doseq`, and tool calls.
 
 use super::{Env, Interp};
-use crate::analyze::{Case, For, ForClause, Try};
+use crate::analyze::{Case, ExClass, For, ForClause, Try};
 use crate::api::ToolFailure;
 use crate::error::{ErrorKind, EvalError, EvalResult, Limit, Pos};
 use crate::value::{ExInfo, Value};
@@ -9,9 +9,46 @@ use ptc_shared::ToolCallRecord;
 use std::rc::Rc;
 use std::time::Instant;
 
-/// `(throw x)`: exceptions are thrown as they are; other values are wrapped.
-pub(super) fn throw_value(v: Value, _pos: Pos) -> EvalError {
-    EvalError::Thrown(v)
+/// `(throw x)`: only exceptions can be thrown, as in Clojure.
+pub(super) fn throw_value(v: Value, pos: Pos) -> EvalError {
+    match v {
+        Value::Error(_) => EvalError::Thrown(v),
+        other => EvalError::type_err(
+            "throw",
+            format!(
+                "cannot throw {}: throw an exception made with ex-info",
+                other.type_name()
+            ),
+        )
+        .at(pos),
+    }
+}
+
+/// Whether an error is an instance of the class a `catch` names.
+fn class_matches(class: ExClass, e: &EvalError) -> bool {
+    let kind = match e {
+        EvalError::Runtime { kind, .. } => Some(*kind),
+        _ => None,
+    };
+    match class {
+        ExClass::Any => true,
+        ExClass::ExInfo => matches!(e, EvalError::Thrown(_) | EvalError::Tool { .. }),
+        ExClass::Arithmetic => kind == Some(ErrorKind::ArithmeticError),
+        ExClass::IndexOutOfBounds => kind == Some(ErrorKind::IndexOutOfBounds),
+        ExClass::ClassCast => matches!(kind, Some(ErrorKind::TypeError | ErrorKind::NotCallable)),
+        ExClass::IllegalArgument => matches!(
+            kind,
+            Some(
+                ErrorKind::ArgumentError
+                    | ErrorKind::ArityError
+                    | ErrorKind::NoMatchingClause
+                    | ErrorKind::ParseError
+            )
+        ),
+        ExClass::Arity => kind == Some(ErrorKind::ArityError),
+        ExClass::NumberFormat => kind == Some(ErrorKind::ParseError),
+        ExClass::NullPointer | ExClass::IllegalState | ExClass::UnsupportedOperation => false,
+    }
 }
 
 /// The value a `catch` binds for an error.
@@ -41,7 +78,7 @@ impl Interp<'_> {
     pub(super) fn eval_case(&mut self, c: &Case, env: Env<'_>) -> EvalResult {
         let v = self.eval(&c.subject, env)?;
         for (keys, body) in &c.clauses {
-            if keys.iter().any(|k| *k == v) {
+            if keys.contains(&v) {
                 return self.eval(body, env);
             }
         }
@@ -57,27 +94,23 @@ impl Interp<'_> {
     }
 
     pub(super) fn eval_try(&mut self, t: &Try, env: Env<'_>) -> EvalResult {
-        let depth = self.depth;
-        let stack_len = self.stack.len();
         let result = match self.eval(&t.body, env) {
-            Err(e) if e.catchable() && t.catch.is_some() => {
-                // Unwind whatever frames the error left behind.
-                self.depth = depth;
-                self.stack.truncate(stack_len.max(env.base));
-                match &t.catch {
-                    Some((slot, handler)) => {
-                        self.set_slot(env, *slot, caught_value(e));
-                        self.eval(handler, env)
+            Err(e) if e.catchable() => {
+                match t.catches.iter().find(|c| class_matches(c.class, &e)) {
+                    Some(c) => {
+                        self.set_slot(env, c.slot, caught_value(e));
+                        self.eval(&c.handler, env)
                     }
                     None => Err(e),
                 }
             }
             other => other,
         };
-        if let Some(f) = &t.finally {
-            if result.as_ref().err().is_none_or(EvalError::catchable) {
-                self.eval(f, env)?;
-            }
+        // `finally` runs for values and catchable errors; a limit or return ends the run now.
+        if let Some(f) = &t.finally
+            && result.as_ref().err().is_none_or(EvalError::catchable)
+        {
+            self.eval(f, env)?;
         }
         result
     }
@@ -120,7 +153,20 @@ impl Interp<'_> {
             ForClause::Bind(p, coll) => {
                 let coll = self.eval(coll, env)?;
                 let mut it = super::seq::SeqIter::new(self, &coll)?;
+                let mut n: u64 = 0;
                 while let Some(x) = it.next(self)? {
+                    // `for` is eager (DIV-3): an infinite source must end with a limit, quickly.
+                    n += 1;
+                    if n > self.limits.max_iterations {
+                        return Err(EvalError::limit(
+                            Limit::Iterations,
+                            format!(
+                                "{} binding walked more than {} elements (for is eager: use take on an infinite seq first)",
+                                if f.collect { "for" } else { "doseq" },
+                                self.limits.max_iterations
+                            ),
+                        ));
+                    }
                     self.bind(p, x, env)?;
                     if let ForFlow::Break = self.for_clause(f, i + 1, env, out)? {
                         break;

@@ -100,10 +100,10 @@ impl Reader {
         if let Some(c) = named {
             return Ok(c);
         }
-        if let Some(hex) = name.strip_prefix('u') {
-            if let Some(c) = u32::from_str_radix(hex, 16).ok().and_then(char::from_u32) {
-                return Ok(c);
-            }
+        if let Some(hex) = name.strip_prefix('u')
+            && let Some(c) = u32::from_str_radix(hex, 16).ok().and_then(char::from_u32)
+        {
+            return Ok(c);
         }
         Err(self.err(
             pos,
@@ -170,6 +170,20 @@ impl Reader {
                 .map_err(|_| self.err(pos, format!("bad hex number {tok}"), None));
         }
         let is_float = body.contains(['.', 'e', 'E']);
+        // Like Clojure (Java), a leading 0 makes an integer octal: 010 is 8 and 08 is an error.
+        let digits = body.trim_start_matches('-');
+        if !is_float && digits.len() > 1 && digits.starts_with('0') {
+            let sign = if body.starts_with('-') { -1 } else { 1 };
+            return i64::from_str_radix(digits, 8)
+                .map(|n| FormKind::Int(sign * n))
+                .map_err(|_| {
+                    self.err(
+                        pos,
+                        format!("invalid number {tok}"),
+                        Some("a leading 0 makes an octal number; drop the 0"),
+                    )
+                });
+        }
         if !is_float {
             return body.parse::<i64>().map(FormKind::Int).map_err(|_| {
                 if body

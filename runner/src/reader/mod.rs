@@ -69,10 +69,6 @@ impl Reader {
         self.chars.get(self.i).copied()
     }
 
-    pub(crate) fn peek_at(&self, n: usize) -> Option<char> {
-        self.chars.get(self.i + n).copied()
-    }
-
     pub(crate) fn pos(&self) -> Pos {
         Pos {
             line: self.line,
@@ -197,6 +193,7 @@ impl Reader {
                         Some("every key needs a value"),
                     ));
                 }
+                self.check_unique_keys(&items)?;
                 FormKind::Map(items)
             }
         })
@@ -248,6 +245,18 @@ impl Reader {
         }
         self.depth -= 1;
         Ok(items)
+    }
+
+    /// A map literal may not repeat a key (as in Clojure's reader).
+    fn check_unique_keys(&self, items: &[Form]) -> Result<(), ParseError> {
+        let keys: Vec<&Form> = items.iter().step_by(2).collect();
+        for (i, k) in keys.iter().enumerate() {
+            if keys[..i].iter().any(|b| b.same_literal(k)) {
+                let hint = Some("a map literal may not repeat a key");
+                return Err(self.err(k.pos, "duplicate key in map literal", hint));
+            }
+        }
+        Ok(())
     }
 
     fn read_dispatch(&mut self, pos: Pos) -> Result<Option<Form>, ParseError> {

@@ -118,6 +118,6 @@ mod tests {
 
     #[test]
     fn non_finite_is_refused() {
-        assert_eq!(Value::Float(f64::NAN).to_json().is_err(), true);
+        assert!(Value::Float(f64::NAN).to_json().is_err());
     }
 }
