@@ -57,15 +57,23 @@ pub struct RunRequest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ClientToServer {
     /// First frame of every connection.
-    Hello { version: u32, client: String },
-    Run { id: u64, request: Box<RunRequest> },
+    Hello {
+        version: u32,
+        client: String,
+    },
+    Run {
+        id: u64,
+        request: Box<RunRequest>,
+    },
     /// The answer to `ToolCall{request_id, call_id}`. `Err` is a `tool_error` with that message.
     ToolResult {
         request_id: u64,
         call_id: u64,
         result: Result<Value, String>,
     },
-    Cancel { request_id: u64 },
+    Cancel {
+        request_id: u64,
+    },
 }
 
 /// Frames the server sends.

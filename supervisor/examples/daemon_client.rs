@@ -40,7 +40,11 @@ async fn main() -> anyhow::Result<()> {
         Ok(step) => {
             let value = step.return_value.as_ref().map(ptc_shared::value::pr_str);
             println!("result: {}", value.unwrap_or_default());
-            println!("tool calls: {}, took {} ms", step.tool_calls.len(), step.usage.duration_ms);
+            println!(
+                "tool calls: {}, took {} ms",
+                step.tool_calls.len(),
+                step.usage.duration_ms
+            );
         }
         Err(step) => {
             let fail = step.fail.map(|f| format!("{}: {}", f.reason, f.message));

@@ -108,7 +108,12 @@ impl EmbeddedBackend {
 }
 
 impl Backend for EmbeddedBackend {
-    fn run(&self, request: RunRequest, tools: ToolSet, mut cancel: CancelSignal) -> BoxFuture<'static, Step> {
+    fn run(
+        &self,
+        request: RunRequest,
+        tools: ToolSet,
+        mut cancel: CancelSignal,
+    ) -> BoxFuture<'static, Step> {
         let memory = request.memory.clone();
         let history = request.history.clone();
         let req = exec_request(request, &self.policies, &self.default_policy);
@@ -141,6 +146,8 @@ impl Embedded for Client {
     }
 
     fn embedded_with(config: EngineConfig) -> Result<Client, EmbeddedError> {
-        Ok(Client::from_backend(Arc::new(EmbeddedBackend::new(config)?)))
+        Ok(Client::from_backend(Arc::new(EmbeddedBackend::new(
+            config,
+        )?)))
     }
 }

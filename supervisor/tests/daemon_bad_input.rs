@@ -28,7 +28,12 @@ fn abuse_once(socket: &Path, seed: u64) {
     // Random bytes instead of a Hello.
     let mut r = Raw::connect(socket);
     let junk: Vec<u8> = (0..64u64)
-        .map(|i| (seed.wrapping_mul(6364136223846793005).wrapping_add(i.wrapping_mul(1442695040888963407)) >> 33) as u8)
+        .map(|i| {
+            let x = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(i.wrapping_mul(1442695040888963407));
+            x.to_be_bytes()[2]
+        })
         .collect();
     r.send_bytes(&[0, 0, 0, 60]);
     r.send_bytes(&junk[..60]);
@@ -85,7 +90,10 @@ async fn bad_input_closes_only_its_own_connection() {
             let mut n = 0u64;
             while !stop.load(Ordering::Relaxed) {
                 let step = good.run(Run::new(format!("(+ {n} 1)"))).await.unwrap();
-                assert_eq!(step.return_value, Some(ptc_shared::Value::Int(i64::try_from(n).unwrap() + 1)));
+                assert_eq!(
+                    step.return_value,
+                    Some(ptc_shared::Value::Int(i64::try_from(n).unwrap() + 1))
+                );
                 n += 1;
             }
             n
@@ -111,11 +119,17 @@ async fn bad_input_closes_only_its_own_connection() {
     .unwrap();
     let after = rss_kib();
     stop.store(true, Ordering::Relaxed);
-    let runs = tokio::time::timeout(Duration::from_secs(10), worker).await.unwrap().unwrap();
+    let runs = tokio::time::timeout(Duration::from_secs(10), worker)
+        .await
+        .unwrap()
+        .unwrap();
     assert!(runs > 0);
     // The test process is the daemon here, so this bounds the daemon's growth (1,200 abusive
     // connections); 8 MiB leaves room for the runtime's and the allocator's own caches.
-    assert!(after < before + 8 * 1024, "RSS grew from {before} KiB to {after} KiB");
+    assert!(
+        after < before + 8 * 1024,
+        "RSS grew from {before} KiB to {after} KiB"
+    );
     // The daemon still accepts new clients.
     let c = Client::connect(&d.socket).await.unwrap();
     assert!(c.run(Run::new("1")).await.is_ok());
@@ -143,7 +157,10 @@ async fn tool_results_and_cancels_for_unknown_ids_are_ignored() {
             }),
         });
         match r.recv() {
-            Some(ServerToClient::Step { request_id: 5, step }) => {
+            Some(ServerToClient::Step {
+                request_id: 5,
+                step,
+            }) => {
                 assert_eq!(step.return_value, Some(ptc_shared::Value::Int(42)));
             }
             other => panic!("{other:?}"),

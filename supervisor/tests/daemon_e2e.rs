@@ -52,8 +52,9 @@ async fn tools_run_in_the_test_process_and_results_come_back() {
     // A tool error is catchable by the program and reported with its message.
     let step = client
         .run(
-            Run::new("(try (tool/boom {}) (catch e (str \"caught: \" (ex-message e))))")
-                .tool(Tool::new("boom", |_| async move { Err::<Value, _>("kaput") })),
+            Run::new("(try (tool/boom {}) (catch e (str \"caught: \" (ex-message e))))").tool(
+                Tool::new("boom", |_| async move { Err::<Value, _>("kaput") }),
+            ),
         )
         .await
         .unwrap_or_else(|s| panic!("{:?}", s.fail));
@@ -67,7 +68,10 @@ async fn failure_reasons_arrive_intact() {
     let d = TestDaemon::start("[policies_by_uid]\n4242 = [\"strict\"]").await;
     let c = Client::connect(&d.socket).await.unwrap();
     assert_eq!(reason(&c, Run::new("(+ 1")).await, FailReason::ParseError);
-    assert_eq!(reason(&c, Run::new("(fail \"no\")")).await, FailReason::Failed);
+    assert_eq!(
+        reason(&c, Run::new("(fail \"no\")")).await,
+        FailReason::Failed
+    );
     // An undeclared tool is caught by the analyzer before anything runs.
     assert_eq!(
         reason(&c, Run::new("(tool/nope {})")).await,
@@ -79,7 +83,11 @@ async fn failure_reasons_arrive_intact() {
         .await
         .unwrap_err();
     assert_eq!(step.reason(), Some(FailReason::Timeout), "{:?}", step.fail);
-    assert!(t.elapsed() < Duration::from_millis(600), "{:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_millis(600),
+        "{:?}",
+        t.elapsed()
+    );
     let step = c
         .run(Run::new("(loop [s \"x\"] (recur (str s s)))"))
         .await
@@ -96,16 +104,32 @@ async fn failure_reasons_arrive_intact() {
         ..tight_strict()
     };
     let step = c
-        .run(Run::new("(loop [i 0] (recur (inc i)))").policy("strict").limits(steps))
+        .run(
+            Run::new("(loop [i 0] (recur (inc i)))")
+                .policy("strict")
+                .limits(steps),
+        )
         .await
         .unwrap_err();
-    assert_eq!(step.reason(), Some(FailReason::LimitExceeded), "{:?}", step.fail);
+    assert_eq!(
+        step.reason(),
+        Some(FailReason::LimitExceeded),
+        "{:?}",
+        step.fail
+    );
     assert_eq!(
         reason(&c, Run::new("1").policy("no-such-policy")).await,
         FailReason::InvalidRequest
     );
     assert_eq!(
-        reason(&c, Run::new("1").limits(Limits { timeout_ms: u64::MAX, ..Limits::default() })).await,
+        reason(
+            &c,
+            Run::new("1").limits(Limits {
+                timeout_ms: u64::MAX,
+                ..Limits::default()
+            })
+        )
+        .await,
         FailReason::InvalidRequest
     );
     d.stop().await;
@@ -126,9 +150,17 @@ async fn signature_failures_arrive_as_validation_errors() {
         .run(Run::new("(+ 1 2)").signature("() -> :string"))
         .await
         .unwrap_err();
-    assert_eq!(step.reason(), Some(FailReason::ValidationError), "{:?}", step.fail);
+    assert_eq!(
+        step.reason(),
+        Some(FailReason::ValidationError),
+        "{:?}",
+        step.fail
+    );
     assert_eq!(step.signature.as_deref(), Some("() -> :string"));
-    let ok = c.run(Run::new("(+ 1 2)").signature("() -> :int")).await.unwrap();
+    let ok = c
+        .run(Run::new("(+ 1 2)").signature("() -> :int"))
+        .await
+        .unwrap();
     assert_eq!(ok.signature.as_deref(), Some("() -> :int"));
     d.stop().await;
 }
@@ -138,7 +170,10 @@ async fn permission_denied_for_a_policy_the_uid_may_not_use() {
     let uid = nix::unistd::geteuid().as_raw();
     let d = TestDaemon::start(&format!("[policies_by_uid]\n{uid} = [\"strict\"]")).await;
     let c = Client::connect(&d.socket).await.unwrap();
-    assert_eq!(reason(&c, Run::new("1")).await, FailReason::PermissionDenied);
+    assert_eq!(
+        reason(&c, Run::new("1")).await,
+        FailReason::PermissionDenied
+    );
     let ok = c.run(Run::new("(+ 1 1)").policy("strict")).await.unwrap();
     assert_eq!(ok.return_value, Some(Value::Int(2)));
     d.stop().await;
@@ -151,15 +186,29 @@ async fn cancel_kills_the_runner_and_answers_cancelled() {
     let handle = c.start(Run::new("(loop [] (recur))"));
     let cancel = handle.canceller();
     let waiter = tokio::spawn(handle);
-    let pid = busy_runner(Duration::from_millis(800)).await.expect("no busy runner");
+    let pid = busy_runner(Duration::from_millis(800))
+        .await
+        .expect("no busy runner");
     let t = Instant::now();
     cancel();
     let step = waiter.await.unwrap().unwrap_err();
-    assert_eq!(step.reason(), Some(FailReason::Cancelled), "{:?}", step.fail);
+    assert_eq!(
+        step.reason(),
+        Some(FailReason::Cancelled),
+        "{:?}",
+        step.fail
+    );
     assert!(gone_within(pid, Duration::from_millis(300)).await.is_some());
-    assert!(t.elapsed() < Duration::from_millis(300), "{:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_millis(300),
+        "{:?}",
+        t.elapsed()
+    );
     // The connection is still good.
-    assert_eq!(c.run(Run::new("7")).await.unwrap().return_value, Some(Value::Int(7)));
+    assert_eq!(
+        c.run(Run::new("7")).await.unwrap().return_value,
+        Some(Value::Int(7))
+    );
     d.stop().await;
 }
 
@@ -171,13 +220,18 @@ async fn disconnect_mid_run_kills_the_runner_within_100ms() {
         let c = c.clone();
         async move { c.run(Run::new("(loop [] (recur))")).await }
     });
-    let pid = busy_runner(Duration::from_millis(800)).await.expect("no busy runner");
+    let pid = busy_runner(Duration::from_millis(800))
+        .await
+        .expect("no busy runner");
     // Dropping every handle closes the connection (the pending run is aborted with it).
     running.abort();
     drop(c);
     let took = gone_within(pid, Duration::from_millis(500)).await;
     let took = took.expect("runner still alive 500 ms after the disconnect");
-    assert!(took <= Duration::from_millis(100), "runner gone after {took:?}");
+    assert!(
+        took <= Duration::from_millis(100),
+        "runner gone after {took:?}"
+    );
     d.stop().await;
 }
 
@@ -188,10 +242,16 @@ async fn a_full_uid_gets_busy_at_once() {
     let long = c.start(Run::new("(loop [] (recur))").timeout(Duration::from_millis(600)));
     let cancel = long.canceller();
     let long = tokio::spawn(long);
-    busy_runner(Duration::from_millis(800)).await.expect("no busy runner");
+    busy_runner(Duration::from_millis(800))
+        .await
+        .expect("no busy runner");
     let t = Instant::now();
     assert_eq!(reason(&c, Run::new("1")).await, FailReason::Busy);
-    assert!(t.elapsed() < Duration::from_millis(100), "{:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_millis(100),
+        "{:?}",
+        t.elapsed()
+    );
     cancel();
     let _ = long.await.unwrap();
     assert!(c.run(Run::new("1")).await.is_ok());
@@ -214,7 +274,7 @@ async fn many_concurrent_clients_get_their_own_answers() {
         let socket = d.socket.clone();
         tasks.spawn(async move {
             let c = Client::connect(&socket).await.unwrap();
-            for i in 0..runs as i64 {
+            for i in 0..i64::try_from(runs).unwrap() {
                 let expect = client_no * 1_000_000 + i;
                 let run = Run::new(format!("(+ {} {i})", client_no * 1_000_000))
                     .timeout(Duration::from_secs(5));

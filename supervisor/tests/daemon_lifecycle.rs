@@ -55,10 +55,19 @@ async fn sigterm_kills_what_outlives_the_grace_period() {
     d.signal(Signal::SIGTERM);
     let step = run.await.unwrap().unwrap_err();
     // The connection ends with the daemon: the client reports the lost connection.
-    assert_eq!(step.reason(), Some(FailReason::RunnerCrashed), "{:?}", step.fail);
+    assert_eq!(
+        step.reason(),
+        Some(FailReason::RunnerCrashed),
+        "{:?}",
+        step.fail
+    );
     let status = tokio::task::block_in_place(|| d.wait_exit(Duration::from_secs(5)));
     assert_eq!(status.map(|s| s.code()), Some(Some(0)));
-    assert!(t.elapsed() < Duration::from_millis(900), "{:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_millis(900),
+        "{:?}",
+        t.elapsed()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -70,9 +79,16 @@ async fn sighup_with_a_broken_config_keeps_the_old_one() {
     wait_for_log(&d, "reload failed");
     assert!(d.log_text().contains("max_runners"), "{}", d.log_text());
     let c = Client::connect(&d.socket).await.unwrap();
-    assert_eq!(c.run(Run::new("(+ 2 3)")).await.unwrap().return_value, Some(Value::Int(5)));
+    assert_eq!(
+        c.run(Run::new("(+ 2 3)")).await.unwrap().return_value,
+        Some(Value::Int(5))
+    );
     // A good config is taken.
-    std::fs::write(&d.config, format!("{good}\nper_uid_max = 1\nper_uid_queue = 0\n")).unwrap();
+    std::fs::write(
+        &d.config,
+        format!("{good}\nper_uid_max = 1\nper_uid_queue = 0\n"),
+    )
+    .unwrap();
     d.signal(Signal::SIGHUP);
     wait_for_log(&d, "configuration reloaded");
     let c = Client::connect(&d.socket).await.unwrap();
@@ -96,12 +112,17 @@ async fn socket_activation_with_a_pre_bound_fd_and_ready_notification() {
     let socket = dir.join("activated.sock");
     let listener = UnixListener::bind(&socket).unwrap();
     // The listener must survive exec: clear close-on-exec, then the shell moves it to fd 3.
-    nix::fcntl::fcntl(&listener, nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()))
-        .unwrap();
+    nix::fcntl::fcntl(
+        &listener,
+        nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::empty()),
+    )
+    .unwrap();
     let fd = std::os::fd::AsRawFd::as_raw_fd(&listener);
     let notify_path = dir.join("notify.sock");
     let notify = UnixDatagram::bind(&notify_path).unwrap();
-    notify.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    notify
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
     let config = dir.join("ptc.toml");
     // The config names another socket path: an inherited socket wins.
     std::fs::write(&config, config_text(&dir.join("unused.sock"), "")).unwrap();
@@ -126,7 +147,10 @@ async fn socket_activation_with_a_pre_bound_fd_and_ready_notification() {
     let msg = String::from_utf8_lossy(&buf[..n]).to_string();
     assert!(msg.contains("READY=1") && msg.contains("STATUS="), "{msg}");
     let c = Client::connect(&socket).await.unwrap();
-    assert_eq!(c.run(Run::new("(* 6 7)")).await.unwrap().return_value, Some(Value::Int(42)));
+    assert_eq!(
+        c.run(Run::new("(* 6 7)")).await.unwrap().return_value,
+        Some(Value::Int(42))
+    );
     assert!(!dir.join("unused.sock").exists());
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap()),
@@ -142,7 +166,7 @@ async fn socket_activation_with_a_pre_bound_fd_and_ready_notification() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_uid_that_is_not_allowed_is_refused() {
     if !nix::unistd::geteuid().is_root() {
-        println!("skipped: switching the client's uid needs root (running as a regular user)");
+        eprintln!("skipped: switching the client's uid needs root (running as a regular user)");
         return;
     }
     let d = DaemonProcess::start("allowed_uids = [0]");
@@ -160,7 +184,11 @@ async fn a_uid_that_is_not_allowed_is_refused() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("permission_denied"), "{stderr}");
     assert!(stderr.contains("uid 65534"), "{stderr}");
-    assert!(d.log_text().contains("connection refused"), "{}", d.log_text());
+    assert!(
+        d.log_text().contains("connection refused"),
+        "{}",
+        d.log_text()
+    );
     // uid 0 is allowed.
     let out = Command::new(env!("CARGO_BIN_EXE_ptc"))
         .args(["run", "-e", "(+ 1 2)", "--connect"])

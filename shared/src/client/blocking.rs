@@ -53,7 +53,6 @@ impl BlockingClient {
     }
 
     /// Runs a program and blocks until its Step (see [`Client::run`]).
-    #[allow(clippy::result_large_err)] // Result<Step, Step> is the API: both sides are a whole Step.
     pub fn run(&self, run: Run) -> Result<Step, Step> {
         self.rt.block_on(self.client.run(run))
     }

@@ -153,15 +153,21 @@ fn lost(detail: impl std::fmt::Display) -> Fail {
 
 async fn read_loop(mut rd: OwnedReadHalf, shared: Arc<Shared>) {
     let fail = loop {
-        let msg = match crate::codec::read_frame_async::<ServerToClient, _>(&mut rd, SERVER_MAX_FRAME).await
-        {
-            Ok(Some(m)) => m,
-            Ok(None) => break lost("closed by the server"),
-            Err(e) => break lost(e),
-        };
+        let msg =
+            match crate::codec::read_frame_async::<ServerToClient, _>(&mut rd, SERVER_MAX_FRAME)
+                .await
+            {
+                Ok(Some(m)) => m,
+                Ok(None) => break lost("closed by the server"),
+                Err(e) => break lost(e),
+            };
         match msg {
             ServerToClient::Step { request_id, step } => {
-                let p = shared.pending.lock().ok().and_then(|mut p| p.remove(&request_id));
+                let p = shared
+                    .pending
+                    .lock()
+                    .ok()
+                    .and_then(|mut p| p.remove(&request_id));
                 if let Some(p) = p {
                     let _ = p.done.send(*step);
                 }
@@ -280,10 +286,9 @@ impl Drop for CancelOnDrop {
                 .ok()
                 .and_then(|mut p| p.remove(&self.id));
             if removed.is_some() {
-                let _ = self
-                    .shared
-                    .out
-                    .send(ClientToServer::Cancel { request_id: self.id });
+                let _ = self.shared.out.send(ClientToServer::Cancel {
+                    request_id: self.id,
+                });
             }
         }
     }
@@ -291,7 +296,6 @@ impl Drop for CancelOnDrop {
 
 impl Remote {
     /// Registers and sends one request; returns its id and the receiver of its Step.
-    #[allow(clippy::result_large_err)] // a cold path; the Fail becomes a Step at once
     fn start(
         &self,
         request: RunRequest,

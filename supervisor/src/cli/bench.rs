@@ -49,7 +49,10 @@ pub fn bench(args: BenchArgs) -> ExitCode {
         eprintln!("error: usage: -n and -c must be at least 1");
         return ExitCode::from(2);
     }
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the runtime: {e}");
@@ -64,7 +67,11 @@ pub fn bench(args: BenchArgs) -> ExitCode {
         }
     };
     print_report(&args, &report);
-    if report.failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS }
+    if report.failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 async fn measure(args: &BenchArgs) -> Result<Report, String> {
@@ -112,12 +119,12 @@ async fn measure(args: &BenchArgs) -> Result<Report, String> {
     })
 }
 
-/// The value at quantile `q` of sorted samples (nearest rank).
-fn percentile(sorted: &[u64], q: f64) -> u64 {
+/// The value at quantile `per_mille`/1000 of sorted samples (nearest rank).
+fn percentile(sorted: &[u64], per_mille: usize) -> u64 {
     if sorted.is_empty() {
         return 0;
     }
-    let rank = (q * sorted.len() as f64).ceil() as usize;
+    let rank = (per_mille * sorted.len()).div_ceil(1000);
     sorted
         .get(rank.saturating_sub(1).min(sorted.len() - 1))
         .copied()
@@ -125,8 +132,8 @@ fn percentile(sorted: &[u64], q: f64) -> u64 {
 }
 
 fn print_report(args: &BenchArgs, r: &Report) {
-    let p50 = percentile(&r.latencies_us, 0.50);
-    let p99 = percentile(&r.latencies_us, 0.99);
+    let p50 = percentile(&r.latencies_us, 500);
+    let p99 = percentile(&r.latencies_us, 990);
     let rate = r.latencies_us.len() as f64 / r.elapsed.as_secs_f64().max(1e-9);
     let target = args
         .connect
@@ -141,11 +148,18 @@ fn print_report(args: &BenchArgs, r: &Report) {
         ),
         Format::Human => {
             println!("target:      {target}");
-            println!("executions:  {} at concurrency {}", args.n, args.concurrency);
+            println!(
+                "executions:  {} at concurrency {}",
+                args.n, args.concurrency
+            );
             println!("latency:     p50 {p50} µs, p99 {p99} µs");
             println!("throughput:  {rate:.0} executions/s");
             if r.failed > 0 {
-                println!("failed:      {} (first: {})", r.failed, r.first_failure.as_deref().unwrap_or("?"));
+                println!(
+                    "failed:      {} (first: {})",
+                    r.failed,
+                    r.first_failure.as_deref().unwrap_or("?")
+                );
             }
         }
     }

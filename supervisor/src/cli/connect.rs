@@ -6,8 +6,8 @@
 //! carrying its stderr); `--tools` maps tool names to fixed JSON results.
 
 use clap::ValueEnum;
-use ptc_supervisor::client::{Client, Embedded, Run, Tool};
 use ptc_shared::{Step, Value};
+use ptc_supervisor::client::{Client, Embedded, Run, Tool};
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::Arc;
@@ -46,10 +46,16 @@ pub fn cli_tools(commands: &[String], fixed: Option<&Path>) -> Result<Vec<Tool>,
     if let Some(path) = fixed {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let map: serde_json::Map<String, serde_json::Value> = serde_json::from_str(&text)
-            .map_err(|e| format!("{}: expected a JSON object of tool results: {e}", path.display()))?;
+        let map: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(&text).map_err(|e| {
+                format!(
+                    "{}: expected a JSON object of tool results: {e}",
+                    path.display()
+                )
+            })?;
         for (name, result) in map {
-            let v = Value::from_json(&result).map_err(|e| format!("{}: {name}: {e}", path.display()))?;
+            let v = Value::from_json(&result)
+                .map_err(|e| format!("{}: {name}: {e}", path.display()))?;
             out.push(Tool::new(name, move |_args| {
                 let v = v.clone();
                 async move { Ok::<_, String>(v) }

@@ -51,10 +51,17 @@ pub fn policies(args: PoliciesArgs) -> ExitCode {
         }));
     }
     match args.format {
-        Format::Json => println!("{}", json!({"dir": dir.display().to_string(), "policies": rows})),
+        Format::Json => println!(
+            "{}",
+            json!({"dir": dir.display().to_string(), "policies": rows})
+        ),
         Format::Human => print_table(&rows),
     }
-    if all_ok { ExitCode::SUCCESS } else { ExitCode::from(1) }
+    if all_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }
 
 fn print_table(rows: &[serde_json::Value]) {
@@ -65,7 +72,11 @@ fn print_table(rows: &[serde_json::Value]) {
     for r in rows {
         let ns: Vec<String> = r["namespaces"]
             .as_array()
-            .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect()
+            })
             .unwrap_or_default();
         let status = if r["enforceable"].as_bool().unwrap_or(false) {
             "ok".to_string()
@@ -79,7 +90,11 @@ fn print_table(rows: &[serde_json::Value]) {
             r["cpu_ms"],
             r["heap_bytes"].as_u64().unwrap_or(0) >> 20,
             r["warm"],
-            if ns.is_empty() { "-".to_string() } else { ns.join(",") },
+            if ns.is_empty() {
+                "-".to_string()
+            } else {
+                ns.join(",")
+            },
         );
     }
 }

@@ -29,9 +29,11 @@ pub fn serve(args: ServeArgs) -> ExitCode {
         Ok(l) => l,
         Err(e) => return fail(2, &format!("socket passed by systemd is unusable: {e}")),
     };
-    let config_path = args
-        .config
-        .or_else(|| Path::new(DEFAULT_CONFIG).is_file().then(|| PathBuf::from(DEFAULT_CONFIG)));
+    let config_path = args.config.or_else(|| {
+        Path::new(DEFAULT_CONFIG)
+            .is_file()
+            .then(|| PathBuf::from(DEFAULT_CONFIG))
+    });
     let config = match &config_path {
         Some(p) => match Config::load(p) {
             Ok(c) => c,
@@ -40,7 +42,10 @@ pub fn serve(args: ServeArgs) -> ExitCode {
         None => Config::default(),
     };
     init_logging(config.log_format);
-    let rt = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => return fail(1, &format!("cannot start the runtime: {e}")),
     };

@@ -81,7 +81,12 @@ impl Drop for Waiting<'_> {
 }
 
 impl Admission {
-    pub fn new(max_runners: usize, max_queue: usize, per_uid_max: usize, per_uid_queue: usize) -> Admission {
+    pub fn new(
+        max_runners: usize,
+        max_queue: usize,
+        per_uid_max: usize,
+        per_uid_queue: usize,
+    ) -> Admission {
         Admission {
             global: Arc::new(Semaphore::new(max_runners)),
             waiting: AtomicUsize::new(0),

@@ -310,10 +310,9 @@ mod tests {
 
     #[test]
     fn relative_paths_are_relative_to_the_file_and_access_rules_apply() {
-        let c = parse(
-            "socket = \"s.sock\"\nallowed_uids = [5]\n[policies_by_uid]\n5 = [\"strict\"]",
-        )
-        .unwrap();
+        let c =
+            parse("socket = \"s.sock\"\nallowed_uids = [5]\n[policies_by_uid]\n5 = [\"strict\"]")
+                .unwrap();
         assert_eq!(c.socket, PathBuf::from("/etc/ptc/s.sock"));
         assert!(c.allows(5, 99) && !c.allows(6, 99));
         assert!(c.policy_allowed(5, "strict") && !c.policy_allowed(5, "default"));

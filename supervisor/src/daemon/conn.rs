@@ -74,8 +74,16 @@ pub(crate) async fn serve(stream: Stream, shared: Arc<Shared>) {
     let mut wr = BufWriter::new(wr);
     let generation = shared.current();
     if !generation.config.allows(peer.uid, peer.gid) {
-        tracing::warn!(uid = peer.uid, gid = peer.gid, pid = peer.pid, "connection refused: uid/gid not allowed");
-        let msg = format!("uid {} / gid {} may not use this supervisor", peer.uid, peer.gid);
+        tracing::warn!(
+            uid = peer.uid,
+            gid = peer.gid,
+            pid = peer.pid,
+            "connection refused: uid/gid not allowed"
+        );
+        let msg = format!(
+            "uid {} / gid {} may not use this supervisor",
+            peer.uid, peer.gid
+        );
         refuse(&mut wr, FailReason::PermissionDenied, msg).await;
         return;
     }
@@ -144,7 +152,9 @@ async fn handshake(rd: &mut RecvHalf) -> Result<(), String> {
 }
 
 fn version_msg(theirs: u32) -> String {
-    format!("protocol version mismatch: the supervisor speaks {CLIENT_PROTOCOL_VERSION}, the client {theirs}")
+    format!(
+        "protocol version mismatch: the supervisor speaks {CLIENT_PROTOCOL_VERSION}, the client {theirs}"
+    )
 }
 
 async fn write(wr: &mut BufWriter<SendHalf>, msg: &ServerToClient) -> std::io::Result<()> {
@@ -224,7 +234,13 @@ fn handle(conn: &Arc<Conn>, shared: &Arc<Shared>, msg: ClientToServer, tasks: &m
             if duplicate {
                 tracing::debug!(id, "duplicate request id replaces the earlier one");
             }
-            tasks.spawn(request_task(Arc::clone(conn), Arc::clone(shared), id, *request, cancel_rx));
+            tasks.spawn(request_task(
+                Arc::clone(conn),
+                Arc::clone(shared),
+                id,
+                *request,
+                cancel_rx,
+            ));
         }
         ClientToServer::ToolResult {
             request_id,
@@ -306,7 +322,12 @@ async fn run_request(
 ) -> Step {
     let uid = conn.peer.uid;
     if shared.is_draining() {
-        return refusal(req.memory, req.history, FailReason::Busy, "the supervisor is shutting down");
+        return refusal(
+            req.memory,
+            req.history,
+            FailReason::Busy,
+            "the supervisor is shutting down",
+        );
     }
     if !generation.config.policy_allowed(uid, policy) {
         let msg = format!("uid {uid} may not use policy `{policy}`");
@@ -377,5 +398,10 @@ impl ToolHandler for ConnTools {
 pub(crate) async fn refuse_busy(stream: Stream) {
     let (_rd, wr) = tokio::io::split(stream);
     let mut wr = BufWriter::new(wr);
-    refuse(&mut wr, FailReason::Busy, "too many connections; retry later".into()).await;
+    refuse(
+        &mut wr,
+        FailReason::Busy,
+        "too many connections; retry later".into(),
+    )
+    .await;
 }

@@ -65,13 +65,15 @@ fn bind(config: &Config) -> Result<interprocess::local_socket::tokio::Listener, 
     if let Some(dir) = path.parent()
         && !dir.as_os_str().is_empty()
     {
-        std::fs::create_dir_all(dir).map_err(|e| sock_err(path, format!("cannot create its directory: {e}")))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|e| sock_err(path, format!("cannot create its directory: {e}")))?;
     }
     if path.exists() {
         if UnixStream::connect(path).is_ok() {
             return Err(sock_err(path, "another daemon is listening on it"));
         }
-        std::fs::remove_file(path).map_err(|e| sock_err(path, format!("cannot remove the stale socket: {e}")))?;
+        std::fs::remove_file(path)
+            .map_err(|e| sock_err(path, format!("cannot remove the stale socket: {e}")))?;
     }
     let name = path
         .as_path()

@@ -288,15 +288,17 @@ impl Daemon {
 
     async fn drain(self, mut conns: tokio::task::JoinSet<()>) {
         drop(self.listener);
-        if self.socket.as_os_str().len() > 0 {
-            tracing::info!("stopped accepting connections");
-        }
+        tracing::info!("stopped accepting connections");
         self.shared.draining.store(true, Ordering::Release);
         self.notifier.notify("STOPPING=1\nSTATUS=draining");
-        let grace = Duration::from_millis(self.shared.current().config.shutdown_grace_ms);
+        let grace_ms = self.shared.current().config.shutdown_grace_ms;
+        let grace = Duration::from_millis(grace_ms);
         let active = self.shared.active.load(Ordering::Acquire);
-        tracing::info!(active, grace_ms = grace.as_millis() as u64, "draining");
-        if tokio::time::timeout(grace, self.shared.wait_idle()).await.is_err() {
+        tracing::info!(active, grace_ms, "draining");
+        if tokio::time::timeout(grace, self.shared.wait_idle())
+            .await
+            .is_err()
+        {
             let left = self.shared.active.load(Ordering::Acquire);
             tracing::warn!(left, "grace period over; killing the remaining executions");
         }

@@ -148,7 +148,9 @@ impl Raw {
     }
 
     pub fn send(&mut self, msg: &ClientToServer) {
-        self.0.write_all(&encode_frame(msg, u32::MAX).unwrap()).unwrap();
+        self.0
+            .write_all(&encode_frame(msg, u32::MAX).unwrap())
+            .unwrap();
     }
 
     pub fn send_bytes(&mut self, bytes: &[u8]) {
