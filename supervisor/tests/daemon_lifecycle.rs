@@ -182,7 +182,7 @@ async fn a_uid_that_is_not_allowed_is_refused() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("permission_denied"), "{stderr}");
+    assert!(stderr.starts_with("error: permission_denied: "), "{stderr}");
     assert!(stderr.contains("uid 65534"), "{stderr}");
     assert!(
         d.log_text().contains("connection refused"),

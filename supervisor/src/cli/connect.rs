@@ -7,7 +7,7 @@
 
 use clap::ValueEnum;
 use ptc_shared::{Step, Value};
-use ptc_supervisor::client::{Client, Embedded, Run, Tool};
+use ptc_supervisor::client::{Client, ClientError, Embedded, Run, Tool};
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::Arc;
@@ -93,16 +93,20 @@ async fn command_tool(cmd: &str, args: &Value) -> Result<Value, String> {
     Value::from_json(&json).map_err(|e| e.to_string())
 }
 
-/// Runs one program through a daemon; `Err` is a usage-level problem (exit 2).
-pub fn run_connected(socket: &Path, run: Run) -> Result<Step, String> {
+/// Runs one program through a daemon. `Err((reason, message))` means nothing ran (exit 2):
+/// the daemon refused the connection (its reason, e.g. `permission_denied`) or was unreachable
+/// (`usage`).
+pub fn run_connected(socket: &Path, run: Run) -> Result<Step, (String, String)> {
+    let usage = |m: String| ("usage".to_string(), m);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+        .map_err(|e| usage(format!("cannot start the runtime: {e}")))?;
     rt.block_on(async {
-        let client = Client::connect(socket)
-            .await
-            .map_err(|e| format!("{}: {e}", socket.display()))?;
+        let client = Client::connect(socket).await.map_err(|e| match e {
+            ClientError::Refused { reason, message } => (reason.to_string(), message),
+            e => usage(format!("cannot use the daemon at {}: {e}", socket.display())),
+        })?;
         Ok(match client.run(run).await {
             Ok(s) | Err(s) => s,
         })

@@ -129,8 +129,8 @@ fn run_connect(
     }
     match super::connect::run_connected(socket, run) {
         Ok(step) => report(&step, args.format),
-        Err(e) => {
-            eprintln!("error: connect: {e}");
+        Err((reason, message)) => {
+            eprintln!("error: {reason}: {message}");
             ExitCode::from(2)
         }
     }
