@@ -61,6 +61,7 @@ fn run_case(case: &Case) -> Step {
         history,
         tools: tools_of(case),
         limits: limits_of(case),
+        ..RunOptions::default()
     };
     match run(&case.program, opts) {
         Ok(s) | Err(s) => s,

@@ -6,5 +6,6 @@
 //! except in `:division` cases, floats within 1e-9 relative).
 #![forbid(unsafe_code)]
 
+pub mod bins;
 pub mod compare;
 pub mod corpus;

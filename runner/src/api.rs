@@ -4,6 +4,7 @@
 //! ([`Tool::new`]); the `ptc-runner` binary implements `ToolHost` by forwarding each call to the
 //! supervisor over IPC. Either way the interpreter only sees `call(name, args) -> result`.
 
+use ptc_shared::signature::{Mode, Signature};
 use ptc_shared::{Fail, Limits, Step, Value};
 
 /// How a tool call failed.
@@ -30,7 +31,7 @@ pub struct Tool {
     /// Signature text, e.g. `"(status :string) -> [{total :int}]"`.
     pub signature: Option<String>,
     pub description: Option<String>,
-    handler: Box<dyn FnMut(Value) -> Result<Value, String>>,
+    handler: Box<dyn FnMut(Value) -> Result<Value, ToolFailure>>,
 }
 
 impl std::fmt::Debug for Tool {
@@ -46,7 +47,15 @@ impl Tool {
     /// A tool backed by a closure; an `Err` becomes `tool_error` with that message.
     pub fn new(
         name: impl Into<String>,
-        handler: impl FnMut(Value) -> Result<Value, String> + 'static,
+        mut handler: impl FnMut(Value) -> Result<Value, String> + 'static,
+    ) -> Tool {
+        Tool::with_failure(name, move |args| handler(args).map_err(ToolFailure::Error))
+    }
+
+    /// A tool whose closure may also end the run ([`ToolFailure::Terminal`], e.g. a deadline).
+    pub fn with_failure(
+        name: impl Into<String>,
+        handler: impl FnMut(Value) -> Result<Value, ToolFailure> + 'static,
     ) -> Tool {
         Tool {
             name: name.into(),
@@ -81,29 +90,78 @@ pub struct RunOptions {
     /// Tools with in-process handlers. Ignored by [`run_with_host`], which takes `tool_names`.
     pub tools: Vec<Tool>,
     pub limits: Limits,
+    /// The program's signature (shorthand or Malli-lite): validates the context and the result.
+    pub signature: Option<String>,
+    /// How strictly signatures are applied (default `enabled`).
+    pub validation: Mode,
 }
 
-/// A `ToolHost` over in-process closures.
+/// A `ToolHost` over in-process closures, checking declared tool signatures around each call.
 struct ClosureHost<'a> {
     tools: &'a mut [Tool],
+    signatures: Vec<Option<Signature>>,
+    mode: Mode,
 }
 
 impl ToolHost for ClosureHost<'_> {
     fn call(&mut self, name: &str, args: Value) -> Result<Value, ToolFailure> {
-        let tool = self
+        let i = self
             .tools
-            .iter_mut()
-            .find(|t| t.name == name)
+            .iter()
+            .position(|t| t.name == name)
             .ok_or(ToolFailure::NotFound)?;
-        (tool.handler)(args).map_err(ToolFailure::Error)
+        let sig = self.signatures.get(i).and_then(Option::as_ref);
+        let args = match sig {
+            Some(s) => {
+                crate::validate::tool_args(name, s, args, self.mode)
+                    .map_err(ToolFailure::Terminal)?
+                    .0
+            }
+            None => args,
+        };
+        let tool = self.tools.get_mut(i).ok_or(ToolFailure::NotFound)?;
+        let out = (tool.handler)(args)?;
+        match sig {
+            Some(s) => Ok(crate::validate::tool_result(name, s, out, self.mode)
+                .map_err(ToolFailure::Terminal)?
+                .0),
+            None => Ok(out),
+        }
     }
+}
+
+/// Parses the tools' signatures; strict validation requires every tool to have one.
+fn tool_signatures(tools: &[Tool], mode: Mode) -> Result<Vec<Option<Signature>>, Fail> {
+    let mut out = Vec::with_capacity(tools.len());
+    for t in tools {
+        match t.signature.as_deref() {
+            Some(s) => out.push(Some(crate::validate::parse(
+                s,
+                &format!("tool {}", t.name),
+            )?)),
+            None if mode == Mode::Strict => {
+                let msg = format!(
+                    "strict validation requires a signature for every tool; `{}` has none",
+                    t.name
+                );
+                return Err(Fail::new(ptc_shared::FailReason::ValidationError, msg));
+            }
+            None => out.push(None),
+        }
+    }
+    Ok(out)
 }
 
 /// Runs a program in-process with closure tools. `Ok` is a successful Step, `Err` a failed one.
 pub fn run(source: &str, mut opts: RunOptions) -> Result<Step, Step> {
     let mut tools = std::mem::take(&mut opts.tools);
     let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
-    let mut host = ClosureHost { tools: &mut tools };
+    let signatures = tool_signatures(&tools, opts.validation).map_err(Step::failed)?;
+    let mut host = ClosureHost {
+        tools: &mut tools,
+        signatures,
+        mode: opts.validation,
+    };
     run_with_host(source, &opts, &names, &mut host)
 }
 

@@ -16,18 +16,20 @@
 //!    counting allocator's budget is armed (a little below RLIMIT_DATA, so the budget trips first
 //!    and is reported; RLIMIT_DATA is the kernel's backstop).
 //! 7. `close_other_fds`: close_range(4, ∞) — whatever the spawner leaked is gone before landlock
-//!    (an fd opened earlier would bypass landlock's path checks).
-//! 8. `restrict_filesystem`: a landlock ruleset that handles every filesystem and network right
+//!    (an fd opened earlier would bypass landlock's path checks), and fd numbers are free for:
+//! 8. `prime_runtime`: lazy initialisations that read /proc (stacker's stack bounds, regex's pool
+//!    size, std's hash seeds) run now, while they still can, instead of dying mid-run.
+//! 9. `restrict_filesystem`: a landlock ruleset that handles every filesystem and network right
 //!    and scopes signals and abstract sockets, with no rule allowing anything. Best effort: an
 //!    older kernel enforces what it knows, and the status goes back in `Ready`.
-//! 9. `no_new_privs` then `install_seccomp`: the allowlist compiled from
-//!    `policies/seccomp/runner.json`. Last, because it forbids the syscalls of the steps above.
-//!    Fail closed: without a valid program the runner exits `NO_SECCOMP` and never runs input.
-//! 10. `Ready`, then read one `Execute`, evaluate it (tool calls go over the socket), write
+//! 10. `no_new_privs` then `install_seccomp`: the allowlist compiled from
+//!     `policies/seccomp/runner.json`. Last, because it forbids the syscalls of the steps above.
+//!     Fail closed: without a valid program the runner exits `NO_SECCOMP` and never runs input.
+//! 11. `Ready`, then read one `Execute`, evaluate it (tool calls go over the socket), write
 //!     `Finished`, exit 0.
 //!
 //! Each failure exits with a code from `ptc_shared::protocol::exit_code`. Invariants: single
-//! threaded throughout (seccomp forbids clone); nothing untrusted is read before step 10.
+//! threaded throughout (seccomp forbids clone); nothing untrusted is read before step 11.
 #![allow(unsafe_code)]
 
 use crate::alloc;
@@ -91,6 +93,7 @@ fn harden_and_serve(probe: Option<Probe>) -> Result<(), Exit> {
     apply_rlimits(&setup.rlimits)?;
     alloc::arm(setup.heap_budget_bytes);
     close_other_fds()?;
+    prime_runtime();
     let landlock = restrict_filesystem(setup.landlock)?;
     no_new_privs()?;
     install_seccomp(&setup.seccomp_bpf)?;
@@ -175,7 +178,7 @@ fn set_limit(resource: Resource, soft: u64, hard: u64) -> Result<(), Exit> {
 fn close_other_fds() -> Result<(), Exit> {
     let first = libc::c_uint::try_from(RUNNER_IPC_FD + 1).map_err(|_| Exit::Setup)?;
     // SAFETY: no Rust object in this process owns an fd above 3 at this point (std opens none
-    // at startup and steps 1–6 keep none), so closing them cannot invalidate an owner.
+    // at startup and the steps before keep none), so closing them cannot invalidate an owner.
     let rc = unsafe {
         libc::syscall(
             libc::SYS_close_range,
@@ -193,6 +196,16 @@ fn close_other_fds() -> Result<(), Exit> {
         unsafe { libc::close(fd) };
     }
     Ok(())
+}
+
+/// Runs, once, the lazy initialisations that read /proc and would otherwise happen mid-run,
+/// where landlock denies them and seccomp kills the `openat`: stacker's stack bounds (from
+/// /proc/self/maps, cached per thread; without them it would mmap a new stack on every call) and
+/// regex's pool size (std's available_parallelism reads /proc/self/cgroup; cached in a static).
+fn prime_runtime() {
+    let _ = stacker::remaining_stack();
+    let _ = regex::Regex::new("a+").map(|re| re.is_match("a"));
+    let _ = std::collections::hash_map::RandomState::new();
 }
 
 fn restrict_filesystem(wanted: bool) -> Result<LandlockStatus, Exit> {

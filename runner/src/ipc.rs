@@ -76,6 +76,8 @@ pub fn execute(ipc: &mut Ipc, exec: Execute) -> Result<Step, IpcError> {
         history,
         tools,
         limits,
+        signature,
+        validation,
         ..
     } = exec;
     let names: Vec<String> = tools.into_iter().map(|t| t.name).collect();
@@ -85,6 +87,8 @@ pub fn execute(ipc: &mut Ipc, exec: Execute) -> Result<Step, IpcError> {
         history,
         tools: Vec::new(),
         limits,
+        signature,
+        validation,
     };
     let mut host = IpcHost {
         ipc,

@@ -15,22 +15,21 @@ pub fn pr_str(v: &Value) -> String {
     s
 }
 
-/// Clojure's `str` of one value: nil is "", strings and chars bare.
+/// Clojure's `str` of one value: nil is "", strings and chars bare; anything else is its
+/// `toString`, which for collections is the readable form (`(str ["a"])` is `["a"]`).
 pub fn str_of(v: &Value) -> String {
     match v {
         Value::Nil => String::new(),
         Value::Str(s) => s.to_string(),
         Value::Char(c) => c.to_string(),
-        // `str` uses Java's toString; only the printer writes ##Inf.
+        // Pattern.toString is the bare source.
+        Value::Regex(r) => r.as_str().to_string(),
+        // Double.toString, not the reader's ##Inf / ##NaN.
         Value::Float(f) if f.is_nan() => "NaN".into(),
         Value::Float(f) if f.is_infinite() => {
             if *f > 0.0 { "Infinity" } else { "-Infinity" }.into()
         }
-        other => {
-            let mut s = String::new();
-            write(&mut s, other, false);
-            s
-        }
+        other => pr_str(other),
     }
 }
 

@@ -62,6 +62,7 @@ fn attempt(op: &str, parent: nix::unistd::Pid, ipc: &mut Ipc) -> Step {
         "alloc-bomb" => alloc_bomb(),
         "churn" => Ok(churn()),
         "clock" => Ok(clock()),
+        "spin" => Ok(Value::Int(spin())),
         "stack-overflow" => Ok(Value::Int(recurse(0, [0; 64]))),
         "panic" => panic!("probe panic"),
         other => {
@@ -140,6 +141,14 @@ fn clock() -> Value {
         Value::Int(i64::try_from(start.elapsed().as_nanos()).unwrap_or(0)),
         Value::Int(i64::try_from(wall).unwrap_or(i64::MAX)),
     ])
+}
+
+/// Burns CPU until RLIMIT_CPU ends the process.
+fn spin() -> i64 {
+    let mut x = 1i64;
+    loop {
+        x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+    }
 }
 
 /// Unbounded recursion, to observe how a stack overflow ends under the filter.

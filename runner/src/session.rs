@@ -22,6 +22,78 @@ pub fn execute(
     tool_names: &[String],
     host: &mut dyn ToolHost,
 ) -> Step {
+    match &opts.signature {
+        Some(text) => execute_signed(source, opts, text, tool_names, host),
+        None => execute_unsigned(source, opts, tool_names, host),
+    }
+}
+
+/// A run with a signature: the context is checked and coerced first, the result after.
+fn execute_signed(
+    source: &str,
+    opts: &RunOptions,
+    text: &str,
+    tool_names: &[String],
+    host: &mut dyn ToolHost,
+) -> Step {
+    let mode = opts.validation;
+    let with_sig = |mut step: Step| {
+        step.signature = Some(text.to_string());
+        step
+    };
+    let sig = match crate::validate::parse(text, "run") {
+        Ok(s) => s,
+        Err(f) => return with_sig(failed_step(opts, f)),
+    };
+    let (context, mut warnings) = match crate::validate::context(&sig, opts.context.clone(), mode) {
+        Ok(c) => c,
+        Err(f) => return with_sig(failed_step(opts, f)),
+    };
+    let checked = RunOptions {
+        context,
+        signature: None,
+        ..clone_opts(opts)
+    };
+    let mut step = with_sig(execute_unsigned(source, &checked, tool_names, host));
+    if let Some(v) = step.return_value.take() {
+        match crate::validate::result(&sig, v, mode) {
+            Ok((v, w)) => {
+                step.return_value = Some(v);
+                warnings.extend(w);
+            }
+            Err(f) => {
+                let mut failed = with_sig(failed_step(opts, f));
+                failed.prints = std::mem::take(&mut step.prints);
+                failed.tool_calls = std::mem::take(&mut step.tool_calls);
+                failed.usage = std::mem::take(&mut step.usage);
+                return failed;
+            }
+        }
+    }
+    warnings.append(&mut step.warnings);
+    step.warnings = warnings;
+    step
+}
+
+/// The options of `opts` without its tools (closures are neither cloneable nor needed here).
+fn clone_opts(opts: &RunOptions) -> RunOptions {
+    RunOptions {
+        context: opts.context.clone(),
+        memory: opts.memory.clone(),
+        history: opts.history.clone(),
+        tools: Vec::new(),
+        limits: opts.limits,
+        signature: opts.signature.clone(),
+        validation: opts.validation,
+    }
+}
+
+fn execute_unsigned(
+    source: &str,
+    opts: &RunOptions,
+    tool_names: &[String],
+    host: &mut dyn ToolHost,
+) -> Step {
     let started = Instant::now();
     let span = tracing::debug_span!("ptc_run", bytes = source.len());
     let _enter = span.enter();
@@ -60,6 +132,46 @@ fn memory_name(k: &S) -> Option<&str> {
     }
 }
 
+/// A program read and analyzed against a run's memory names and tools, ready to evaluate.
+#[derive(Debug)]
+pub struct Compiled {
+    program: crate::analyze::Program,
+    memory: Vec<(Rc<str>, crate::value::Value)>,
+}
+
+/// Reads and analyzes `source` (nothing runs): parse and analysis errors come out here.
+pub fn compile(source: &str, opts: &RunOptions, tool_names: &[String]) -> Result<Compiled, Fail> {
+    let limits = opts.limits;
+    let forms = read_all(source, limits.max_program_bytes, limits.max_nesting)
+        .map_err(|e| Fail::new(FailReason::ParseError, e.to_string()))?;
+    let memory: Vec<(Rc<str>, crate::value::Value)> = match &opts.memory {
+        S::Map(m) => m
+            .iter()
+            .filter_map(|(k, v)| memory_name(k).map(|n| (Rc::from(n), from_shared(v))))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let program = analyze_program(&forms, memory.iter().map(|(n, _)| n.clone()), tool_names)
+        .map_err(|e| Fail::new(FailReason::AnalysisError, e.to_string()))?;
+    Ok(Compiled { program, memory })
+}
+
+/// Evaluates a compiled program with the run's context, memory and tools.
+pub fn run_compiled(
+    compiled: &Compiled,
+    opts: &RunOptions,
+    tool_names: &[String],
+    host: &mut dyn ToolHost,
+) -> Step {
+    let started = Instant::now();
+    let mut step = match evaluate(compiled, opts, tool_names, host, started) {
+        Ok(step) => step,
+        Err(fail) => failed_step(opts, fail),
+    };
+    step.usage.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    step
+}
+
 fn run_inner(
     source: &str,
     opts: &RunOptions,
@@ -67,22 +179,20 @@ fn run_inner(
     host: &mut dyn ToolHost,
     started: Instant,
 ) -> Result<Step, Fail> {
+    let compiled = compile(source, opts, tool_names)?;
+    evaluate(&compiled, opts, tool_names, host, started)
+}
+
+fn evaluate(
+    compiled: &Compiled,
+    opts: &RunOptions,
+    tool_names: &[String],
+    host: &mut dyn ToolHost,
+    started: Instant,
+) -> Result<Step, Fail> {
     let limits = opts.limits;
-    let forms = read_all(source, limits.max_program_bytes, limits.max_nesting)
-        .map_err(|e| Fail::new(FailReason::ParseError, e.to_string()))?;
-    let input_memory: Vec<(Rc<str>, crate::value::Value)> = match &opts.memory {
-        S::Map(m) => m
-            .iter()
-            .filter_map(|(k, v)| memory_name(k).map(|n| (Rc::from(n), from_shared(v))))
-            .collect(),
-        _ => Vec::new(),
-    };
-    let program = analyze_program(
-        &forms,
-        input_memory.iter().map(|(n, _)| n.clone()),
-        tool_names,
-    )
-    .map_err(|e| Fail::new(FailReason::AnalysisError, e.to_string()))?;
+    let input_memory = &compiled.memory;
+    let program = &compiled.program;
     let mut interp = Interp::new(host, tool_names, limits);
     interp.started = started;
     interp.context = from_shared(&opts.context);
@@ -121,7 +231,7 @@ fn run_inner(
         );
         return Err(e.to_fail());
     }
-    finish_memory(&mut step, &interp, &input_memory);
+    finish_memory(&mut step, &interp, input_memory);
     step.history = std::iter::once(result.clone())
         .chain(opts.history.iter().cloned())
         .take(3)

@@ -51,6 +51,8 @@ pub struct RunRequest {
     pub limits: Option<Limits>,
     /// Tightens only the wall-clock timeout of the policy (or of `limits`).
     pub timeout_ms: Option<u64>,
+    /// How strictly `signature` and the tools' signatures are applied.
+    pub validation: crate::signature::Mode,
 }
 
 /// Frames a client sends.

@@ -3,6 +3,7 @@
 //! - [`value`]: the owned data model (`Value`) that programs exchange with tools, contexts and memory.
 //! - [`limits`]: the `Limits` every execution runs under.
 //! - [`step`]: the outcome of one execution (`Step`, `Fail`, `FailReason`, `Usage`, tool-call trace).
+//! - [`signature`]: signatures (shorthand and Malli-lite), validation with paths, coercion, rendering.
 //! - [`codec`]: length-prefixed bincode frames (the only user of bincode), blocking and, with the
 //!   `tokio` feature, async.
 //! - [`protocol`]: the supervisor ↔ runner messages, protocol version and runner exit codes.
@@ -22,6 +23,7 @@ pub mod limits;
 pub mod protocol;
 #[cfg(feature = "seccomp")]
 pub mod seccomp;
+pub mod signature;
 pub mod step;
 pub mod value;
 

@@ -14,6 +14,7 @@
 //! An `Execute` carries everything a run needs: the runner reads nothing else.
 
 use crate::codec::{Message, peek_tag_and_u32};
+use crate::signature::Mode;
 use crate::{Fail, Limits, Step, Value};
 use serde::{Deserialize, Serialize};
 use serde_bytes::ByteBuf;
@@ -144,6 +145,12 @@ pub struct Execute {
     pub history: Vec<Value>,
     pub tools: Vec<ToolDecl>,
     pub limits: Limits,
+    /// The program's signature: the runner validates (and coerces) the context before evaluating
+    /// and the result after, exactly as an in-process run does. Tool signatures are the
+    /// supervisor's to check around each `ToolCall`.
+    pub signature: Option<String>,
+    /// How strictly signatures are applied.
+    pub validation: Mode,
 }
 
 /// How a tool call failed, as the supervisor reports it back to the runner.
@@ -254,6 +261,8 @@ mod tests {
                 description: None,
             }],
             limits: Limits::default(),
+            signature: Some("{x :int} -> :int".into()),
+            validation: Mode::Strict,
         }));
         let frame = encode_frame(&exec, DEFAULT_MAX_FRAME).unwrap();
         assert_eq!(

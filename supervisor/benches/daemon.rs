@@ -37,7 +37,14 @@ fn runner() -> PathBuf {
     let runner = ptc.with_file_name("ptc-runner");
     if !runner.exists() {
         let status = Command::new(env!("CARGO"))
-            .args(["build", "--release", "-p", "ptc-runner", "--bin", "ptc-runner"])
+            .args([
+                "build",
+                "--release",
+                "-p",
+                "ptc-runner",
+                "--bin",
+                "ptc-runner",
+            ])
             .current_dir(env!("CARGO_MANIFEST_DIR"))
             .status()
             .unwrap();
@@ -57,7 +64,10 @@ fn start_daemon() -> Daemon {
     }
     let default = std::fs::read_to_string(shipped.join("default.toml")).unwrap();
     let default = default.replace("warm = 2 ", "warm = 32 ");
-    assert!(default.contains("warm = 32"), "default.toml pool line changed");
+    assert!(
+        default.contains("warm = 32"),
+        "default.toml pool line changed"
+    );
     std::fs::write(policies.join("default.toml"), default).unwrap();
     let socket = dir.join("ptc.sock");
     let config = dir.join("ptc.toml");

@@ -21,7 +21,8 @@ pub struct HostReport {
     /// seccomp filters with the `kill_process` action are available.
     pub seccomp: bool,
     pub seccomp_actions: Vec<String>,
-    /// Highest landlock ABI the kernel supports (0 = none).
+    /// Highest landlock ABI whose filesystem rights the kernel fully supports (0 = none). ABIs that
+    /// added no filesystem right (4: network, 7+: logging) read as the level below.
     pub landlock_abi: u32,
     /// Each namespace and whether a process started from here can enter it.
     pub namespaces: Vec<NamespaceProbe>,

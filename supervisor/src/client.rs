@@ -61,6 +61,7 @@ pub fn exec_request(
         policy: req.policy,
         limits,
         signature: req.signature,
+        validation: req.validation,
     }
 }
 

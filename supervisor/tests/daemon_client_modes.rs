@@ -39,5 +39,9 @@ async fn embedded_client_runs_and_cancels_without_a_daemon() {
     cancel();
     let step = waiter.await.unwrap().unwrap_err();
     assert_eq!(step.reason(), Some(FailReason::Cancelled));
-    assert!(t.elapsed() < Duration::from_millis(200), "{:?}", t.elapsed());
+    assert!(
+        t.elapsed() < Duration::from_millis(200),
+        "{:?}",
+        t.elapsed()
+    );
 }

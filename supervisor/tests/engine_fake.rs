@@ -115,9 +115,19 @@ async fn oversized_frame_header_is_runner_crashed() {
 
 #[tokio::test]
 async fn exit_without_frame_and_nonzero_exit_after_finished_are_crashes() {
-    let step = run_fake(&[ready()], "cat $F0 >&3; rf; exit 3", "", request("x")).await;
+    let body = "cat $F0 >&3; rf; echo 'thread main panicked' >&2; exit 3";
+    let step = run_fake(&[ready()], body, "", request("x")).await;
     assert_eq!(step.reason(), Some(FailReason::RunnerCrashed));
-    assert!(step.fail.unwrap().message.contains("code 3"));
+    let fail = step.fail.unwrap();
+    assert!(fail.message.contains("code 3"));
+    assert_eq!(
+        fail.details.get_key(&Value::string("exit_code")),
+        Some(&Value::Int(3))
+    );
+    assert_eq!(
+        fail.details.get_key(&Value::string("stderr")),
+        Some(&Value::string("thread main panicked"))
+    );
     let step = run_fake(
         &[ready(), finished(1)],
         "cat $F0 >&3; rf; cat $F1 >&3; exit 1",
@@ -386,4 +396,37 @@ async fn warm_pool_fills_and_is_used_once_per_runner() {
     // 3 executions, each on its own runner, plus 2 warm ones still waiting.
     let spawned = std::fs::read_to_string(&counter).unwrap().lines().count();
     assert_eq!(spawned, 5);
+}
+
+#[tokio::test]
+async fn unenforceable_policies_are_refused_unless_best_effort() {
+    let dir = temp_dir("enforce");
+    let runner = fake_runner(&dir, &[ready()], "exit 0");
+    std::fs::write(dir.join("f.json"), FILTER).unwrap();
+    let policy = |best_effort: bool| {
+        let text = format!(
+            "[isolation]\nseccomp = \"f.json\"\nlandlock = \"off\"\nnamespaces = [\"net\", \"user\"]\nbest_effort = {best_effort}\n"
+        );
+        let p =
+            ptc_supervisor::policy::Policy::from_toml("default", &dir.join("default.toml"), &text)
+                .unwrap();
+        std::collections::BTreeMap::from([("default".to_string(), p)])
+    };
+    // The runner protocol cannot carry namespaces yet, so they are never enforceable.
+    let err = ptc_supervisor::engine::Engine::new(ptc_supervisor::engine::EngineConfig::new(
+        &runner,
+        policy(false),
+    ))
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("default") && err.contains("namespace"),
+        "{err}"
+    );
+    let engine = engine(&runner, policy(true));
+    let e = engine.enforcement("default").unwrap();
+    assert!(
+        e.namespaces.is_empty() && e.skipped.iter().any(|s| s.contains("net namespace")),
+        "{e:?}"
+    );
 }

@@ -175,3 +175,73 @@ async fn strict_policy_runs_and_requests_cannot_loosen_it() {
         Some(FailReason::InvalidRequest)
     );
 }
+
+#[tokio::test]
+async fn cpu_rlimit_is_a_timeout_with_limit_cpu() {
+    // Wall clock far past the 1 s CPU limit (a loaded 2-core host gives one process a fraction of a
+    // core), so the kernel's SIGXCPU ends the run, not our kill.
+    let dir = temp_dir("cpu");
+    let filter = shipped_policies().join("seccomp/runner.json");
+    let text = format!(
+        "[limits]\ntimeout_ms = 15000\ncpu_ms = 1000\nmax_steps = 1000000000000\n[isolation]\nseccomp = \"{}\"\nlandlock = \"best_effort\"\n[pool]\nwarm = 0\n",
+        filter.display()
+    );
+    std::fs::write(dir.join("default.toml"), text).unwrap();
+    let engine = Engine::new(EngineConfig::new(real_runner(), load_dir(&dir).unwrap())).unwrap();
+    let step = run(&engine, "(loop [] (recur))").await;
+    let fail = step.fail.clone().unwrap();
+    assert_eq!(fail.reason, FailReason::Timeout, "{step:?}");
+    assert_eq!(
+        fail.details.get_key(&Value::string("limit")),
+        Some(&Value::string("cpu")),
+        "{step:?}"
+    );
+    assert!(step.usage.cpu_ms >= 900, "{step:?}");
+}
+
+/// `echo` returns its args; `wrong` returns a string whatever its signature says.
+struct SigTools;
+
+impl ToolHandler for SigTools {
+    fn call(&self, name: String, args: Value) -> BoxFuture<'static, Result<Value, String>> {
+        Box::pin(async move {
+            match name.as_str() {
+                "echo" => Ok(args
+                    .get_key(&Value::string("n"))
+                    .cloned()
+                    .unwrap_or_default()),
+                _ => Ok(Value::string("not an int")),
+            }
+        })
+    }
+}
+
+#[tokio::test]
+async fn signatures_are_checked_around_tools_and_on_the_result() {
+    let engine = shipped_engine();
+    let decl = |n: &str| ToolDecl {
+        name: n.into(),
+        signature: Some("(n :int) -> :int".into()),
+        description: None,
+    };
+    let mut req = request("(+ 1 (tool/echo {:n \"41\"}))");
+    req.tools = vec![decl("echo"), decl("wrong")];
+    let step = engine.execute(req.clone(), Arc::new(SigTools)).await;
+    assert_eq!(
+        step.return_value,
+        Some(Value::Int(42)),
+        "the argument was coerced to an int: {step:?}"
+    );
+    assert_eq!(
+        step.tool_calls[0].args.get_key(&Value::string("n")),
+        Some(&Value::Int(41))
+    );
+    req.program = "(tool/wrong {:n 1})".into();
+    let step = engine.execute(req.clone(), Arc::new(SigTools)).await;
+    assert_eq!(step.reason(), Some(FailReason::ValidationError), "{step:?}");
+    req.program = "\"a string\"".into();
+    req.signature = Some("() -> :int".into());
+    let step = engine.execute(req, Arc::new(SigTools)).await;
+    assert_eq!(step.reason(), Some(FailReason::ValidationError), "{step:?}");
+    assert_eq!(step.signature.as_deref(), Some("() -> :int"));
+}

@@ -15,6 +15,9 @@ pub enum Expr {
     Const(Value),
     /// A slot of the current frame.
     Local(u32),
+    /// The last read of a slot on every path (see `liveness`): the value is moved out, so a
+    /// collection held only there reaches `conj`/`assoc` unshared and is updated in place.
+    Move(u32),
     /// A value captured by the current closure.
     Capture(u32),
     /// The current named fn itself (self-recursion).
@@ -77,7 +80,7 @@ pub struct Loop {
     /// Raw slots the loop values live in (recur writes these).
     pub slots: Vec<u32>,
     pub inits: Vec<Expr>,
-    /// Destructuring applied to the raw slots on every iteration.
+    /// Destructuring of the raw slots of pattern bindings, applied on every iteration.
     pub patterns: Vec<(Pattern, u32)>,
     pub body: Expr,
 }
@@ -117,7 +120,9 @@ pub struct Arity {
     pub required: usize,
     pub variadic: bool,
     pub frame_size: u32,
-    /// Destructuring of each raw argument slot (0..required, then the rest slot).
+    /// The slot of each positional argument (0..required, then the rest), in order.
+    pub raw: Vec<u32>,
+    /// Destructuring of the raw slots of pattern parameters.
     pub patterns: Vec<(Pattern, u32)>,
     pub body: Expr,
 }

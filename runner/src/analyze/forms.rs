@@ -31,6 +31,28 @@ pub(super) fn regex_literal(src: &str, pos: Pos) -> AResult {
         })
 }
 
+/// Adds the slots a pattern binds to `out`.
+fn liveness_bound(p: &Pattern, out: &mut Vec<u32>) {
+    match p {
+        Pattern::Bind(s) => out.push(*s),
+        Pattern::Seq {
+            items,
+            rest,
+            as_slot,
+        } => {
+            items.iter().for_each(|i| liveness_bound(i, out));
+            if let Some(r) = rest {
+                liveness_bound(r, out);
+            }
+            out.extend(*as_slot);
+        }
+        Pattern::Map { entries, as_slot } => {
+            entries.iter().for_each(|e| liveness_bound(&e.pattern, out));
+            out.extend(*as_slot);
+        }
+    }
+}
+
 /// Converts a quoted form to a value.
 pub fn quote(f: &Form) -> Value {
     match &f.kind {
@@ -247,7 +269,8 @@ impl Analyzer<'_> {
         Ok(Expr::Fn(Rc::new(FnTemplate { name, arities }), captures))
     }
 
-    /// One arity: raw slots for positional args (and the rest), then destructuring, then body.
+    /// One arity: a slot per positional arg (and the rest), then destructuring, then body.
+    /// A plain-symbol parameter is its own slot; only patterns get a separate raw slot.
     fn arity(&mut self, params: &[Form], body: &[Form], pos: Pos) -> AResult<Arity> {
         let amp = params.iter().position(|p| p.is_sym("&"));
         let (fixed, rest) = match amp {
@@ -264,13 +287,20 @@ impl Analyzer<'_> {
             None => (params, None),
         };
         let all: Vec<&Form> = fixed.iter().chain(rest).collect();
-        let raw: Vec<u32> = all.iter().map(|_| self.alloc_slot()).collect();
+        // Argument slots come first, in order: the evaluator writes args to slots 0..n.
+        let raw: Vec<u32> = all.iter().map(|p| self.param_slot(p)).collect();
         let mut patterns = Vec::new();
         for (p, slot) in all.iter().zip(&raw) {
-            patterns.push((self.pattern(p)?, *slot));
+            if p.as_sym().is_none() {
+                patterns.push((self.pattern(p)?, *slot));
+            }
         }
-        // Start each frame at slot 0 = first arg: the evaluator copies args there.
-        let body = self.with_recur(all.len(), |a| a.body(body, true))?;
+        let mut body = self.with_recur(all.len(), |a| a.body(body, true))?;
+        let mut bound = raw.clone();
+        for (p, _) in &patterns {
+            liveness_bound(p, &mut bound);
+        }
+        super::liveness::mark_moves_fn(&mut body, &bound);
         let frame_size = self.scopes.last().map_or(0, |s| s.frame_size);
         if let Some(s) = self.scopes.last_mut() {
             s.locals.clear();
@@ -280,9 +310,18 @@ impl Analyzer<'_> {
             required: fixed.len(),
             variadic: rest.is_some(),
             frame_size,
+            raw,
             patterns,
             body,
         })
+    }
+
+    /// The slot of a positional parameter: the symbol's own, or a raw slot for a pattern.
+    fn param_slot(&mut self, p: &Form) -> u32 {
+        match p.as_sym() {
+            Some(name) => self.bind_local(name),
+            None => self.alloc_slot(),
+        }
     }
 
     fn let_form(&mut self, args: &[Form], pos: Pos, tail: bool) -> AResult {
@@ -339,9 +378,12 @@ impl Analyzer<'_> {
         for pair in pairs.chunks(2) {
             if let [p, v] = pair {
                 inits.push(self.analyze(v, false)?);
-                let raw = self.alloc_slot();
+                // A plain name is its own slot; a pattern destructures a raw slot each iteration.
+                let raw = self.param_slot(p);
+                if p.as_sym().is_none() {
+                    patterns.push((self.pattern(p)?, raw));
+                }
                 slots.push(raw);
-                patterns.push((self.pattern(p)?, raw));
             }
         }
         let body = self.with_recur(slots.len(), |a| a.body(&args[1..], true))?;

@@ -11,6 +11,7 @@ mod destructure;
 pub mod expr;
 mod forms;
 pub mod hints;
+mod liveness;
 mod macros;
 
 pub use expr::*;
@@ -101,6 +102,7 @@ pub fn analyze_program(
         out.push(a.analyze(f, false)?);
     }
     let frame_size = a.scopes.first().map_or(0, |s| s.frame_size);
+    liveness::mark_moves_seq(&mut out);
     Ok(Program {
         forms: out,
         frame_size,
@@ -256,7 +258,10 @@ impl Analyzer<'_> {
         {
             match ns {
                 "data" | "ctx" => return Ok(Expr::Ctx(Rc::from(name))),
-                "memory" | "mem" => return Ok(Expr::Memory(Rc::from(name))),
+                // `memory/put` and `memory/get` are functions; any other name reads a definition.
+                "memory" | "mem" if builtins::lookup(Some(ns), name).found().is_none() => {
+                    return Ok(Expr::Memory(Rc::from(name)));
+                }
                 "user" if self.globals.contains(name) => {
                     return Ok(Expr::Global(Rc::from(name), pos));
                 }

@@ -30,6 +30,18 @@ pub static TABLE: &[BuiltinDef] = &[
             .map(Value::Float)
             .unwrap_or_default())
     ),
+    def!(
+        "parse-boolean",
+        1,
+        1,
+        "\"true\" → true, \"false\" → false, anything else nil.",
+        "(parse-boolean \"true\") ;=> true",
+        |_, a| Ok(match super::string::text(&a[0], "parse-boolean")? {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            _ => Value::Nil,
+        })
+    ),
 ];
 
 /// `Integer/parseInt`, `Long/parseLong`, `Double/parseDouble`, `Boolean/parseBoolean`.
@@ -37,18 +49,18 @@ pub static PARSE_TABLE: &[BuiltinDef] = &[
     def!(
         "parseInt",
         1,
-        1,
-        "Parses an integer; an error if malformed.",
+        2,
+        "Parses a 32-bit integer (optionally in a radix); an error if malformed.",
         "(Integer/parseInt \"42\") ;=> 42",
-        |_, a| parse_or_err(&a[0], "parseInt")
+        |_, a| parse_radix(&a, "parseInt", true)
     ),
     def!(
         "parseLong",
         1,
-        1,
-        "Parses an integer; an error if malformed.",
+        2,
+        "Parses a 64-bit integer (optionally in a radix); an error if malformed.",
         "(Long/parseLong \"42\") ;=> 42",
-        |_, a| parse_or_err(&a[0], "parseLong")
+        |_, a| parse_radix(&a, "parseLong", false)
     ),
     def!(
         "parseDouble",
@@ -83,11 +95,27 @@ fn number_format(s: &str) -> EvalError {
     )
 }
 
-fn parse_or_err(v: &Value, op: &str) -> EvalResult {
-    let s = super::string::text(v, op)?;
-    parse_long(s)
-        .map(Value::Int)
-        .ok_or_else(|| number_format(s))
+/// Java's `Integer.parseInt(s, radix)` / `Long.parseLong(s, radix)`.
+fn parse_radix(a: &[Value], op: &str, int32: bool) -> EvalResult {
+    let s = super::string::text(&a[0], op)?;
+    let radix = match a.get(1) {
+        Some(r) => super::math::int_arg(r, op)?,
+        None => 10,
+    };
+    let radix = u32::try_from(radix)
+        .ok()
+        .filter(|r| (2..=36).contains(r))
+        .ok_or_else(|| EvalError::arg(op, format!("radix {radix} out of range")))?;
+    let digits = s.strip_prefix(['+', '-']).unwrap_or(s);
+    if digits.is_empty() || digits.starts_with(['+', '-']) {
+        return Err(number_format(s));
+    }
+    let n = i64::from_str_radix(s.strip_prefix('+').unwrap_or(s), radix)
+        .map_err(|_| number_format(s))?;
+    if int32 && i32::try_from(n).is_err() {
+        return Err(number_format(s));
+    }
+    Ok(Value::Int(n))
 }
 
 /// Clojure's `parse-long`: optional sign, digits only, in range.
@@ -101,7 +129,9 @@ pub fn parse_long(s: &str) -> Option<i64> {
 
 /// Clojure's `parse-double`: Java's Double.valueOf grammar (the common part of it).
 pub fn parse_double(s: &str) -> Option<f64> {
-    if s.is_empty() || s.trim() != s {
+    // Double.valueOf ignores leading and trailing characters up to U+0020.
+    let s = s.trim_matches(|c: char| c <= ' ');
+    if s.is_empty() {
         return None;
     }
     match s {
@@ -120,6 +150,48 @@ pub fn parse_double(s: &str) -> Option<f64> {
     body.parse().ok()
 }
 
+/// Java `List`/`Set`/`Map` methods that Clojure collections answer: `.indexOf .contains
+/// .size .isEmpty .get .containsKey`.
+fn coll_method(i: &mut Interp<'_>, target: &Value, method: &str, args: &[Value]) -> EvalResult {
+    let arg = args.first().cloned().unwrap_or_default();
+    let items = || match target {
+        Value::Vector(xs) | Value::List(xs) => xs.iter().cloned().collect::<Vec<_>>(),
+        _ => Vec::new(),
+    };
+    let pos = |v: Option<usize>| Value::Int(v.and_then(|k| i64::try_from(k).ok()).unwrap_or(-1));
+    Ok(match (target, method) {
+        (Value::Vector(_) | Value::List(_), "indexOf") => {
+            pos(items().iter().position(|x| *x == arg))
+        }
+        (Value::Vector(_) | Value::List(_), "lastIndexOf") => {
+            pos(items().iter().rposition(|x| *x == arg))
+        }
+        (Value::Vector(_) | Value::List(_), "contains") => Value::Bool(items().contains(&arg)),
+        (Value::Set(s), "contains") => Value::Bool(s.contains(&arg)),
+        (Value::Map(m), "containsKey") => Value::Bool(m.contains_key(&arg)),
+        (Value::Map(m), "get") => m.get(&arg).cloned().unwrap_or_default(),
+        (Value::Vector(xs), "get") => {
+            let k = idx(Some(&arg), "get")?;
+            xs.get(k).cloned().ok_or_else(|| {
+                EvalError::new(
+                    ErrorKind::IndexOutOfBounds,
+                    "get",
+                    format!("index {k} out of bounds"),
+                )
+            })?
+        }
+        (_, "size") => Value::Int(i64::try_from(i.seq_vec(target)?.len()).unwrap_or(i64::MAX)),
+        (_, "isEmpty") => Value::Bool(i.seq_vec(target)?.is_empty()),
+        _ => {
+            return Err(EvalError::new(
+                ErrorKind::TypeError,
+                method,
+                format!("no method .{method} on {}", target.type_name()),
+            ));
+        }
+    })
+}
+
 /// `(.method target args...)`.
 pub fn call_method(i: &mut Interp<'_>, method: &str, mut args: Vec<Value>) -> EvalResult {
     if args.is_empty() {
@@ -132,6 +204,9 @@ pub fn call_method(i: &mut Interp<'_>, method: &str, mut args: Vec<Value>) -> Ev
     match &target {
         Value::Str(s) => string_method(s, method, &args),
         Value::Temporal(t) => super::time::method(i, *t, method, &args),
+        Value::Vector(_) | Value::List(_) | Value::Set(_) | Value::Map(_) => {
+            coll_method(i, &target, method, &args)
+        }
         other => Err(EvalError::new(
             ErrorKind::TypeError,
             method,
@@ -151,11 +226,6 @@ fn idx(v: Option<&Value>, op: &str) -> EvalResult<usize> {
     })
 }
 
-/// Index in chars of a byte offset.
-fn char_index(s: &str, byte: usize) -> i64 {
-    i64::try_from(s.get(..byte).map_or(0, |p| p.chars().count())).unwrap_or(-1)
-}
-
 fn string_method(s: &str, method: &str, args: &[Value]) -> EvalResult {
     let arg_str = |k: usize| -> EvalResult<&str> {
         super::string::text(args.get(k).unwrap_or(&Value::Nil), method)
@@ -164,13 +234,34 @@ fn string_method(s: &str, method: &str, args: &[Value]) -> EvalResult {
         "length" => Value::Int(i64::try_from(s.chars().count()).unwrap_or(i64::MAX)),
         "toUpperCase" => Value::str(&s.to_uppercase()),
         "toLowerCase" => Value::str(&s.to_lowercase()),
-        "trim" => Value::str(s.trim()),
+        // Java's trim strips characters up to U+0020; strip is Unicode-aware.
+        "trim" => Value::str(s.trim_matches(|c: char| c <= ' ')),
+        "strip" => Value::str(s.trim_matches(super::string::java_ws)),
+        "isBlank" => Value::Bool(s.chars().all(super::string::java_ws)),
+        "toString" => Value::str(s),
+        "concat" => Value::str(&format!("{s}{}", arg_str(0)?)),
+        "equalsIgnoreCase" => Value::Bool(
+            matches!(args.first(), Some(Value::Str(o)) if o.to_lowercase() == s.to_lowercase()),
+        ),
+        "matches" => {
+            let re = super::regex::compile(&format!(r"\A(?:{})\z", arg_str(0)?))
+                .map_err(|e| EvalError::arg("matches", e))?;
+            Value::Bool(re.is_match(s))
+        }
         "isEmpty" => Value::Bool(s.is_empty()),
         "startsWith" => Value::Bool(s.starts_with(arg_str(0)?)),
         "endsWith" => Value::Bool(s.ends_with(arg_str(0)?)),
         "contains" => Value::Bool(s.contains(arg_str(0)?)),
-        "indexOf" => Value::Int(s.find(arg_str(0)?).map_or(-1, |b| char_index(s, b))),
-        "lastIndexOf" => Value::Int(s.rfind(arg_str(0)?).map_or(-1, |b| char_index(s, b))),
+        "indexOf" | "lastIndexOf" => {
+            let mut a = vec![Value::str(s)];
+            a.extend(args.iter().cloned());
+            let found = super::string::index_of(&a, method == "lastIndexOf")?;
+            if found.is_nil() {
+                Value::Int(-1)
+            } else {
+                found
+            }
+        }
         "substring" => {
             let n = s.chars().count();
             let start = idx(args.first(), "substring")?;
@@ -209,7 +300,7 @@ fn string_method(s: &str, method: &str, args: &[Value]) -> EvalResult {
         _ => {
             return Err(expected(
                 &format!(".{method}"),
-                "a supported String method (.length .substring .indexOf .lastIndexOf .startsWith .endsWith .contains .trim .toUpperCase .toLowerCase)",
+                "a supported String method (.length .substring .indexOf .lastIndexOf .startsWith .endsWith .contains .trim .toUpperCase .toLowerCase .charAt .split .replace .matches ...)",
                 &Value::str(s),
             ));
         }

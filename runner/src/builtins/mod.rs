@@ -7,13 +7,18 @@
 
 pub mod coll;
 pub mod core;
+pub mod format;
 pub mod hof;
 pub mod interop;
 pub mod io;
+pub mod json;
 pub mod math;
+pub mod ptc;
 pub mod regex;
+pub mod set;
 pub mod string;
 pub mod time;
+pub mod walk;
 
 use crate::error::{ErrorKind, EvalError, EvalResult};
 use crate::eval::Interp;
@@ -87,11 +92,29 @@ const NAMESPACES: &[Namespace] = &[
             string::CORE_TABLE,
             regex::TABLE,
             interop::TABLE,
+            format::TABLE,
+            ptc::TABLE,
         ],
     },
     Namespace {
         aliases: &["clojure.string", "str", "string"],
         tables: &[string::TABLE],
+    },
+    Namespace {
+        aliases: &["clojure.set", "set"],
+        tables: &[set::TABLE],
+    },
+    Namespace {
+        aliases: &["clojure.walk", "walk"],
+        tables: &[walk::TABLE],
+    },
+    Namespace {
+        aliases: &["json"],
+        tables: &[json::TABLE],
+    },
+    Namespace {
+        aliases: &["regex"],
+        tables: &[regex::TABLE],
     },
     Namespace {
         aliases: &["memory", "mem"],
@@ -102,11 +125,32 @@ const NAMESPACES: &[Namespace] = &[
         tables: &[math::MATH_TABLE],
     },
     Namespace {
-        aliases: &["LocalDate", "Instant", "Duration", "System"],
-        tables: &[time::TABLE],
+        aliases: &["LocalDate", "java.time.LocalDate"],
+        tables: &[time::LOCAL_DATE_TABLE],
     },
     Namespace {
-        aliases: &["Integer", "Long", "Double", "Boolean"],
+        aliases: &["Instant", "java.time.Instant"],
+        tables: &[time::INSTANT_TABLE],
+    },
+    Namespace {
+        aliases: &["Duration", "java.time.Duration"],
+        tables: &[time::DURATION_TABLE],
+    },
+    Namespace {
+        aliases: &["System", "java.lang.System"],
+        tables: &[time::SYSTEM_TABLE],
+    },
+    Namespace {
+        aliases: &[
+            "Integer",
+            "Long",
+            "Double",
+            "Boolean",
+            "java.lang.Integer",
+            "java.lang.Long",
+            "java.lang.Double",
+            "java.lang.Boolean",
+        ],
         tables: &[interop::PARSE_TABLE],
     },
 ];

@@ -1,11 +1,16 @@
-//! Regexes: `#"..."` literals, `re-pattern re-find re-matches re-seq`, and regex-aware
-//! `clojure.string/split` and `replace`. The engine is the `regex` crate (linear time, no
-//! backreferences or lookaround; see docs/divergences.md) with a compiled-size limit, so a
-//! hostile pattern cannot blow up time or memory.
+//! Regexes: `#"..."` literals, `re-pattern re-find re-matches re-seq`, and the regex-aware
+//! `clojure.string/split`, `replace` and `replace-first`.
+//!
+//! The engine is the `regex` crate (linear time; no backreferences or lookaround; Unicode-aware
+//! `\w \d \s`; see DIVERGENCES-text.md) with a compiled-size limit, so a hostile pattern cannot
+//! blow up time or memory. What surrounds the engine is Java's: `split` follows
+//! `Pattern.split` (a zero-width match at the start yields no empty first piece, trailing empty
+//! pieces are dropped unless a limit is given) and replacement strings follow
+//! `Matcher.appendReplacement` (`$1`, `${name}`, `\$`), with its errors.
 
 use super::{BuiltinDef, expected};
 use crate::def;
-use crate::error::{EvalError, EvalResult};
+use crate::error::{ErrorKind, EvalError, EvalResult};
 use crate::eval::Interp;
 use crate::value::Value;
 use std::rc::Rc;
@@ -34,10 +39,7 @@ pub static TABLE: &[BuiltinDef] = &[
         "First match (with groups, a vector) or nil.",
         "(re-find #\"\\d+\" \"ab12\") ;=> \"12\"",
         |_, a| {
-            let (r, s) = (
-                regex_arg(&a[0], "re-find")?,
-                super::string::text(&a[1], "re-find")?,
-            );
+            let (r, s) = (regex_arg(&a[0], "re-find")?, str_arg(&a[1], "re-find")?);
             Ok(r.captures(s).map(|c| groups(&c)).unwrap_or_default())
         }
     ),
@@ -53,14 +55,15 @@ pub static TABLE: &[BuiltinDef] = &[
         "re-seq",
         2,
         2,
-        "All matches, in order.",
+        "All matches, in order, or nil.",
         "(re-seq #\"\\d\" \"a1b2\") ;=> (\"1\" \"2\")",
-        |_, a| {
-            let (r, s) = (
-                regex_arg(&a[0], "re-seq")?,
-                super::string::text(&a[1], "re-seq")?,
-            );
-            let out: Vec<Value> = r.captures_iter(s).map(|c| groups(&c)).collect();
+        |i, a| {
+            let (r, s) = (regex_arg(&a[0], "re-seq")?, str_arg(&a[1], "re-seq")?);
+            let mut out = Vec::new();
+            for c in r.captures_iter(s) {
+                i.tick()?;
+                out.push(groups(&c));
+            }
             Ok(if out.is_empty() {
                 Value::Nil
             } else {
@@ -86,6 +89,10 @@ fn regex_arg<'v>(v: &'v Value, op: &str) -> EvalResult<&'v regex::Regex> {
     }
 }
 
+fn str_arg<'v>(v: &'v Value, op: &str) -> EvalResult<&'v str> {
+    super::string::text(v, op)
+}
+
 /// A match as Clojure returns it: the string, or a vector of the match and its groups.
 fn groups(c: &regex::Captures<'_>) -> Value {
     if c.len() == 1 {
@@ -100,7 +107,7 @@ fn groups(c: &regex::Captures<'_>) -> Value {
 fn re_matches(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     let (r, s) = (
         regex_arg(&a[0], "re-matches")?,
-        super::string::text(&a[1], "re-matches")?,
+        str_arg(&a[1], "re-matches")?,
     );
     Ok(match r.captures(s) {
         Some(c)
@@ -110,109 +117,199 @@ fn re_matches(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
             groups(&c)
         }
         // A shorter leftmost match does not mean no full match exists: anchor and retry.
-        _ => match compile(&format!("^(?:{})$", r.as_str())) {
-            Ok(full) => full.captures(s).map(|c| groups(&c)).unwrap_or_default(),
-            Err(_) => Value::Nil,
+        _ => match anchored(r) {
+            Some(full) => full.captures(s).map(|c| groups(&c)).unwrap_or_default(),
+            None => Value::Nil,
         },
     })
 }
 
-/// `clojure.string/split` on a regex or a literal string; drops trailing empty strings.
+thread_local! {
+    /// Anchored versions of the patterns `re-matches` has seen, so a loop over many strings
+    /// compiles each pattern once. Cleared when it grows past `ANCHORED_CACHE` entries.
+    static ANCHORED: std::cell::RefCell<std::collections::HashMap<String, Rc<regex::Regex>>> =
+        std::cell::RefCell::default();
+}
+
+const ANCHORED_CACHE: usize = 64;
+
+/// `\A(?:re)\z`, compiled once per pattern.
+fn anchored(r: &regex::Regex) -> Option<Rc<regex::Regex>> {
+    let src = r.as_str();
+    if let Some(hit) = ANCHORED.with(|c| c.borrow().get(src).cloned()) {
+        return Some(hit);
+    }
+    let full = compile(&format!(r"\A(?:{src})\z")).ok()?;
+    ANCHORED.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.len() >= ANCHORED_CACHE {
+            c.clear();
+        }
+        c.insert(src.to_string(), full.clone());
+    });
+    Some(full)
+}
+
+/// `clojure.string/split`: Java's `Pattern.split(s, limit)`.
+///
+/// A string separator is accepted too and taken literally (Clojure requires a regex).
 pub fn split(a: Vec<Value>) -> EvalResult {
-    let s = super::string::text(&a[0], "split")?;
+    let s = str_arg(&a[0], "split")?;
     let limit = match a.get(2) {
-        Some(v) => Some(super::math::int_arg(v, "split")?),
-        None => None,
+        Some(v) => super::math::int_arg(v, "split")?,
+        None => 0,
     };
-    let mut parts: Vec<&str> = match (&a[1], limit) {
-        (Value::Regex(r), Some(n)) if n > 0 => r
-            .splitn(s, usize::try_from(n).unwrap_or(usize::MAX))
-            .collect(),
-        (Value::Regex(r), _) => r.split(s).collect(),
-        (Value::Str(sep), Some(n)) if n > 0 => s
-            .splitn(usize::try_from(n).unwrap_or(usize::MAX), &**sep)
-            .collect(),
-        (Value::Str(sep), _) => s.split(&**sep).collect(),
-        (other, _) => return Err(expected("split", "a regex or string separator", other)),
+    let literal;
+    let r: &regex::Regex = match &a[1] {
+        Value::Regex(r) => r,
+        Value::Str(sep) => {
+            literal = compile(&regex::escape(sep)).map_err(|e| EvalError::arg("split", e))?;
+            &literal
+        }
+        other => return Err(expected("split", "a regex separator", other)),
     };
-    // Java's split: an empty match at the start yields no leading empty string.
     if s.is_empty() {
         return Ok(Value::vector([Value::str("")]));
     }
-    if limit.is_none_or(|n| n <= 0) {
-        while parts.len() > 1 && parts.last() == Some(&"") {
-            parts.pop();
+    let max = usize::try_from(limit).unwrap_or(0);
+    let mut parts: Vec<&str> = Vec::new();
+    let mut last = 0;
+    for m in r.find_iter(s) {
+        if max > 0 && parts.len() + 1 >= max {
+            break;
         }
-        if parts.len() == 1 && parts.first() == Some(&"") && !s.is_empty() {
-            parts.clear();
+        // A zero-width match at the very start produces no empty leading piece.
+        if m.end() == 0 {
+            continue;
+        }
+        parts.push(s.get(last..m.start()).unwrap_or(""));
+        last = m.end();
+    }
+    parts.push(s.get(last..).unwrap_or(""));
+    if limit == 0 {
+        while parts.last() == Some(&"") {
+            parts.pop();
         }
     }
     Ok(Value::vector(parts.into_iter().map(Value::str)))
 }
 
-/// `replace` / `replace-first` with a string, a regex (`$1` groups) or a fn of the match.
+/// `replace` / `replace-first` with a string, char or regex pattern.
 pub fn replace(i: &mut Interp<'_>, a: Vec<Value>, all: bool) -> EvalResult {
-    let s = super::string::text(&a[0], "replace")?;
-    let limit = if all { 0 } else { 1 };
+    let op = if all { "replace" } else { "replace-first" };
+    let s = str_arg(&a[0], op)?;
     match (&a[1], &a[2]) {
         (Value::Str(from), Value::Str(to)) => Ok(Value::str(&if all {
             s.replace(&**from, to)
         } else {
             s.replacen(&**from, to, 1)
         })),
-        (Value::Regex(r), Value::Str(to)) => {
-            let to = java_replacement(to);
-            Ok(Value::str(&r.replacen(s, limit, to.as_str())))
+        (Value::Char(c), Value::Char(d)) => {
+            let (from, to) = (c.to_string(), d.to_string());
+            Ok(Value::str(&if all {
+                s.replace(&from, &to)
+            } else {
+                s.replacen(&from, &to, 1)
+            }))
         }
-        (Value::Regex(r), f) if f.is_fn() => {
-            let mut out = String::new();
-            let mut last = 0;
-            for (n, c) in r.captures_iter(s).enumerate() {
-                if !all && n > 0 {
-                    break;
-                }
-                let Some(m) = c.get(0) else { continue };
-                out.push_str(s.get(last..m.start()).unwrap_or(""));
-                out.push_str(&crate::print::str_of(&i.apply(f, vec![groups(&c)])?));
-                last = m.end();
-            }
-            out.push_str(s.get(last..).unwrap_or(""));
-            Ok(Value::str(&out))
-        }
-        (Value::Char(c), Value::Char(d)) => Ok(Value::str(&s.replace(*c, &d.to_string()))),
-        (from, _) => Err(expected(
-            "replace",
-            "a string, char or regex pattern with a matching replacement",
-            from,
-        )),
+        (
+            Value::Regex(r),
+            to @ (Value::Str(_) | Value::Fn(_) | Value::Builtin(_) | Value::Native(_)),
+        ) => replace_regex(i, r, s, to, all, op),
+        (Value::Regex(_), other) => Err(expected(op, "a string or fn replacement", other)),
+        (Value::Str(_), other) => Err(expected(op, "a string replacement", other)),
+        (Value::Char(_), other) => Err(expected(op, "a char replacement", other)),
+        (from, _) => Err(expected(op, "a string, char or regex pattern", from)),
     }
 }
 
-/// Java's `$1` / `\$` replacement syntax → the regex crate's `${1}` / `$$`.
-fn java_replacement(to: &str) -> String {
-    let mut out = String::new();
-    let mut chars = to.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => {
-                if let Some(n) = chars.next() {
-                    if n == '$' {
-                        out.push_str("$$")
-                    } else {
-                        out.push(n)
-                    }
-                }
-            }
-            '$' => {
-                let mut digits = String::new();
-                while let Some(d) = chars.peek().filter(|d| d.is_ascii_digit()) {
-                    digits.push(*d);
-                    chars.next();
-                }
-                out.push_str(&format!("${{{digits}}}"));
-            }
-            c => out.push(c),
+fn replace_regex(
+    i: &mut Interp<'_>,
+    r: &regex::Regex,
+    s: &str,
+    to: &Value,
+    all: bool,
+    op: &str,
+) -> EvalResult {
+    let mut out = String::with_capacity(s.len());
+    let mut last = 0;
+    for c in r.captures_iter(s) {
+        i.tick()?;
+        let Some(m) = c.get(0) else { continue };
+        out.push_str(s.get(last..m.start()).unwrap_or(""));
+        match to {
+            Value::Str(t) => expand_java(&c, r, t, &mut out)?,
+            f => match i.apply(f, vec![groups(&c)])? {
+                Value::Str(x) => out.push_str(&x),
+                other => return Err(expected(op, "a string from the replacement fn", &other)),
+            },
+        }
+        last = m.end();
+        if !all {
+            break;
         }
     }
-    out
+    out.push_str(s.get(last..).unwrap_or(""));
+    Ok(Value::str(&out))
+}
+
+fn bad_replacement(msg: String) -> EvalError {
+    EvalError::new(ErrorKind::ArgumentError, "replace", msg)
+}
+
+/// Appends Java's expansion of replacement `t` for match `c`: `$n` (as many digits as still
+/// name a group), `${name}`, and `\x` for a literal x.
+fn expand_java(
+    c: &regex::Captures<'_>,
+    r: &regex::Regex,
+    t: &str,
+    out: &mut String,
+) -> EvalResult<()> {
+    let mut chars = t.chars().peekable();
+    while let Some(ch) = chars.next() {
+        match ch {
+            '\\' => match chars.next() {
+                Some(x) => out.push(x),
+                None => return Err(bad_replacement("character to be escaped is missing".into())),
+            },
+            '$' => {
+                let n = match chars.next() {
+                    Some('{') => {
+                        let name: String = chars.by_ref().take_while(|&x| x != '}').collect();
+                        if r.capture_names().flatten().all(|g| g != name) {
+                            return Err(bad_replacement(format!("No group with name {{{name}}}")));
+                        }
+                        out.push_str(c.name(&name).map_or("", |m| m.as_str()));
+                        continue;
+                    }
+                    Some(d) if d.is_ascii_digit() => group_number(d, &mut chars, c.len())?,
+                    _ => return Err(bad_replacement("Illegal group reference".into())),
+                };
+                out.push_str(c.get(n).map_or("", |m| m.as_str()));
+            }
+            x => out.push(x),
+        }
+    }
+    Ok(())
+}
+
+/// Java's greedy group number: further digits are taken while the number stays a valid group.
+fn group_number(
+    first: char,
+    chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
+    groups: usize,
+) -> EvalResult<usize> {
+    let mut n = first.to_digit(10).map_or(0, |d| d as usize);
+    if n >= groups {
+        return Err(bad_replacement(format!("No group {n}")));
+    }
+    while let Some(d) = chars.peek().and_then(|x| x.to_digit(10)) {
+        let next = n * 10 + d as usize;
+        if next >= groups {
+            break;
+        }
+        n = next;
+        chars.next();
+    }
+    Ok(n)
 }

@@ -1,5 +1,11 @@
-//! Strings: clojure.string (under `clojure.string/`, `str/`, `string/`) and the core string
-//! functions (`subs`). Indexes count characters, not bytes.
+//! Strings: all of clojure.string (under `clojure.string/`, `str/`, `string/`) and the core
+//! string functions (`subs symbol namespace`).
+//!
+//! Semantics follow Clojure 1.11 on the JVM with one systematic difference: indexes and lengths
+//! count Unicode scalar values, not UTF-16 code units (so `"😀"` has length 1; see
+//! DIVERGENCES-text.md). Whitespace is Java's `Character.isWhitespace` (no-break spaces are not
+//! whitespace), because `trim`/`blank?` are defined by it. Functions that Clojure applies to
+//! `(.toString x)` (`upper-case lower-case capitalize join`) accept any non-nil value.
 
 use super::{BuiltinDef, expected};
 use crate::def;
@@ -8,14 +14,39 @@ use crate::eval::Interp;
 use crate::value::Value;
 
 /// Core string functions.
-pub static CORE_TABLE: &[BuiltinDef] = &[def!(
-    "subs",
-    2,
-    3,
-    "Substring from start (to end), by character index.",
-    "(subs \"hello\" 1 3) ;=> \"el\"",
-    subs
-)];
+pub static CORE_TABLE: &[BuiltinDef] = &[
+    def!(
+        "subs",
+        2,
+        3,
+        "Substring from start (to end), by character index.",
+        "(subs \"hello\" 1 3) ;=> \"el\"",
+        subs
+    ),
+    def!(
+        "symbol",
+        1,
+        2,
+        "A symbol from a string, keyword or symbol (or ns and name).",
+        "(symbol \"a\") ;=> a",
+        symbol
+    ),
+    def!(
+        "namespace",
+        1,
+        1,
+        "The namespace part of a keyword or symbol, or nil.",
+        "(namespace :a/b) ;=> \"a\"",
+        |_, a| match &a[0] {
+            Value::Keyword(k) | Value::Symbol(k) => Ok(k
+                .rsplit_once('/')
+                .filter(|(ns, _)| !ns.is_empty())
+                .map(|(ns, _)| Value::str(ns))
+                .unwrap_or_default()),
+            other => Err(expected("namespace", "a keyword or symbol", other)),
+        }
+    ),
+];
 
 /// clojure.string.
 pub static TABLE: &[BuiltinDef] = &[
@@ -33,7 +64,7 @@ pub static TABLE: &[BuiltinDef] = &[
         1,
         "Upper case.",
         "(str/upper-case \"a\") ;=> \"A\"",
-        |_, a| Ok(Value::str(&text(&a[0], "upper-case")?.to_uppercase()))
+        |_, a| Ok(Value::str(&any_text(&a[0], "upper-case")?.to_uppercase()))
     ),
     def!(
         "lower-case",
@@ -41,7 +72,15 @@ pub static TABLE: &[BuiltinDef] = &[
         1,
         "Lower case.",
         "(str/lower-case \"A\") ;=> \"a\"",
-        |_, a| Ok(Value::str(&text(&a[0], "lower-case")?.to_lowercase()))
+        |_, a| Ok(Value::str(&any_text(&a[0], "lower-case")?.to_lowercase()))
+    ),
+    def!(
+        "capitalize",
+        1,
+        1,
+        "First character upper case, the rest lower case.",
+        "(str/capitalize \"hELLO\") ;=> \"Hello\"",
+        |_, a| Ok(Value::str(&capitalize(&any_text(&a[0], "capitalize")?)))
     ),
     def!(
         "trim",
@@ -49,7 +88,35 @@ pub static TABLE: &[BuiltinDef] = &[
         1,
         "Without surrounding whitespace.",
         "(str/trim \" a \") ;=> \"a\"",
-        |_, a| Ok(Value::str(text(&a[0], "trim")?.trim()))
+        |_, a| Ok(Value::str(text(&a[0], "trim")?.trim_matches(java_ws)))
+    ),
+    def!(
+        "triml",
+        1,
+        1,
+        "Without leading whitespace.",
+        "(str/triml \" a \") ;=> \"a \"",
+        |_, a| Ok(Value::str(
+            text(&a[0], "triml")?.trim_start_matches(java_ws)
+        ))
+    ),
+    def!(
+        "trimr",
+        1,
+        1,
+        "Without trailing whitespace.",
+        "(str/trimr \" a \") ;=> \" a\"",
+        |_, a| Ok(Value::str(text(&a[0], "trimr")?.trim_end_matches(java_ws)))
+    ),
+    def!(
+        "trim-newline",
+        1,
+        1,
+        "Without trailing newline and return characters.",
+        "(str/trim-newline \"a\\n\") ;=> \"a\"",
+        |_, a| Ok(Value::str(
+            text(&a[0], "trim-newline")?.trim_end_matches(['\n', '\r'])
+        ))
     ),
     def!(
         "blank?",
@@ -59,7 +126,7 @@ pub static TABLE: &[BuiltinDef] = &[
         "(str/blank? \" \") ;=> true",
         |_, a| Ok(Value::Bool(match &a[0] {
             Value::Nil => true,
-            v => text(v, "blank?")?.trim().is_empty(),
+            v => text(v, "blank?")?.chars().all(java_ws),
         }))
     ),
     def!(
@@ -93,20 +160,88 @@ pub static TABLE: &[BuiltinDef] = &[
         ))
     ),
     def!(
+        "index-of",
+        2,
+        3,
+        "Index of the first occurrence of a string or char (from an index), or nil.",
+        "(str/index-of \"hello\" \"l\") ;=> 2",
+        |_, a| index_of(&a, false)
+    ),
+    def!(
+        "last-index-of",
+        2,
+        3,
+        "Index of the last occurrence of a string or char (at or before an index), or nil.",
+        "(str/last-index-of \"hello\" \"l\") ;=> 3",
+        |_, a| index_of(&a, true)
+    ),
+    def!(
+        "reverse",
+        1,
+        1,
+        "The characters in reverse order.",
+        "(str/reverse \"abc\") ;=> \"cba\"",
+        |_, a| Ok(Value::str(
+            &text(&a[0], "reverse")?.chars().rev().collect::<String>()
+        ))
+    ),
+    def!(
+        "escape",
+        2,
+        2,
+        "Replaces each char c for which (cmap c) is non-nil by (str (cmap c)).",
+        "(str/escape \"a<b\" {\\< \"&lt;\"}) ;=> \"a&lt;b\"",
+        escape
+    ),
+    def!(
         "split",
         2,
         3,
-        "Splits on a regex or string; trailing empty strings are dropped.",
+        "Splits on a regex; trailing empty strings are dropped unless a limit is given.",
         "(str/split \"a,b\" #\",\") ;=> [\"a\" \"b\"]",
         |_, a| super::regex::split(a)
+    ),
+    def!(
+        "split-lines",
+        1,
+        1,
+        "Splits on \\n or \\r\\n.",
+        "(str/split-lines \"a\\nb\") ;=> [\"a\" \"b\"]",
+        split_lines
     ),
     def!(
         "replace",
         3,
         3,
-        "Replaces all matches of a string or regex ($1 groups allowed).",
+        "Replaces all matches of a string, char or regex ($1 groups, or a fn of the match).",
         "(str/replace \"aa\" \"a\" \"b\") ;=> \"bb\"",
         |i, a| super::regex::replace(i, a, true)
+    ),
+    def!(
+        "replace-first",
+        3,
+        3,
+        "Replaces the first match of a string, char or regex.",
+        "(str/replace-first \"aa\" \"a\" \"b\") ;=> \"ba\"",
+        |i, a| super::regex::replace(i, a, false)
+    ),
+    def!(
+        "re-quote-replacement",
+        1,
+        1,
+        "Escapes $ and \\ so a string is used literally as a replacement.",
+        "(str/re-quote-replacement \"$1\") ;=> \"\\\\$1\"",
+        |_, a| {
+            let s = text(&a[0], "re-quote-replacement")?;
+            let mut out = String::with_capacity(s.len());
+            for c in s.chars() {
+                if c == '$' || c == '\\' {
+                    out.push('\\');
+                }
+                out.push(c);
+            }
+            Ok(Value::str(&out))
+        }
     ),
 ];
 
@@ -115,6 +250,36 @@ pub fn text<'v>(v: &'v Value, op: &str) -> EvalResult<&'v str> {
     match v {
         Value::Str(s) => Ok(s),
         other => Err(expected(op, "a string", other)),
+    }
+}
+
+/// `(.toString x)` of a non-nil value (nil is an error, as on the JVM).
+fn any_text(v: &Value, op: &str) -> EvalResult<String> {
+    match v {
+        Value::Nil => Err(expected(op, "a string", v)),
+        v => Ok(crate::print::str_of(v)),
+    }
+}
+
+/// Java's `Character.isWhitespace`: Unicode spaces except the no-break ones, plus the ASCII
+/// separators U+001C..U+001F; U+0085 is not whitespace.
+pub fn java_ws(c: char) -> bool {
+    match c {
+        '\u{1C}'..='\u{1F}' => true,
+        '\u{85}' | '\u{A0}' | '\u{2007}' | '\u{202F}' => false,
+        c => c.is_whitespace(),
+    }
+}
+
+fn capitalize(s: &str) -> String {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(first) => {
+            let mut out: String = first.to_uppercase().collect();
+            out.push_str(&chars.as_str().to_lowercase());
+            out
+        }
+        None => String::new(),
     }
 }
 
@@ -144,6 +309,16 @@ fn subs(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     ))
 }
 
+fn symbol(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    match a.as_slice() {
+        [Value::Str(s) | Value::Symbol(s) | Value::Keyword(s)] => Ok(Value::Symbol(s.clone())),
+        [Value::Nil, Value::Str(n)] => Ok(Value::Symbol(n.clone())),
+        [Value::Str(ns), Value::Str(n)] => Ok(Value::Symbol(format!("{ns}/{n}").into())),
+        [other, ..] => Err(expected("symbol", "a string, keyword or symbol", other)),
+        [] => Err(expected("symbol", "a name", &Value::Nil)),
+    }
+}
+
 fn join(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     let (sep, coll) = match a.as_slice() {
         [coll] => (String::new(), coll),
@@ -151,6 +326,85 @@ fn join(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
         _ => return Ok(Value::str("")),
     };
     let items = i.seq_vec(coll)?;
-    let parts: Vec<String> = items.iter().map(crate::print::str_of).collect();
-    Ok(Value::str(&parts.join(&sep)))
+    let mut out = String::new();
+    for (k, x) in items.iter().enumerate() {
+        if k > 0 {
+            out.push_str(&sep);
+        }
+        out.push_str(&crate::print::str_of(x));
+    }
+    Ok(Value::str(&out))
+}
+
+fn escape(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    let s = text(&a[0], "escape")?;
+    let cmap = &a[1];
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match i.apply(cmap, vec![Value::Char(c)])? {
+            Value::Nil => out.push(c),
+            r => out.push_str(&crate::print::str_of(&r)),
+        }
+    }
+    Ok(Value::str(&out))
+}
+
+fn split_lines(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    let s = text(&a[0], "split-lines")?;
+    let mut parts: Vec<&str> = s
+        .split('\n')
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .collect();
+    while parts.len() > 1 && parts.last() == Some(&"") {
+        parts.pop();
+    }
+    Ok(Value::vector(parts.into_iter().map(Value::str)))
+}
+
+/// Byte offset of character index `ci` (the length if past the end).
+fn byte_of(s: &str, ci: usize) -> usize {
+    s.char_indices().nth(ci).map_or(s.len(), |(b, _)| b)
+}
+
+/// Character index of byte offset `b`.
+fn char_of(s: &str, b: usize) -> Value {
+    Value::Int(i64::try_from(s.get(..b).map_or(0, |p| p.chars().count())).unwrap_or(-1))
+}
+
+/// `index-of` / `last-index-of` with Java's `indexOf(str, from)` / `lastIndexOf(str, from)`.
+pub fn index_of(a: &[Value], last: bool) -> EvalResult {
+    let op = if last { "last-index-of" } else { "index-of" };
+    let s = text(&a[0], op)?;
+    let needle = match &a[1] {
+        Value::Str(n) => n.to_string(),
+        Value::Char(c) => c.to_string(),
+        other => return Err(expected(op, "a string or char to find", other)),
+    };
+    let from = match a.get(2) {
+        Some(v) => Some(super::math::int_arg(v, op)?),
+        None => None,
+    };
+    let found = if last {
+        let end = match from {
+            Some(f) if f < 0 => return Ok(Value::Nil),
+            // A match may start at `from` at the latest.
+            Some(f) => {
+                let mut e = byte_of(s, usize::try_from(f).unwrap_or(usize::MAX))
+                    .saturating_add(needle.len())
+                    .min(s.len());
+                while !s.is_char_boundary(e) {
+                    e -= 1;
+                }
+                e
+            }
+            None => s.len(),
+        };
+        s.get(..end).and_then(|h| h.rfind(needle.as_str()))
+    } else {
+        let start = byte_of(s, usize::try_from(from.unwrap_or(0).max(0)).unwrap_or(0));
+        s.get(start..)
+            .and_then(|h| h.find(needle.as_str()))
+            .map(|b| b + start)
+    };
+    Ok(found.map(|b| char_of(s, b)).unwrap_or_default())
 }

@@ -9,32 +9,124 @@ use crate::error::{ErrorKind, EvalError, EvalResult};
 use crate::eval::Interp;
 use crate::value::{Temporal, Value};
 
-pub static TABLE: &[BuiltinDef] = &[
+/// `LocalDate/...`.
+pub static LOCAL_DATE_TABLE: &[BuiltinDef] = &[
     def!(
         "parse",
         1,
         1,
-        "Parses ISO-8601 text: LocalDate/parse \"2024-01-31\", Instant/parse \"2024-01-31T10:00:00Z\".",
+        "Parses an ISO-8601 date (yyyy-MM-dd).",
         "(LocalDate/parse \"2024-01-31\")",
-        parse
+        |_, a| {
+            let s = super::string::text(&a[0], "LocalDate/parse")?;
+            parse_date(s)
+                .map(|d| Value::Temporal(Temporal::LocalDate(d)))
+                .ok_or_else(|| bad(s, "a LocalDate"))
+        }
     ),
+    def!(
+        "now",
+        0,
+        0,
+        "Today's date in UTC.",
+        "(LocalDate/now)",
+        |_, _| Ok(Value::Temporal(Temporal::LocalDate(
+            now_ms().div_euclid(86_400_000)
+        )))
+    ),
+    def!(
+        "of",
+        3,
+        3,
+        "The date of a year, month (1-12) and day.",
+        "(LocalDate/of 2024 1 31)",
+        |_, a| {
+            let n = |k: usize| super::math::int_arg(&a[k], "LocalDate/of");
+            let (y, m, d) = (n(0)?, n(1)?, n(2)?);
+            if !(-999_999..=999_999).contains(&y)
+                || !(1..=12).contains(&m)
+                || d < 1
+                || d > days_in_month(y, m)
+            {
+                return Err(EvalError::arg(
+                    "LocalDate/of",
+                    format!("invalid date {y}-{m}-{d}"),
+                ));
+            }
+            Ok(Value::Temporal(Temporal::LocalDate(days_from_civil(
+                y, m, d,
+            ))))
+        }
+    ),
+];
+
+/// `Instant/...`.
+pub static INSTANT_TABLE: &[BuiltinDef] = &[
+    def!(
+        "parse",
+        1,
+        1,
+        "Parses an ISO-8601 instant (2024-01-31T10:00:00Z, or with a ±hh:mm offset).",
+        "(Instant/parse \"2024-01-31T10:00:00Z\")",
+        |_, a| {
+            let s = super::string::text(&a[0], "Instant/parse")?;
+            parse_instant(s)
+                .map(|ms| Value::Temporal(Temporal::Instant(ms)))
+                .ok_or_else(|| bad(s, "an Instant"))
+        }
+    ),
+    def!(
+        "now",
+        0,
+        0,
+        "The current instant.",
+        "(Instant/now)",
+        |_, _| Ok(Value::Temporal(Temporal::Instant(now_ms())))
+    ),
+    def!(
+        "ofEpochMilli",
+        1,
+        1,
+        "The instant at milliseconds since the epoch.",
+        "(Instant/ofEpochMilli 0)",
+        |_, a| Ok(Value::Temporal(Temporal::Instant(super::math::int_arg(
+            &a[0],
+            "ofEpochMilli"
+        )?)))
+    ),
+];
+
+/// `Duration/...`.
+pub static DURATION_TABLE: &[BuiltinDef] = &[
     def!(
         "between",
         2,
         2,
-        "Duration between two instants.",
+        "Duration between two instants (negative if the second is earlier).",
         "(Duration/between a b)",
         between
     ),
     def!(
-        "currentTimeMillis",
-        0,
-        0,
-        "Milliseconds since the epoch, now.",
-        "(System/currentTimeMillis)",
-        |_, _| Ok(Value::Int(now_ms()))
+        "ofMillis",
+        1,
+        1,
+        "A duration of n milliseconds.",
+        "(Duration/ofMillis 1500)",
+        |_, a| Ok(Value::Temporal(Temporal::Duration(super::math::int_arg(
+            &a[0], "ofMillis"
+        )?)))
     ),
 ];
+
+/// `System/...`.
+pub static SYSTEM_TABLE: &[BuiltinDef] = &[def!(
+    "currentTimeMillis",
+    0,
+    0,
+    "Milliseconds since the epoch, now.",
+    "(System/currentTimeMillis)",
+    |_, _| Ok(Value::Int(now_ms()))
+)];
 
 fn now_ms() -> i64 {
     let d = std::time::SystemTime::now()
@@ -124,18 +216,6 @@ fn parse_instant(s: &str) -> Option<i64> {
     Some(((days * 24 + h) * 60 + mi - offset_min) * 60_000 + sec * 1000 + ms)
 }
 
-fn parse(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
-    let s = super::string::text(&a[0], "parse")?;
-    if s.contains('T') {
-        return parse_instant(s)
-            .map(|ms| Value::Temporal(Temporal::Instant(ms)))
-            .ok_or_else(|| bad(s, "an Instant"));
-    }
-    parse_date(s)
-        .map(|d| Value::Temporal(Temporal::LocalDate(d)))
-        .ok_or_else(|| bad(s, "a LocalDate"))
-}
-
 fn between(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     let ms = |v: &Value| match v {
         Value::Temporal(Temporal::Instant(ms)) => Ok(*ms),
@@ -188,12 +268,39 @@ pub fn format_temporal(t: Temporal) -> String {
     }
 }
 
+/// `LocalDate.plusMonths`: the day is clamped to the target month's length.
+fn plus_months(d: i64, months: i64) -> Option<Value> {
+    let (y, m, day) = civil_from_days(d);
+    let total = (y.checked_mul(12)? + m - 1).checked_add(months)?;
+    let (ny, nm) = (total.div_euclid(12), total.rem_euclid(12) + 1);
+    if !(-999_999..=999_999).contains(&ny) {
+        return None;
+    }
+    let nd = day.min(days_in_month(ny, nm));
+    Some(Value::Temporal(Temporal::LocalDate(days_from_civil(
+        ny, nm, nd,
+    ))))
+}
+
+fn shift(ms: i64, n: i64, unit: i64) -> Option<Value> {
+    Some(Value::Temporal(Temporal::Instant(
+        ms.checked_add(n.checked_mul(unit)?)?,
+    )))
+}
+
 /// Methods on dates, instants and durations.
 pub fn method(_: &mut Interp<'_>, t: Temporal, m: &str, args: &[Value]) -> EvalResult {
     let n = |k: usize| super::math::int_arg(args.get(k).unwrap_or(&Value::Nil), m);
+    // Comparisons need the same kind, as in Java (a LocalDate is not comparable to an Instant).
     let other = |k: usize| match args.get(k) {
-        Some(Value::Temporal(o)) => Ok(*o),
-        Some(v) => Err(super::expected(m, "a date or instant", v)),
+        Some(Value::Temporal(o)) if std::mem::discriminant(o) == std::mem::discriminant(&t) => {
+            Ok(*o)
+        }
+        Some(v) => Err(super::expected(
+            m,
+            &format!("another {}", Value::Temporal(t).type_name()),
+            v,
+        )),
         None => Err(EvalError::arg(m, format!(".{m} needs an argument"))),
     };
     let overflow = || EvalError::new(ErrorKind::ArithmeticError, m, "date out of range");
@@ -204,6 +311,45 @@ pub fn method(_: &mut Interp<'_>, t: Temporal, m: &str, args: &[Value]) -> EvalR
         (Temporal::LocalDate(d), "minusDays") => Value::Temporal(Temporal::LocalDate(
             d.checked_sub(n(0)?).ok_or_else(overflow)?,
         )),
+        (Temporal::LocalDate(d), "plusWeeks") => Value::Temporal(Temporal::LocalDate(
+            n(0)?
+                .checked_mul(7)
+                .and_then(|w| d.checked_add(w))
+                .ok_or_else(overflow)?,
+        )),
+        (Temporal::LocalDate(d), "minusWeeks") => Value::Temporal(Temporal::LocalDate(
+            n(0)?
+                .checked_mul(7)
+                .and_then(|w| d.checked_sub(w))
+                .ok_or_else(overflow)?,
+        )),
+        (Temporal::LocalDate(d), "plusMonths") => plus_months(d, n(0)?).ok_or_else(overflow)?,
+        (Temporal::LocalDate(d), "minusMonths") => {
+            plus_months(d, n(0)?.checked_neg().ok_or_else(overflow)?).ok_or_else(overflow)?
+        }
+        (Temporal::LocalDate(d), "plusYears") => {
+            plus_months(d, n(0)?.checked_mul(12).ok_or_else(overflow)?).ok_or_else(overflow)?
+        }
+        (Temporal::LocalDate(d), "minusYears") => {
+            plus_months(d, n(0)?.checked_mul(-12).ok_or_else(overflow)?).ok_or_else(overflow)?
+        }
+        (Temporal::LocalDate(d), "getDayOfYear") => {
+            let (y, _, _) = civil_from_days(d);
+            Value::Int(d - days_from_civil(y, 1, 1) + 1)
+        }
+        (Temporal::LocalDate(d), "lengthOfMonth") => {
+            let (y, mo, _) = civil_from_days(d);
+            Value::Int(days_in_month(y, mo))
+        }
+        (Temporal::LocalDate(d), "isLeapYear") => {
+            Value::Bool(days_in_month(civil_from_days(d).0, 2) == 29)
+        }
+        (Temporal::Instant(ms), "plusMillis") => shift(ms, n(0)?, 1).ok_or_else(overflow)?,
+        (Temporal::Instant(ms), "minusMillis") => shift(ms, n(0)?, -1).ok_or_else(overflow)?,
+        (Temporal::Instant(ms), "plusSeconds") => shift(ms, n(0)?, 1000).ok_or_else(overflow)?,
+        (Temporal::Instant(ms), "minusSeconds") => shift(ms, n(0)?, -1000).ok_or_else(overflow)?,
+        (Temporal::Instant(ms), "getEpochSecond") => Value::Int(ms.div_euclid(1000)),
+        (Temporal::Duration(ms), "toSeconds") => Value::Int(ms.div_euclid(1000)),
         (Temporal::LocalDate(d), "toEpochDay") => Value::Int(d),
         (Temporal::LocalDate(d), "getYear") => Value::Int(civil_from_days(d).0),
         (Temporal::LocalDate(d), "getMonthValue") => Value::Int(civil_from_days(d).1),
@@ -216,7 +362,7 @@ pub fn method(_: &mut Interp<'_>, t: Temporal, m: &str, args: &[Value]) -> EvalR
         (Temporal::Duration(ms), "getSeconds") => Value::Int(ms.div_euclid(1000)),
         (a, "isBefore") => Value::Bool(a < other(0)?),
         (a, "isAfter") => Value::Bool(a > other(0)?),
-        (a, "equals") => Value::Bool(a == other(0)?),
+        (a, "equals") => Value::Bool(matches!(args.first(), Some(Value::Temporal(o)) if *o == a)),
         (a, "toString") => Value::str(&format_temporal(a)),
         _ => {
             return Err(EvalError::new(

@@ -147,6 +147,14 @@ impl<'h> Interp<'h> {
             .unwrap_or_default()
     }
 
+    /// Moves a value out of a slot (its last use), leaving nil.
+    fn take_slot(&mut self, env: Env<'_>, i: u32) -> Value {
+        self.stack
+            .get_mut(env.base + i as usize)
+            .map(std::mem::take)
+            .unwrap_or_default()
+    }
+
     pub(crate) fn set_slot(&mut self, env: Env<'_>, i: u32, v: Value) {
         if let Some(s) = self.stack.get_mut(env.base + i as usize) {
             *s = v;
@@ -158,6 +166,7 @@ impl<'h> Interp<'h> {
         match e {
             Expr::Const(v) => Ok(v.clone()),
             Expr::Local(i) => Ok(self.slot(env, *i)),
+            Expr::Move(i) => Ok(self.take_slot(env, *i)),
             Expr::Capture(i) => Ok(env.captures.get(*i as usize).cloned().unwrap_or_default()),
             Expr::SelfFn => Ok(env.this.map(|l| Value::Fn(l.clone())).unwrap_or_default()),
             Expr::Global(name, pos) => self.globals.get(name).cloned().ok_or_else(|| {
@@ -328,21 +337,26 @@ impl<'h> Interp<'h> {
     }
 
     fn eval_loop(&mut self, l: &crate::analyze::Loop, env: Env<'_>) -> EvalResult {
+        // Bindings are sequential, as in let: later inits see earlier names.
         for (slot, init) in l.slots.iter().zip(&l.inits) {
             let v = self.eval(init, env)?;
             self.set_slot(env, *slot, v);
-        }
-        loop {
-            for (p, raw) in &l.patterns {
-                let v = self.slot(env, *raw);
+            if let Some((p, _)) = l.patterns.iter().find(|(_, raw)| raw == slot) {
+                let v = self.take_slot(env, *slot);
                 self.bind(p, v, env)?;
             }
+        }
+        loop {
             match self.eval(&l.body, env) {
                 Err(EvalError::Recur) => {
                     self.tick()?;
                     let vals = std::mem::take(&mut self.recur_buf);
                     for (slot, v) in l.slots.iter().zip(vals) {
                         self.set_slot(env, *slot, v);
+                    }
+                    for (p, raw) in &l.patterns {
+                        let v = self.take_slot(env, *raw);
+                        self.bind(p, v, env)?;
                     }
                 }
                 other => return other,
@@ -430,15 +444,15 @@ impl<'h> Interp<'h> {
     fn run_body(&mut self, arity: &Arity, env: Env<'_>) -> EvalResult {
         loop {
             for (p, raw) in &arity.patterns {
-                let v = self.slot(env, *raw);
+                let v = self.take_slot(env, *raw);
                 self.bind(p, v, env)?;
             }
             match self.eval(&arity.body, env) {
                 Err(EvalError::Recur) => {
                     self.tick()?;
                     let vals = std::mem::take(&mut self.recur_buf);
-                    for ((_, raw), v) in arity.patterns.iter().zip(vals) {
-                        self.set_slot(env, *raw, v);
+                    for (slot, v) in arity.raw.iter().zip(vals) {
+                        self.set_slot(env, *slot, v);
                     }
                 }
                 other => return other,

@@ -273,7 +273,10 @@ impl Interp<'_> {
             }
         };
         self.tool_calls.push(record);
-        self.check_deadline()?;
+        // A tool that returned after the deadline still ends the run; its own failure wins.
+        if out.is_ok() {
+            self.check_deadline()?;
+        }
         out
     }
 }

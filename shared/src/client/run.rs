@@ -226,6 +226,12 @@ impl Run {
         self
     }
 
+    /// How strictly signatures are applied (default `enabled`).
+    pub fn validation(mut self, mode: crate::signature::Mode) -> Run {
+        self.request.validation = mode;
+        self
+    }
+
     /// The policy to run under (the server's default otherwise).
     pub fn policy(mut self, policy: impl Into<String>) -> Run {
         self.request.policy = Some(policy.into());

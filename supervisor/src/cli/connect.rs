@@ -1,17 +1,14 @@
 //! The client side of the CLI: `ptc run --connect SOCKET` and the tools the CLI hosts for a run
-//! (`--tool NAME=COMMAND`, `--tools FILE.json`), plus the client `ptc bench` drives.
-//!
-//! Tools run here, outside the sandbox: `--tool` runs COMMAND through `sh -c` with the call's
-//! argument as JSON on stdin and takes JSON from its stdout (a non-zero exit is a `tool_error`
-//! carrying its stderr); `--tools` maps tool names to fixed JSON results.
+//! (`--tool NAME=COMMAND`, `--tools FILE.json`, as in-process: see `cli::tools`), plus the client
+//! `ptc bench` drives. Tools run here, outside the sandbox; the daemon only forwards the calls.
 
+use super::tools::{CliTool, CliToolError};
 use clap::ValueEnum;
 use ptc_shared::{Step, Value};
 use ptc_supervisor::client::{Client, ClientError, Embedded, Run, Tool};
 use std::path::Path;
-use std::process::Stdio;
 use std::sync::Arc;
-use tokio::io::AsyncWriteExt;
+use std::time::{Duration, Instant};
 
 /// Output format of `ptc policies` and `ptc bench`.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -30,67 +27,24 @@ pub async fn open_client(socket: Option<&Path>) -> Result<Client, String> {
     }
 }
 
-/// The tools of `--tool NAME=COMMAND` and `--tools FILE.json`.
-pub fn cli_tools(commands: &[String], fixed: Option<&Path>) -> Result<Vec<Tool>, String> {
-    let mut out = Vec::new();
-    for spec in commands {
-        let (name, cmd) = spec
-            .split_once('=')
-            .ok_or_else(|| format!("--tool {spec}: expected NAME=COMMAND"))?;
-        let cmd = Arc::new(cmd.to_string());
-        out.push(Tool::new(name, move |args: Value| {
-            let cmd = Arc::clone(&cmd);
-            async move { command_tool(&cmd, &args).await }
-        }));
-    }
-    if let Some(path) = fixed {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let map: serde_json::Map<String, serde_json::Value> =
-            serde_json::from_str(&text).map_err(|e| {
-                format!(
-                    "{}: expected a JSON object of tool results: {e}",
-                    path.display()
-                )
-            })?;
-        for (name, result) in map {
-            let v = Value::from_json(&result)
-                .map_err(|e| format!("{}: {name}: {e}", path.display()))?;
-            out.push(Tool::new(name, move |_args| {
-                let v = v.clone();
-                async move { Ok::<_, String>(v) }
-            }));
+/// A `--tool`/`--tools` tool hosted by this process for a daemon run. A command tool runs on a
+/// blocking thread and is killed after `budget` (the daemon's deadline usually comes first).
+pub fn client_tool(name: String, tool: CliTool, budget: Duration) -> Tool {
+    let tool = Arc::new(tool);
+    let tool_name = name.clone();
+    Tool::new(name, move |args: Value| {
+        let (tool, name) = (Arc::clone(&tool), tool_name.clone());
+        async move {
+            let deadline = Instant::now() + budget;
+            let r = tokio::task::spawn_blocking(move || tool.call(&name, &args, deadline))
+                .await
+                .map_err(|e| format!("tool task failed: {e}"))?;
+            r.map_err(|e| match e {
+                CliToolError::Error(m) => m,
+                CliToolError::Terminal(f) => f.message,
+            })
         }
-    }
-    Ok(out)
-}
-
-async fn command_tool(cmd: &str, args: &Value) -> Result<Value, String> {
-    let input = args.to_json().map_err(|e| e.to_string())?.to_string();
-    let mut child = tokio::process::Command::new("/bin/sh")
-        .arg("-c")
-        .arg(cmd)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| format!("cannot start `{cmd}`: {e}"))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        // A command that ignores its input may close stdin early; that is not an error.
-        let _ = stdin.write_all(input.as_bytes()).await;
-    }
-    let out = child
-        .wait_with_output()
-        .await
-        .map_err(|e| format!("`{cmd}`: {e}"))?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        return Err(format!("`{cmd}` failed ({}): {}", out.status, err.trim()));
-    }
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout)
-        .map_err(|e| format!("`{cmd}` did not print JSON: {e}"))?;
-    Value::from_json(&json).map_err(|e| e.to_string())
+    })
 }
 
 /// Runs one program through a daemon. `Err((reason, message))` means nothing ran (exit 2):
@@ -105,7 +59,10 @@ pub fn run_connected(socket: &Path, run: Run) -> Result<Step, (String, String)> 
     rt.block_on(async {
         let client = Client::connect(socket).await.map_err(|e| match e {
             ClientError::Refused { reason, message } => (reason.to_string(), message),
-            e => usage(format!("cannot use the daemon at {}: {e}", socket.display())),
+            e => usage(format!(
+                "cannot use the daemon at {}: {e}",
+                socket.display()
+            )),
         })?;
         Ok(match client.run(run).await {
             Ok(s) | Err(s) => s,

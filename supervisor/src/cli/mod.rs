@@ -9,6 +9,7 @@ mod input;
 mod policies;
 mod run;
 mod serve;
+mod tools;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -1,6 +1,7 @@
 //! `ptc run`: one execution from the command line.
 
 use super::input::read_data_file;
+use super::tools::{CliTool, CliToolError, parse_tool_flag, read_tools_file};
 use clap::{Args, ValueEnum};
 use ptc_runner::{RunOptions, run as run_in_process};
 use ptc_shared::{Limits, Step};
@@ -39,18 +40,24 @@ pub struct RunArgs {
     /// Evaluation step budget.
     #[arg(long)]
     max_steps: Option<u64>,
+    /// The program's signature, shorthand or Malli-lite: e.g. '(limit :int) -> [{id :int}]'.
+    #[arg(long)]
+    signature: Option<String>,
+    /// How strictly the signature is applied.
+    #[arg(long, default_value = "enabled", value_parser = ["enabled", "warn_only", "disabled", "strict"])]
+    validation: String,
+    /// A tool run outside the sandbox: NAME=COMMAND (args as JSON on stdin, JSON result on stdout).
+    #[arg(long = "tool", value_name = "NAME=COMMAND")]
+    tool: Vec<String>,
+    /// A JSON file mapping tool names to fixed results.
+    #[arg(long = "tools", value_name = "FILE.json")]
+    tools_file: Option<PathBuf>,
     /// Run through a ptc-supervisor daemon listening on this socket.
     #[arg(long, value_name = "SOCKET", conflicts_with = "in_process")]
     connect: Option<PathBuf>,
     /// Policy to run under (with --connect: a name the daemon knows).
     #[arg(long)]
     policy: Option<String>,
-    /// A tool the program may call: COMMAND runs via `sh -c`, args JSON on stdin, JSON on stdout.
-    #[arg(long = "tool", value_name = "NAME=COMMAND")]
-    tool: Vec<String>,
-    /// Tools with fixed results: a JSON object mapping tool names to results.
-    #[arg(long = "tools", value_name = "FILE.json")]
-    tools: Option<PathBuf>,
 }
 
 fn usage_error(msg: &str) -> ExitCode {
@@ -91,10 +98,21 @@ pub fn run(args: RunArgs) -> ExitCode {
     if let Some(socket) = &args.connect {
         return run_connect(&args, socket, source, opts);
     }
-    if !args.tool.is_empty() || args.tools.is_some() || args.policy.is_some() {
-        return usage_error("--tool, --tools and --policy need --connect SOCKET for now");
+    if args.policy.is_some() {
+        return usage_error("--policy needs --connect SOCKET for now");
     }
     opts.limits = limits;
+    opts.signature = args.signature.clone();
+    opts.validation = args.validation.parse().unwrap_or_default();
+    let tools = match cli_tools(&args) {
+        Ok(t) => t,
+        Err(e) => return usage_error(&e),
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(limits.timeout_ms);
+    opts.tools = tools
+        .into_iter()
+        .map(|(name, t)| in_process_tool(name, t, deadline))
+        .collect();
     let step = match run_in_process(&source, opts) {
         Ok(s) | Err(s) => s,
     };
@@ -111,16 +129,26 @@ fn run_connect(
     if args.max_steps.is_some() {
         return usage_error("--max-steps is not supported with --connect (the policy decides)");
     }
-    let tools = match super::connect::cli_tools(&args.tool, args.tools.as_deref()) {
+    let tools = match cli_tools(args) {
         Ok(t) => t,
         Err(e) => return usage_error(&e),
     };
+    let validation = match args.validation.parse() {
+        Ok(v) => v,
+        Err(_) => return usage_error(&format!("unknown validation mode `{}`", args.validation)),
+    };
+    // The daemon enforces the real deadline; this only bounds a hung tool command here.
+    let budget = std::time::Duration::from_millis(args.timeout.unwrap_or(60_000));
     let mut run = ptc_supervisor::client::Run::new(source)
         .context(opts.context)
         .memory(opts.memory);
-    for t in tools {
-        run = run.tool(t);
+    for (name, tool) in tools {
+        run = run.tool(super::connect::client_tool(name, tool, budget));
     }
+    if let Some(sig) = &args.signature {
+        run = run.signature(sig.clone());
+    }
+    run = run.validation(validation);
     if let Some(p) = &args.policy {
         run = run.policy(p.clone());
     }
@@ -134,6 +162,30 @@ fn run_connect(
             ExitCode::from(2)
         }
     }
+}
+
+/// The tools given with `--tool` and `--tools`.
+fn cli_tools(args: &RunArgs) -> Result<Vec<(String, CliTool)>, String> {
+    let mut tools = match &args.tools_file {
+        Some(p) => read_tools_file(p)?,
+        None => Vec::new(),
+    };
+    for t in &args.tool {
+        tools.push(parse_tool_flag(t)?);
+    }
+    Ok(tools)
+}
+
+/// A CLI tool as an in-process tool: a deadline kill ends the run (not catchable by `try`).
+fn in_process_tool(name: String, tool: CliTool, deadline: std::time::Instant) -> ptc_runner::Tool {
+    let tool_name = name.clone();
+    ptc_runner::Tool::with_failure(name, move |args| {
+        match tool.call(&tool_name, &args, deadline) {
+            Ok(v) => Ok(v),
+            Err(CliToolError::Error(e)) => Err(ptc_runner::ToolFailure::Error(e)),
+            Err(CliToolError::Terminal(f)) => Err(ptc_runner::ToolFailure::Terminal(f)),
+        }
+    })
 }
 
 /// Prints the Step in the chosen format; the exit code says success or failure.

@@ -16,6 +16,7 @@
 mod pool;
 pub mod process;
 mod session;
+mod tools;
 
 use crate::check::{Enforcement, HostReport, host_report};
 use crate::policy::Policy;
@@ -62,8 +63,11 @@ pub struct ExecRequest {
     pub policy: Option<String>,
     /// Tighter limits than the policy's (looser ones are refused with `invalid_request`).
     pub limits: Option<Limits>,
-    /// The signature text the run is checked against, copied into the Step.
+    /// The program's signature: the runner checks the context and the result against it; the
+    /// engine checks each tool's declared signature around its calls.
     pub signature: Option<String>,
+    /// How strictly signatures are applied (default `enabled`).
+    pub validation: ptc_shared::signature::Mode,
 }
 
 /// How to build an engine.
@@ -111,7 +115,20 @@ pub enum EngineError {
     Process(#[from] ProcessError),
 }
 
-/// Spawns, pools and drives runner processes. Cheap to share behind an `Arc`.
+/// Spawns, pools and drives runner processes. Share it behind an `Arc`; drop it to kill every
+/// pooled runner. Cancelling an execution is dropping its `execute` future (the runner dies).
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use ptc_supervisor::engine::{Engine, EngineConfig, ExecRequest, NoTools};
+/// use std::sync::Arc;
+/// let policies = ptc_supervisor::policy::load_dir("policies".as_ref())?;
+/// let engine = Engine::new(EngineConfig::new("target/release/ptc-runner", policies))?;
+/// let req = ExecRequest { program: "(+ 1 2)".into(), ..ExecRequest::default() };
+/// let step = engine.execute(req, Arc::new(NoTools)).await;
+/// assert_eq!(step.return_value, Some(ptc_shared::Value::Int(3)));
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct Engine {
     pools: BTreeMap<String, Arc<Pool>>,

@@ -1,8 +1,9 @@
 //! Warm pools: per policy, runners that are already spawned, hardened and waiting for `Execute`.
 //!
 //! A pooled runner has received the policy's `Setup` and answered `Ready`; it is handed out once and
-//! never returns to the pool. Taking one triggers a background refill up to the policy's `warm`
-//! count (ready + in flight never exceeds it). When the pool is empty, or the request tightened the
+//! never returns to the pool. The pool is refilled in the background up to the policy's `warm`
+//! count (ready + in flight never exceeds it) when an execution that took a pooled runner ends,
+//! so a runner's start-up CPU never competes with the request on a small machine. When the pool is empty, or the request tightened the
 //! heap or CPU limit (which are baked into `Setup` as rlimits), the runner is spawned cold on the
 //! request's path instead. Pooled runners hold no tokio registration, so a pool survives any
 //! runtime; runners found dead when taken are discarded (and reaped by their handle).
@@ -128,11 +129,14 @@ impl Pool {
                 .map_err(StartError::NotReady)?;
             return self.start(&frame).await;
         }
-        let pooled = self.pop_live();
-        self.refill();
-        match pooled {
+        match self.pop_live() {
+            // Refilled by the caller once this execution is over, so the spawn's CPU does not
+            // compete with the request it would delay (see `Pool::refill`).
             Some(w) => Ok(w),
-            None => self.start(&self.prepared.setup_frame).await,
+            None => {
+                self.refill();
+                self.start(&self.prepared.setup_frame).await
+            }
         }
     }
 

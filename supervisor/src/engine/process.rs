@@ -6,7 +6,8 @@
 //! the [`Spawner`]: when the engine goes away its runners are killed by the kernel.
 //!
 //! The child gets: fd 3 = its end of a fresh `AF_UNIX` stream socketpair (placed by a dup2 file
-//! action; every supervisor fd is close-on-exec), fds 0–2 = `/dev/null`, an empty environment,
+//! action; every supervisor fd is close-on-exec), fds 0–1 = `/dev/null`, fd 2 = a pipe the engine
+//! reads only to explain an abnormal exit, an empty environment,
 //! `argv = [path]`, its own session, default signal dispositions and an empty signal mask.
 //!
 //! Each process is held through a pidfd: kills go through `pidfd_send_signal` (never a recycled
@@ -124,15 +125,18 @@ fn spawn_one(path: &CString, preamble: &[u8], reaper: &Reaper) -> Result<Spawned
         SockFlag::SOCK_CLOEXEC,
     )
     .map_err(os("socketpair"))?;
-    // dup2(3, 3) would keep close-on-exec; move the child's end off 3 first (rare: fds 0-2 are taken).
-    // (`try_clone` is F_DUPFD_CLOEXEC from 3 up, and 3 is taken by the original.)
-    let theirs = if theirs.as_raw_fd() == RUNNER_FD {
-        theirs.try_clone().map_err(io("dup"))?
-    } else {
-        theirs
-    };
+    let theirs = above(theirs, RUNNER_FD)?;
     let mut sock = UnixStream::from(ours);
     sock.write_all(preamble).map_err(io("writing setup"))?;
+    // stderr is a pipe we read only after an abnormal exit (a panic message, say); its 64 KiB
+    // buffer is the cap: a runner that fills it blocks until the deadline kill.
+    let (err_r, err_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(os("pipe2"))?;
+    nix::fcntl::fcntl(
+        &err_r,
+        nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
+    )
+    .map_err(os("fcntl"))?;
+    let err_w = above(err_w, 2)?;
     let mut actions = PosixSpawnFileActions::init().map_err(os("spawn file actions"))?;
     let null = c"/dev/null";
     actions
@@ -143,7 +147,7 @@ fn spawn_one(path: &CString, preamble: &[u8], reaper: &Reaper) -> Result<Spawned
             nix::sys::stat::Mode::empty(),
         )
         .and_then(|()| actions.add_dup2(0, 1))
-        .and_then(|()| actions.add_dup2(0, 2))
+        .and_then(|()| actions.add_dup2(err_w.as_raw_fd(), 2))
         .and_then(|()| actions.add_dup2(theirs.as_raw_fd(), RUNNER_FD))
         .map_err(os("spawn file actions"))?;
     let mut attr = PosixSpawnAttr::init().map_err(os("spawn attributes"))?;
@@ -159,12 +163,30 @@ fn spawn_one(path: &CString, preamble: &[u8], reaper: &Reaper) -> Result<Spawned
     let pid =
         posix_spawn(path.as_c_str(), &actions, &attr, &argv, &envp).map_err(os("posix_spawn"))?;
     drop(theirs);
-    let proc = RunnerProc::adopt(pid.as_raw(), reaper.clone())?;
+    drop(err_w);
+    let mut proc = RunnerProc::adopt(pid.as_raw(), reaper.clone())?;
+    proc.stderr = Some(std::fs::File::from(err_r));
     Ok(Spawned { proc, sock })
 }
 
+/// `fd`, or a close-on-exec duplicate of it numbered above `min`: a file action's source must not
+/// be a target the actions overwrite first, and `dup2(3, 3)` would keep close-on-exec. Only a
+/// supervisor started with fds 0–2 closed gets low numbers here.
+fn above(fd: OwnedFd, min: RawFd) -> Result<OwnedFd, ProcessError> {
+    let mut held = Vec::new();
+    let mut fd = fd;
+    // Each `try_clone` (F_DUPFD_CLOEXEC from 3) takes the lowest free number; holding the previous
+    // ones makes the numbers climb.
+    while fd.as_raw_fd() <= min {
+        let next = fd.try_clone().map_err(io("dup"))?;
+        held.push(fd);
+        fd = next;
+    }
+    Ok(fd)
+}
+
 /// How a runner process ended, as the kernel reported it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExitInfo {
     /// `Some(code)` for a normal exit.
     pub code: Option<i32>,
@@ -172,6 +194,8 @@ pub struct ExitInfo {
     pub signal: Option<i32>,
     /// User + system CPU time of the process.
     pub cpu_ms: u64,
+    /// The start of what it wrote to stderr, read only after an abnormal exit.
+    pub stderr: Option<String>,
 }
 
 /// One runner process, owned through its pidfd.
@@ -180,6 +204,8 @@ pub struct RunnerProc {
     pid: i32,
     pidfd: Option<PidFd>,
     reaper: Reaper,
+    /// Read end of the runner's stderr pipe (non-blocking).
+    stderr: Option<std::fs::File>,
 }
 
 /// A pidfd, registered with tokio's reactor once someone waits on it.
@@ -216,6 +242,7 @@ impl RunnerProc {
                 pid,
                 pidfd: Some(PidFd::Plain(fd)),
                 reaper,
+                stderr: None,
             }),
             Err(e) => {
                 // Without a pidfd we cannot kill it safely later: kill it now and reap by pid.
@@ -303,11 +330,29 @@ impl RunnerProc {
             WaitIdOptions::EXITED | WaitIdOptions::NOHANG,
         );
         self.pidfd = None;
+        let (code, signal) = (status.exit_status(), status.terminating_signal());
+        let stderr = if code == Some(0) {
+            None
+        } else {
+            self.stderr_head()
+        };
         Ok(Some(ExitInfo {
-            code: status.exit_status(),
-            signal: status.terminating_signal(),
+            code,
+            signal,
             cpu_ms,
+            stderr,
         }))
+    }
+
+    /// Up to 2 KiB of the runner's stderr (lossy UTF-8, trimmed); `None` if it wrote nothing.
+    fn stderr_head(&mut self) -> Option<String> {
+        use std::io::Read;
+        let mut buf = Vec::new();
+        let file = self.stderr.take()?;
+        // Non-blocking: stops at what is buffered, at EOF, or at the cap.
+        let _ = file.take(2048).read_to_end(&mut buf);
+        let text = String::from_utf8_lossy(&buf).trim().to_string();
+        (!text.is_empty()).then_some(text)
     }
 }
 

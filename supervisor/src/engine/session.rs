@@ -9,10 +9,11 @@
 
 use super::pool::{Pool, Warm};
 use super::process::ExitInfo;
+use super::tools::ToolSigs;
 use super::{ExecRequest, ToolHandler};
 use ptc_shared::codec::{CodecError, DEFAULT_MAX_FRAME, encode_frame, read_frame_async};
 use ptc_shared::protocol::{
-    Execute, PROTOCOL_VERSION, RunnerRlimits, RunnerToSupervisor, SupervisorToRunner, ToolDecl,
+    Execute, PROTOCOL_VERSION, RunnerRlimits, RunnerToSupervisor, SupervisorToRunner,
     ToolResultError, exit_code,
 };
 use ptc_shared::{Fail, FailReason, Limits, Step, ToolCallRecord, Usage, Value};
@@ -68,8 +69,20 @@ pub(crate) async fn run(
         history,
         tools: decls,
         signature,
+        validation,
         ..
     } = req;
+    let sigs = match ToolSigs::new(&decls, validation) {
+        Ok(s) => s,
+        Err(fail) => {
+            let base = Base {
+                memory,
+                history,
+                signature,
+            };
+            return failed_step(base, fail, Vec::new(), start, 0);
+        }
+    };
     if program.len() as u64 > limits.max_program_bytes {
         let base = Base {
             memory,
@@ -116,18 +129,16 @@ pub(crate) async fn run(
         history,
         tools: decls,
         limits,
+        signature: signature.clone(),
+        validation,
     };
     let msg = SupervisorToRunner::Execute(Box::new(exec));
     let frame = encode_frame(&msg, DEFAULT_MAX_FRAME);
-    let SupervisorToRunner::Execute(exec) = msg else {
-        return Step::default();
+    // Take back what the Step needs; the encoded frame holds the rest.
+    let (memory, history) = match msg {
+        SupervisorToRunner::Execute(e) => (e.memory, e.history),
+        _ => (Value::Nil, Vec::new()),
     };
-    let Execute {
-        memory,
-        history,
-        tools: decls,
-        ..
-    } = *exec;
     let base = Base {
         memory,
         history,
@@ -164,14 +175,16 @@ pub(crate) async fn run(
         }
     };
     tracing::Span::current().record("runner_pid", runner.proc.pid());
-    drive(runner, frame, &decls, &limits, tools, base, start, kill_at).await
+    let step = drive(runner, frame, &sigs, &limits, tools, base, start, kill_at).await;
+    pool.refill();
+    step
 }
 
 #[allow(clippy::too_many_arguments)]
 async fn drive(
     runner: Warm,
     frame: Vec<u8>,
-    decls: &[ToolDecl],
+    sigs: &ToolSigs,
     limits: &Limits,
     tools: Arc<dyn ToolHandler>,
     base: Base,
@@ -193,7 +206,7 @@ async fn drive(
     };
     let mut conv = Conversation {
         sock,
-        decls,
+        sigs,
         limits,
         tools,
         records: Vec::new(),
@@ -261,7 +274,7 @@ fn sock_to_tokio(sock: std::os::unix::net::UnixStream) -> std::io::Result<UnixSt
 
 struct Conversation<'a> {
     sock: UnixStream,
-    decls: &'a [ToolDecl],
+    sigs: &'a ToolSigs,
     limits: &'a Limits,
     tools: Arc<dyn ToolHandler>,
     records: Vec<ToolCallRecord>,
@@ -308,16 +321,37 @@ impl Conversation<'_> {
                 .push(record(name, args, Err(msg.clone()), began));
             return Err(ToolResultError::Terminal(limit_fail(msg, "max_tool_calls")));
         }
-        if !self.decls.iter().any(|d| d.name == name) {
+        if !self.sigs.declared(&name) {
             self.records
                 .push(record(name, args, Err("tool_not_found".into()), began));
             return Err(ToolResultError::NotFound);
         }
+        let args = match self.sigs.check_args(&name, args.clone()) {
+            Ok(a) => a,
+            Err(fail) => {
+                self.records
+                    .push(record(name, args, Err(fail.message.clone()), began));
+                return Err(ToolResultError::Terminal(fail));
+            }
+        };
         self.pending = Some((name.clone(), args.clone(), began));
         let out = self.tools.call(name.clone(), args.clone()).await;
         self.pending = None;
-        self.records.push(record(name, args, out.clone(), began));
-        out.map_err(ToolResultError::Error)
+        let result = match out {
+            Err(msg) => Err(ToolResultError::Error(msg)),
+            Ok(v) => self
+                .sigs
+                .check_result(&name, v)
+                .map_err(ToolResultError::Terminal),
+        };
+        let recorded = match &result {
+            Ok(v) => Ok(v.clone()),
+            Err(ToolResultError::Error(m)) => Err(m.clone()),
+            Err(ToolResultError::Terminal(f)) => Err(f.message.clone()),
+            Err(ToolResultError::NotFound) => Err("tool_not_found".into()),
+        };
+        self.records.push(record(name, args, recorded, began));
+        result
     }
 
     /// Sends a tool result, replacing one over the size cap by a terminal `limit_exceeded`.
@@ -438,9 +472,26 @@ fn classify(
                 Err((msg, records)) => fail(crash(msg), base, records),
             }
         }
-        Ending::Protocol(msg) => fail(crash(msg), base, records),
-        _ => fail(crash(describe_exit(&o.exit, o.killed_late)), base, records),
+        Ending::Protocol(msg) => fail(exit_details(crash(msg), &o.exit), base, records),
+        _ => {
+            let f = crash(describe_exit(&o.exit, o.killed_late));
+            fail(exit_details(f, &o.exit), base, records)
+        }
     }
+}
+
+/// Adds what the kernel reported (exit code or signal) and the runner's stderr, if any.
+fn exit_details(mut f: Fail, exit: &ExitInfo) -> Fail {
+    if let Some(code) = exit.code {
+        f = f.with_detail("exit_code", i64::from(code));
+    }
+    if let Some(sig) = exit.signal {
+        f = f.with_detail("signal", i64::from(sig));
+    }
+    if let Some(text) = &exit.stderr {
+        f = f.with_detail("stderr", text.as_str());
+    }
+    f
 }
 
 fn describe_exit(exit: &ExitInfo, killed_late: bool) -> String {

@@ -104,21 +104,35 @@ pub async fn no_children_within(ms: u64) -> Vec<i32> {
     }
 }
 
-/// The real runner binary (`target/<profile>/ptc-runner`), built first if missing.
+/// The real runner binary (`target/<profile>/ptc-runner`), brought up to date once per test
+/// binary (a no-op build when it is current, so a stale runner is never tested).
 pub fn real_runner() -> PathBuf {
+    static RUNNER: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    RUNNER.get_or_init(build_runner).clone()
+}
+
+fn build_runner() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     // target/<profile>/deps/<test-binary>
     let profile_dir = exe.parent().and_then(Path::parent).unwrap().to_path_buf();
-    let runner = profile_dir.join("ptc-runner");
-    if !runner.exists() {
-        let status = std::process::Command::new(env!("CARGO"))
-            .args(["build", "-p", "ptc-runner", "--bin", "ptc-runner"])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .unwrap();
-        assert!(status.success(), "building ptc-runner failed");
+    let mut cmd = std::process::Command::new(env!("CARGO"));
+    cmd.args([
+        "build",
+        "--quiet",
+        "-p",
+        "ptc-runner",
+        "--bin",
+        "ptc-runner",
+    ]);
+    if profile_dir.ends_with("release") {
+        cmd.arg("--release");
     }
-    runner
+    let status = cmd
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .unwrap();
+    assert!(status.success(), "building ptc-runner failed");
+    profile_dir.join("ptc-runner")
 }
 
 /// The shipped policies directory.

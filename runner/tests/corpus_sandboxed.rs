@@ -1,0 +1,123 @@
+//! Syscall coverage: every program of the conformance corpus (tests/conformance/cases and ptc)
+//! runs in a hardened `ptc-runner` under the real seccomp policy, and none may die of SIGSYS or
+//! any other signal. Results are the conformance suite's business; this test checks only that
+//! the interpreter's ordinary paths stay inside the allowlist.
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use ptc_shared::protocol::{
+    Execute, PROTOCOL_VERSION, RunnerToSupervisor, SupervisorToRunner, ToolDecl, exit_code,
+};
+use ptc_shared::signature::Mode;
+use ptc_shared::{Limits, Value};
+use support::{End, RUNNER, end, setup, spawn};
+
+/// (id, program, context, memory) of every case.
+fn corpus() -> Vec<(String, String, Value, Value)> {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/conformance");
+    let mut cases = Vec::new();
+    for dir in ["cases", "ptc"] {
+        let mut files: Vec<_> = std::fs::read_dir(format!("{root}/{dir}"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        for file in files
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "edn"))
+        {
+            let text = std::fs::read_to_string(&file).unwrap();
+            for line in text.lines().filter(|l| l.trim_start().starts_with('{')) {
+                let case = ptc_runner::edn::parse(line).unwrap();
+                let field = |k: &str| {
+                    case.get_key(&Value::keyword(k))
+                        .cloned()
+                        .unwrap_or_default()
+                };
+                let (Value::Str(id), Value::Str(program)) = (field("id"), field("program")) else {
+                    continue;
+                };
+                cases.push((id, program, field("context"), field("memory")));
+            }
+        }
+    }
+    cases
+}
+
+/// Runs one case, answering every tool call by echoing its arguments.
+fn run_case(program: &str, context: Value, memory: Value, tools: &[String]) -> End {
+    let mut r = spawn(RUNNER, &[]);
+    r.harden(setup());
+    let limits = Limits {
+        timeout_ms: 2000,
+        cpu_ms: 2000,
+        ..Limits::default()
+    };
+    let tools = tools
+        .iter()
+        .map(|n| ToolDecl {
+            name: n.clone(),
+            signature: None,
+            description: None,
+        })
+        .collect();
+    let exec = Execute {
+        version: PROTOCOL_VERSION,
+        program: program.into(),
+        context,
+        memory,
+        history: vec![],
+        tools,
+        limits,
+        signature: None,
+        validation: Mode::default(),
+    };
+    r.send(&SupervisorToRunner::Execute(Box::new(exec)));
+    while let Some(msg) = r.recv() {
+        if let RunnerToSupervisor::ToolCall { id, args, .. } = msg {
+            r.send(&SupervisorToRunner::ToolResult {
+                id,
+                result: Ok(args),
+            });
+        }
+    }
+    end(r.wait())
+}
+
+#[test]
+fn no_conformance_program_leaves_the_seccomp_allowlist() {
+    let cases = corpus();
+    assert!(
+        cases.len() > 500,
+        "corpus not found or nearly empty: {}",
+        cases.len()
+    );
+    let tools: Vec<String> = ["echo", "get-orders", "get-users", "bad", "search"]
+        .map(String::from)
+        .to_vec();
+    let mut bad = Vec::new();
+    // Two workers: the machine has two cores and each case is a process.
+    let chunks: Vec<_> = cases.chunks(cases.len().div_ceil(2)).collect();
+    std::thread::scope(|s| {
+        let handles: Vec<_> = chunks
+            .iter()
+            .map(|chunk| {
+                s.spawn(|| {
+                    let mut out = Vec::new();
+                    for (id, program, context, memory) in chunk.iter() {
+                        let ended = run_case(program, context.clone(), memory.clone(), &tools);
+                        if !matches!(ended, End::Code(0) | End::Code(exit_code::MEMORY)) {
+                            out.push(format!("{id}: {ended:?}"));
+                        }
+                    }
+                    out
+                })
+            })
+            .collect();
+        for h in handles {
+            bad.extend(h.join().unwrap());
+        }
+    });
+    assert!(bad.is_empty(), "runners that died: {bad:#?}");
+}

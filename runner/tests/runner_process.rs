@@ -1,0 +1,334 @@
+//! The production `ptc-runner` binary as a process: what it holds once hardened (fds, environment,
+//! rlimits, seccomp and no_new_privs, observed from outside through /proc), the conversation
+//! Setup → Ready → Execute → Finished, and the exit code of each way the conversation can break.
+#![allow(clippy::unwrap_used)]
+// Tool replies mirror the protocol's `Result<Value, ToolResultError>`, whose error holds a Fail.
+#![allow(clippy::result_large_err)]
+
+mod support;
+
+use ptc_shared::protocol::{
+    Execute, PROTOCOL_VERSION, RunnerToSupervisor, SupervisorToRunner, ToolDecl, ToolResultError,
+    exit_code,
+};
+use ptc_shared::signature::Mode;
+use ptc_shared::{Fail, FailReason, Limits, Value};
+use std::collections::BTreeMap;
+use std::time::Duration;
+use support::{End, RUNNER, Runner, end, setup, spawn, spawn_script};
+
+fn execute(program: &str) -> SupervisorToRunner {
+    SupervisorToRunner::Execute(Box::new(Execute {
+        version: PROTOCOL_VERSION,
+        program: program.into(),
+        context: Value::Nil,
+        memory: Value::Nil,
+        history: vec![],
+        tools: vec![ToolDecl {
+            name: "echo".into(),
+            signature: None,
+            description: None,
+        }],
+        limits: Limits::default(),
+        signature: None,
+        validation: Mode::default(),
+    }))
+}
+
+fn proc_file(r: &Runner, name: &str) -> String {
+    std::fs::read_to_string(format!("/proc/{}/{name}", r.pid())).unwrap()
+}
+
+/// fd number → link target, from /proc/PID/fd.
+fn open_fds(r: &Runner) -> BTreeMap<u32, String> {
+    std::fs::read_dir(format!("/proc/{}/fd", r.pid()))
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let fd = e.file_name().to_string_lossy().parse().unwrap();
+            (
+                fd,
+                std::fs::read_link(e.path())
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned(),
+            )
+        })
+        .collect()
+}
+
+/// The soft limit of one line of /proc/PID/limits, e.g. "Max open files".
+fn soft_limit(limits: &str, name: &str) -> String {
+    let line = limits.lines().find(|l| l.starts_with(name)).unwrap();
+    line[name.len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn hardened_runner_holds_only_what_we_intend() {
+    let mut r = spawn(RUNNER, &[]);
+    r.harden(setup());
+
+    let fds = open_fds(&r);
+    assert_eq!(
+        fds.keys().copied().collect::<Vec<_>>(),
+        vec![0, 1, 2, 3],
+        "{fds:?}"
+    );
+    for fd in 0..3 {
+        assert_eq!(fds[&fd], "/dev/null");
+    }
+    assert!(fds[&3].starts_with("socket:"), "{fds:?}");
+
+    assert_eq!(proc_file(&r, "environ"), "", "environment must be empty");
+
+    let status = proc_file(&r, "status");
+    assert!(
+        status.lines().any(|l| l == "Seccomp:\t2"),
+        "seccomp filter mode expected"
+    );
+    assert!(status.lines().any(|l| l == "NoNewPrivs:\t1"));
+
+    let limits = proc_file(&r, "limits");
+    let expected = ptc_shared::protocol::RunnerRlimits::for_limits(&Limits {
+        heap_bytes: support::HEAP,
+        ..Limits::default()
+    });
+    assert_eq!(
+        soft_limit(&limits, "Max data size"),
+        expected.data_bytes.to_string()
+    );
+    assert_eq!(
+        soft_limit(&limits, "Max cpu time"),
+        expected.cpu_soft_secs.to_string()
+    );
+    assert_eq!(
+        soft_limit(&limits, "Max open files"),
+        expected.nofile.to_string()
+    );
+    assert_eq!(soft_limit(&limits, "Max file size"), "0");
+    assert_eq!(soft_limit(&limits, "Max core file size"), "0");
+    assert_eq!(
+        soft_limit(&limits, "Max stack size"),
+        expected.stack_bytes.to_string()
+    );
+
+    r.send(&execute("(+ 1 2)"));
+    let step = finished(&mut r);
+    assert_eq!(step.return_value, Some(Value::Int(3)));
+    assert!(
+        step.usage.memory_bytes > 0,
+        "usage.memory_bytes is the allocator's peak"
+    );
+    assert_eq!(end(r.wait()), End::Code(0));
+}
+
+/// Runs `program` in a hardened runner, answering tool calls with `reply`.
+fn run_program(
+    program: &str,
+    mut reply: impl FnMut(&str, Value) -> Result<Value, ToolResultError>,
+) -> (Option<ptc_shared::Step>, End) {
+    let mut r = spawn(RUNNER, &[]);
+    r.harden(setup());
+    r.send(&execute(program));
+    let mut last = None;
+    while let Some(msg) = r.recv() {
+        match msg {
+            RunnerToSupervisor::ToolCall { id, name, args } => {
+                let result = reply(&name, args);
+                r.send(&SupervisorToRunner::ToolResult { id, result });
+            }
+            RunnerToSupervisor::Finished(step) => last = Some(*step),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    (last, end(r.wait()))
+}
+
+fn finished(r: &mut Runner) -> ptc_shared::Step {
+    match r.recv() {
+        Some(RunnerToSupervisor::Finished(step)) => *step,
+        other => panic!("expected Finished, got {other:?}"),
+    }
+}
+
+fn echo(_: &str, args: Value) -> Result<Value, ToolResultError> {
+    Ok(args)
+}
+
+#[test]
+fn tool_calls_are_forwarded_and_their_errors_mapped() {
+    let (step, code) = run_program("(tool/echo {:a 1})", |name, args| {
+        assert_eq!(name, "echo");
+        Ok(args)
+    });
+    let step = step.unwrap();
+    let mut expected = ptc_shared::value::Map::new();
+    expected.insert(Value::string("a"), Value::Int(1));
+    assert_eq!(step.return_value, Some(Value::Map(expected)));
+    assert_eq!(step.tool_calls.len(), 1);
+    assert_eq!(code, End::Code(0));
+
+    let cases = [
+        (ToolResultError::NotFound, FailReason::ToolNotFound),
+        (ToolResultError::Error("boom".into()), FailReason::ToolError),
+        (
+            ToolResultError::Terminal(Fail::new(FailReason::Timeout, "deadline")),
+            FailReason::Timeout,
+        ),
+    ];
+    for (err, reason) in cases {
+        let (step, code) = run_program("(tool/echo {})", |_, _| Err(err.clone()));
+        assert_eq!(step.unwrap().reason(), Some(reason));
+        assert_eq!(code, End::Code(0));
+    }
+    // Terminal failures are not catchable by the program.
+    let terminal = || {
+        Err(ToolResultError::Terminal(Fail::new(
+            FailReason::Timeout,
+            "deadline",
+        )))
+    };
+    let (step, _) = run_program(
+        "(try (tool/echo {}) (catch Exception e :caught))",
+        |_, _| terminal(),
+    );
+    assert_eq!(step.unwrap().reason(), Some(FailReason::Timeout));
+}
+
+#[test]
+fn interpreter_paths_that_touch_lazy_runtime_state_survive_the_filter() {
+    // regex sizes its pool from /proc (primed before landlock); deep recursion is capped cleanly.
+    let (step, code) = run_program(r#"(re-find #"a+" "caaat")"#, echo);
+    assert_eq!(
+        (step.unwrap().return_value, code),
+        (Some(Value::string("aaa")), End::Code(0))
+    );
+    let (step, code) = run_program("(defn f [n] (f (inc n))) (f 0)", echo);
+    assert!(step.unwrap().fail.is_some());
+    assert_eq!(code, End::Code(0));
+    let (step, code) = run_program(
+        "(println \"hi\") (reduce + (map (fn [x] (* x x)) (range 100000)))",
+        echo,
+    );
+    let step = step.unwrap();
+    assert_eq!((step.prints, code), (vec!["hi".to_string()], End::Code(0)));
+}
+
+#[test]
+fn the_program_signature_travels_with_execute() {
+    let run = |program: &str, validation: Mode| {
+        let mut r = spawn(RUNNER, &[]);
+        r.harden(setup());
+        let SupervisorToRunner::Execute(mut exec) = execute(program) else {
+            unreachable!()
+        };
+        exec.signature = Some("() -> :int".into());
+        exec.validation = validation;
+        r.send(&SupervisorToRunner::Execute(exec));
+        let step = finished(&mut r);
+        assert_eq!(end(r.wait()), End::Code(0));
+        step
+    };
+    assert_eq!(
+        run("(+ 1 2)", Mode::Enabled).return_value,
+        Some(Value::Int(3))
+    );
+    assert_eq!(
+        run("\"three\"", Mode::Enabled).reason(),
+        Some(FailReason::ValidationError)
+    );
+    assert_eq!(
+        run("\"three\"", Mode::Disabled).return_value,
+        Some(Value::string("three"))
+    );
+}
+
+#[test]
+fn a_program_over_the_heap_budget_ends_with_memory_exceeded() {
+    let mut r = spawn(RUNNER, &[]);
+    r.harden(setup());
+    r.send(&execute("(count (vec (range 3000000)))"));
+    match r.recv() {
+        Some(RunnerToSupervisor::MemoryExceeded { peak_bytes }) => {
+            assert!(peak_bytes > support::HEAP)
+        }
+        other => panic!("expected MemoryExceeded, got {other:?}"),
+    }
+    assert_eq!(end(r.wait()), End::Code(exit_code::MEMORY));
+}
+
+#[test]
+fn a_reply_to_the_wrong_call_is_a_protocol_error() {
+    let mut r = spawn(RUNNER, &[]);
+    r.harden(setup());
+    r.send(&execute("(tool/echo {})"));
+    let Some(RunnerToSupervisor::ToolCall { id, .. }) = r.recv() else {
+        panic!("expected a ToolCall")
+    };
+    r.send(&SupervisorToRunner::ToolResult {
+        id: id + 1,
+        result: Ok(Value::Nil),
+    });
+    assert_eq!(r.recv(), None, "no Finished after a protocol violation");
+    assert_eq!(end(r.wait()), End::Code(exit_code::PROTOCOL));
+}
+
+#[test]
+fn setup_must_come_first_and_match_our_version() {
+    let mut r = spawn(RUNNER, &[]);
+    r.send(&execute("1"));
+    assert_eq!(r.recv(), None);
+    assert_eq!(end(r.wait()), End::Code(exit_code::SETUP));
+
+    let mut r = spawn(RUNNER, &[]);
+    let mut s = setup();
+    s.version = PROTOCOL_VERSION + 1;
+    r.send(&SupervisorToRunner::Setup(s));
+    assert_eq!(r.recv(), None);
+    assert_eq!(end(r.wait()), End::Code(exit_code::SETUP));
+
+    let mut r = spawn(RUNNER, &[]);
+    drop(std::io::Write::write_all(
+        &mut r.sock,
+        &[0, 0, 0, 3, 0xff, 0xff, 0xff],
+    ));
+    assert_eq!(end(r.wait()), End::Code(exit_code::SETUP));
+}
+
+#[test]
+fn anything_but_execute_after_ready_is_a_protocol_error() {
+    let mut r = spawn(RUNNER, &[]);
+    r.harden(setup());
+    r.send(&SupervisorToRunner::ToolResult {
+        id: 1,
+        result: Ok(Value::Nil),
+    });
+    assert_eq!(end(r.wait()), End::Code(exit_code::PROTOCOL));
+
+    let mut r = spawn(RUNNER, &[]);
+    r.harden(setup());
+    r.sock.shutdown(std::net::Shutdown::Write).unwrap();
+    assert_eq!(end(r.wait()), End::Code(exit_code::PROTOCOL));
+}
+
+#[test]
+fn runner_dies_with_its_parent() {
+    // sh is the runner's parent here: fd 5 keeps the socket, the runner runs in the background.
+    let script = r#"exec 5<&0; /usr/bin/env -i "$0" 3<&5 5<&- </dev/null & wait"#;
+    let mut r = spawn_script(script, RUNNER, &[]);
+    r.harden(setup());
+    r.child.kill().unwrap();
+    r.child.wait().unwrap();
+    // With PR_SET_PDEATHSIG the runner is killed too and its end of the socket closes; without
+    // it, it would sit waiting for Execute and this read would time out instead.
+    r.sock
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut buf = [0u8; 1];
+    let n = std::io::Read::read(&mut r.sock, &mut buf).unwrap();
+    assert_eq!(n, 0, "the orphaned runner must be gone");
+}

@@ -1,0 +1,145 @@
+//! Test-side runner spawning: a socketpair, the runner exec'd with the socket on fd 3, an empty
+//! environment and /dev/null on fds 0–2, then frames over the socket. (The production spawner is
+//! the supervisor's; this one goes through `sh` only to place fds without `unsafe`.)
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+
+use ptc_shared::codec::{DEFAULT_MAX_FRAME, read_frame, write_frame};
+use ptc_shared::protocol::{LandlockStatus, RunnerToSupervisor, Setup, SupervisorToRunner};
+use ptc_shared::{Limits, seccomp};
+use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+pub const RUNNER: &str = env!("CARGO_BIN_EXE_ptc-runner");
+pub const PROBE: &str = env!("CARGO_BIN_EXE_ptc-runner-probe");
+pub const POLICY: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../policies/seccomp/runner.json"
+));
+/// A filter that allows everything (logging mismatches): for testing landlock on its own.
+pub const PERMISSIVE: &str = r#"{ "runner": { "mismatch_action": "log", "match_action": "allow", "filter": [ { "syscall": "getpid" } ] } }"#;
+pub const HEAP: u64 = 32 << 20;
+const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// fd 3 ← the socket (our stdin), 0 ← /dev/null, and fd 7 ← /dev/null as a deliberately leaked
+/// descriptor the runner must close; `env -i` guarantees the runner's environment is empty.
+const PLACE_FDS: &str = r#"exec /usr/bin/env -i "$0" "$@" 3<&0 </dev/null 7</dev/null"#;
+
+/// A spawned runner and our end of its socket.
+pub struct Runner {
+    pub child: Child,
+    pub sock: UnixStream,
+}
+
+/// Set to a directory to re-derive the seccomp allowlist (see policies/seccomp/README.md): every
+/// runner then starts under `strace -ff -o DIR/trace` with the permissive filter.
+const TRACE_VAR: &str = "PTC_SECCOMP_TRACE";
+
+pub fn spawn(bin: &str, args: &[&str]) -> Runner {
+    match std::env::var(TRACE_VAR) {
+        Ok(dir) => {
+            let out = format!("{dir}/trace");
+            let traced: Vec<&str> = ["-ff", "-o", out.as_str(), bin]
+                .into_iter()
+                .chain(args.iter().copied())
+                .collect();
+            spawn_script(PLACE_FDS, "/usr/bin/strace", &traced)
+        }
+        Err(_) => spawn_script(PLACE_FDS, bin, args),
+    }
+}
+
+/// Spawns `script` (run by `sh -c` with `$0` = bin, `$@` = args) with the socket on its stdin.
+pub fn spawn_script(script: &str, bin: &str, args: &[&str]) -> Runner {
+    let (ours, theirs) = UnixStream::pair().unwrap();
+    ours.set_read_timeout(Some(TIMEOUT)).unwrap();
+    let child = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(script)
+        .arg(bin)
+        .args(args)
+        .env_clear()
+        .stdin(Stdio::from(OwnedFd::from(theirs)))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    Runner { child, sock: ours }
+}
+
+/// Setup with the real policy compiled for this host.
+pub fn setup() -> Setup {
+    setup_with(if std::env::var_os(TRACE_VAR).is_some() {
+        PERMISSIVE
+    } else {
+        POLICY
+    })
+}
+
+pub fn setup_with(policy: &str) -> Setup {
+    let bpf = seccomp::compile_filter(policy.as_bytes(), seccomp::RUNNER_FILTER).unwrap();
+    Setup::for_limits(
+        &Limits {
+            heap_bytes: HEAP,
+            ..Limits::default()
+        },
+        bpf,
+        true,
+    )
+}
+
+impl Runner {
+    pub fn send(&mut self, msg: &SupervisorToRunner) {
+        write_frame(&mut self.sock, msg, DEFAULT_MAX_FRAME).unwrap();
+    }
+
+    /// The next frame; `None` at end of stream or on a read error (e.g. the runner died).
+    pub fn recv(&mut self) -> Option<RunnerToSupervisor> {
+        read_frame(&mut self.sock, DEFAULT_MAX_FRAME).ok().flatten()
+    }
+
+    /// Sends Setup and returns the landlock status from `Ready`.
+    pub fn harden(&mut self, setup: Setup) -> LandlockStatus {
+        self.send(&SupervisorToRunner::Setup(setup));
+        match self.recv() {
+            Some(RunnerToSupervisor::Ready { landlock }) => landlock,
+            other => panic!("expected Ready, got {other:?}"),
+        }
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Waits for the runner to end (killing it after the timeout so a test never hangs).
+    pub fn wait(&mut self) -> ExitStatus {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            if start.elapsed() > TIMEOUT {
+                let _ = self.child.kill();
+                panic!("runner did not exit within {TIMEOUT:?}");
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+/// How a process ended, for readable assertions.
+#[derive(Debug, PartialEq, Eq)]
+pub enum End {
+    Code(i32),
+    Signal(i32),
+}
+
+pub fn end(status: ExitStatus) -> End {
+    match (status.code(), status.signal()) {
+        (Some(c), _) => End::Code(c),
+        (None, Some(s)) => End::Signal(s),
+        _ => panic!("status with neither code nor signal: {status:?}"),
+    }
+}

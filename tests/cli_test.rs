@@ -1,0 +1,198 @@
+//! The `ptc` command-line contract, as scripts see it: exit codes (0 success, 1 the program
+//! failed, 2 usage), `error: <reason>: <message>` on stderr, the result on stdout (EDN), the
+//! whole Step as JSON with `--format json` (also on failure), data files in JSON or EDN.
+
+use ptc_tests::bins::bin;
+use std::io::Write;
+use std::process::{Command, Output};
+
+fn ptc(args: &[&str]) -> Output {
+    Command::new(bin("ptc"))
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("running ptc: {e}"))
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).trim().to_string()
+}
+
+fn temp_file(name: &str, body: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("ptc-cli-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    let path = dir.join(name);
+    let mut f = std::fs::File::create(&path).unwrap_or_else(|e| panic!("{e}"));
+    let _ = f.write_all(body.as_bytes());
+    path
+}
+
+#[test]
+fn success_prints_the_result_like_pr_str() {
+    let o = ptc(&["run", "--in-process", "-e", "{:a [1 2.5 \"x\"] :b nil}"]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(stdout(&o), r#"{:a [1 2.5 "x"], :b nil}"#);
+}
+
+#[test]
+fn failure_is_exit_1_with_reason_on_stderr() {
+    let o = ptc(&["run", "--in-process", "-e", "(+ 1 \"a\")"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).starts_with("error: eval_error: "),
+        "{}",
+        stderr(&o)
+    );
+    let o = ptc(&["run", "--in-process", "-e", "(+ 1"]);
+    assert!(
+        stderr(&o).starts_with("error: parse_error: "),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn usage_errors_are_exit_2() {
+    assert_eq!(ptc(&["run"]).status.code(), Some(2));
+    assert_eq!(ptc(&["run", "/no/such/file.clj"]).status.code(), Some(2));
+    assert_eq!(
+        ptc(&["run", "-e", "1", "--context", "/no/such.json"])
+            .status
+            .code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn json_format_prints_the_step_also_on_failure() {
+    let o = ptc(&[
+        "run",
+        "--in-process",
+        "--format",
+        "json",
+        "-e",
+        "(def x 1) (fail {:reason \"nope\"})",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let step: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap_or_default();
+    assert_eq!(step["fail"]["reason"], "failed");
+    assert_eq!(step["fail"]["message"], "nope");
+    assert_eq!(
+        step["memory"],
+        serde_json::json!({}),
+        "memory is unchanged on failure"
+    );
+}
+
+#[test]
+fn context_and_memory_files_in_json_and_edn() {
+    let ctx = temp_file("ctx.json", r#"{"orders": [{"total": 5}, {"total": 7}]}"#);
+    let mem = temp_file("mem.edn", "{:seen [1 2]}");
+    let ctx_s = ctx.to_string_lossy().to_string();
+    let mem_s = mem.to_string_lossy().to_string();
+    let o = ptc(&[
+        "run",
+        "--in-process",
+        "--context",
+        &ctx_s,
+        "--memory",
+        &mem_s,
+        "-e",
+        "[(->> data/orders (map :total) (reduce +)) (count memory/seen)]",
+    ]);
+    assert_eq!(stdout(&o), "[12 2]", "{}", stderr(&o));
+}
+
+#[test]
+fn limits_from_flags() {
+    let o = ptc(&[
+        "run",
+        "--in-process",
+        "--timeout",
+        "50",
+        "--max-steps",
+        "1000000000000",
+        "-e",
+        "(loop [] (recur))",
+    ]);
+    assert!(stderr(&o).starts_with("error: timeout: "), "{}", stderr(&o));
+    let o = ptc(&[
+        "run",
+        "--in-process",
+        "--max-steps",
+        "100",
+        "-e",
+        "(loop [] (recur))",
+    ]);
+    assert!(
+        stderr(&o).starts_with("error: limit_exceeded: "),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn signature_validation_failure_lists_paths() {
+    let o = ptc(&[
+        "run",
+        "--in-process",
+        "--signature",
+        "() -> [{id :int}]",
+        "-e",
+        "[{:id 1} {:id \"2\"}]",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.starts_with("error: validation_error: ") && err.contains("[1].id"),
+        "{err}"
+    );
+}
+
+#[test]
+fn command_and_fixed_tools() {
+    let tools = temp_file("tools.json", r#"{"orders": [{"total": 5}, {"total": 7}]}"#);
+    let tools_s = tools.to_string_lossy().to_string();
+    let o = ptc(&[
+        "run",
+        "--in-process",
+        "--tools",
+        &tools_s,
+        "--tool",
+        "echo=cat",
+        "-e",
+        "[(reduce + (map :total (tool/orders {}))) (tool/echo {:user-id 7})]",
+    ]);
+    assert_eq!(stdout(&o), r#"[12 {"user-id" 7}]"#, "{}", stderr(&o));
+    let o = ptc(&[
+        "run",
+        "--in-process",
+        "--tool",
+        "bad=echo broken >&2; exit 3",
+        "-e",
+        "(tool/bad {})",
+    ]);
+    assert!(
+        stderr(&o).contains("tool_error") && stderr(&o).contains("broken"),
+        "{}",
+        stderr(&o)
+    );
+    let o = ptc(&[
+        "run",
+        "--in-process",
+        "--timeout",
+        "200",
+        "--tool",
+        "slow=sleep 5",
+        "-e",
+        "(try (tool/slow {}) (catch Exception e :caught))",
+    ]);
+    assert!(
+        stderr(&o).starts_with("error: timeout: "),
+        "a hung tool ends the run: {}",
+        stderr(&o)
+    );
+}
