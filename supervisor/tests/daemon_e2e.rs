@@ -52,9 +52,11 @@ async fn tools_run_in_the_test_process_and_results_come_back() {
     // A tool error is catchable by the program and reported with its message.
     let step = client
         .run(
-            Run::new("(try (tool/boom {}) (catch e (str \"caught: \" (ex-message e))))").tool(
-                Tool::new("boom", |_| async move { Err::<Value, _>("kaput") }),
-            ),
+            Run::new("(try (tool/boom {}) (catch Exception e (str \"caught: \" (ex-message e))))")
+                .tool(Tool::new(
+                    "boom",
+                    |_| async move { Err::<Value, _>("kaput") },
+                )),
         )
         .await
         .unwrap_or_else(|s| panic!("{:?}", s.fail));
@@ -142,7 +144,6 @@ fn tight_strict() -> Limits {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "the engine does not validate results against signatures yet (signatures issue)"]
 async fn signature_failures_arrive_as_validation_errors() {
     let d = TestDaemon::start("").await;
     let c = Client::connect(&d.socket).await.unwrap();
