@@ -14,6 +14,8 @@ use tokio::signal::unix::{SignalKind, signal};
 /// The config file read when `--config` is not given and it exists.
 const DEFAULT_CONFIG: &str = "/etc/ptc/ptc.toml";
 
+/// Defaults: socket /run/ptc/ptc.sock (root) or $XDG_RUNTIME_DIR/ptc/ptc.sock; runner
+/// $PTC_RUNNER or `ptc-runner` next to `ptc`; policies $PTC_POLICIES or /etc/ptc/policies.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// Socket path (overrides `socket` in the config; ignored under socket activation).
