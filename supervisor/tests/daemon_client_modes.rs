@@ -45,3 +45,23 @@ async fn embedded_client_runs_and_cancels_without_a_daemon() {
         t.elapsed()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_run_outliving_its_client_ends_instead_of_hanging() {
+    let d = TestDaemon::start("").await;
+    let c = Client::connect(&d.socket).await.unwrap();
+    let handle = c.start(Run::new("(loop [] (recur))"));
+    drop(c);
+    let step = tokio::time::timeout(Duration::from_secs(2), handle)
+        .await
+        .expect("the run hung after its client was dropped")
+        .unwrap_err();
+    assert_eq!(
+        step.reason(),
+        Some(FailReason::RunnerCrashed),
+        "{:?}",
+        step.fail
+    );
+    assert!(step.fail.unwrap().message.contains("dropped"));
+    d.stop().await;
+}

@@ -61,6 +61,8 @@ impl Drop for Remote {
         for t in &self.tasks {
             t.abort();
         }
+        // Runs still awaited elsewhere must not wait for a Step that can no longer arrive.
+        self.shared.close(lost("the client was dropped"));
     }
 }
 
