@@ -44,6 +44,12 @@ pub fn reserve(size: usize) -> Result<(), u64> {
     Ok(())
 }
 
+/// Restarts peak tracking from the current live bytes (after the trusted warm-up, so
+/// `usage.memory_bytes` reflects the program's run).
+pub fn reset_peak() {
+    PEAK.store(LIVE.load(Relaxed), Relaxed);
+}
+
 /// Accounts `size` bytes freed.
 pub fn release(size: usize) {
     LIVE.fetch_sub(size as u64, Relaxed);

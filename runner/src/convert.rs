@@ -49,6 +49,8 @@ fn to_shared_at(v: &Value, depth: usize, string_keys: bool) -> Result<S, String>
         Value::Float(f) => S::Float(*f),
         Value::Char(c) => S::Str(c.to_string()),
         Value::Str(s) => S::Str(s.to_string()),
+        // Tools speak JSON: keyword values reach them as strings, like keyword keys.
+        Value::Keyword(k) if string_keys => S::Str(k.to_string()),
         Value::Keyword(k) => S::Keyword(k.to_string()),
         Value::Symbol(s) => S::Str(s.to_string()),
         Value::Vector(xs) => S::Vector(xs.iter().map(conv).collect::<Result<_, _>>()?),

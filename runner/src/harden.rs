@@ -11,32 +11,35 @@
 //!    seen at start: if the parent died before the prctl, no signal would ever come.
 //! 5. `not_dumpable`: PR_SET_DUMPABLE=0 — no core dumps, no ptrace or /proc peeking by same-uid
 //!    processes.
-//! 6. `apply_rlimits`: DATA (heap), CPU (soft = ceil(s), hard = soft + 1: SIGXCPU then SIGKILL),
+//! 6. `reset_inherited_state`: no blocked signals, SIGXCPU/SIGXFSZ at their default (killing)
+//!    action, cwd `/` — whatever the spawner's thread had must not weaken the limits below.
+//! 7. `apply_rlimits`: DATA (heap), CPU (soft = ceil(s), hard = soft + 1: SIGXCPU then SIGKILL),
 //!    NOFILE, FSIZE 0, CORE 0, STACK (raised for deep-but-capped interpreter recursion). Then the
 //!    counting allocator's budget is armed (a little below RLIMIT_DATA, so the budget trips first
 //!    and is reported; RLIMIT_DATA is the kernel's backstop).
-//! 7. `close_other_fds`: close_range(4, ∞) — whatever the spawner leaked is gone before landlock
+//! 8. `close_other_fds`: close_range(4, ∞) — whatever the spawner leaked is gone before landlock
 //!    (an fd opened earlier would bypass landlock's path checks), and fd numbers are free for:
-//! 8. `prime_runtime`: lazy initialisations that read /proc (stacker's stack bounds, regex's pool
-//!    size, std's hash seeds) run now, while they still can, instead of dying mid-run.
-//! 9. `restrict_filesystem`: a landlock ruleset that handles every filesystem and network right
-//!    and scopes signals and abstract sockets, with no rule allowing anything. Best effort: an
-//!    older kernel enforces what it knows, and the status goes back in `Ready`.
-//! 10. `no_new_privs` then `install_seccomp`: the allowlist compiled from
+//! 9. `prime_runtime`: lazy initialisations that read /proc (stacker's stack bounds, regex's pool
+//!    size, std's hash seeds) run now, while they still can, instead of dying mid-run; and a
+//!    fixed warm-up program runs so a warm-pool runner starts `Execute` with its code paged in.
+//! 10. `restrict_filesystem`: a landlock ruleset that handles every filesystem and network right
+//!     and scopes signals and abstract sockets, with no rule allowing anything. Best effort: an
+//!     older kernel enforces what it knows, and the status goes back in `Ready`.
+//! 11. `no_new_privs` then `install_seccomp`: the allowlist compiled from
 //!     `policies/seccomp/runner.json`. Last, because it forbids the syscalls of the steps above.
 //!     Fail closed: without a valid program the runner exits `NO_SECCOMP` and never runs input.
-//! 11. `Ready`, then read one `Execute`, evaluate it (tool calls go over the socket), write
+//! 12. `Ready`, then read one `Execute`, evaluate it (tool calls go over the socket), write
 //!     `Finished`, exit 0.
 //!
 //! Each failure exits with a code from `ptc_shared::protocol::exit_code`. Invariants: single
-//! threaded throughout (seccomp forbids clone); nothing untrusted is read before step 11.
+//! threaded throughout (seccomp forbids clone); nothing untrusted is read before step 12.
 #![allow(unsafe_code)]
 
 use crate::alloc;
 use crate::ipc::{self, Ipc};
 use landlock::{ABI, Access, AccessFs, AccessNet, RulesetAttr, RulesetStatus, Scope};
 use nix::sys::prctl;
-use nix::sys::signal::Signal;
+use nix::sys::signal::{SigHandler, SigSet, SigmaskHow, Signal, signal, sigprocmask};
 use ptc_shared::codec::U64_FRAME_MAX;
 use ptc_shared::protocol::{
     LandlockStatus, RUNNER_IPC_FD, RunnerRlimits, RunnerToSupervisor, Setup, SupervisorToRunner,
@@ -90,6 +93,7 @@ fn harden_and_serve(probe: Option<Probe>) -> Result<(), Exit> {
     let setup = read_setup(&mut ipc)?;
     die_with_parent(parent)?;
     not_dumpable()?;
+    reset_inherited_state()?;
     apply_rlimits(&setup.rlimits)?;
     alloc::arm(setup.heap_budget_bytes);
     close_other_fds()?;
@@ -155,6 +159,18 @@ fn not_dumpable() -> Result<(), Exit> {
     prctl::set_dumpable(false).map_err(|_| Exit::Setup)
 }
 
+/// Undoes what a spawner could have passed down by accident: a blocked signal mask or an ignored
+/// SIGXCPU/SIGXFSZ would stop the CPU and file-size limits from ending the process, and the
+/// working directory should name nothing of the host's.
+fn reset_inherited_state() -> Result<(), Exit> {
+    sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None).map_err(|_| Exit::Setup)?;
+    for sig in [Signal::SIGXCPU, Signal::SIGXFSZ] {
+        // SAFETY: installing the default disposition runs no code of ours in signal context.
+        unsafe { signal(sig, SigHandler::SigDfl) }.map_err(|_| Exit::Setup)?;
+    }
+    std::env::set_current_dir("/").map_err(|_| Exit::Setup)
+}
+
 fn apply_rlimits(r: &RunnerRlimits) -> Result<(), Exit> {
     set_limit(Resource::DATA, r.data_bytes, r.data_bytes)?;
     set_limit(
@@ -206,7 +222,15 @@ fn prime_runtime() {
     let _ = stacker::remaining_stack();
     let _ = regex::Regex::new("a+").map(|re| re.is_match("a"));
     let _ = std::collections::hash_map::RandomState::new();
+    // A fixed, trusted warm-up run: the interpreter's lazy tables are built and its code pages
+    // faulted in now, off the critical path of a warm-pool execution (halves Execute→Finished).
+    let warm = ptc_runner::api::RunOptions::default();
+    let _ = ptc_runner::api::run(WARM_UP, warm);
+    alloc::reset_peak();
 }
+
+/// The warm-up program: a little of reading, collections, higher-order calls and printing.
+const WARM_UP: &str = "(let [m {:a [1 2.5 \"s\"]}] (str (get m :a) (count (map inc [1 2]))))";
 
 fn restrict_filesystem(wanted: bool) -> Result<LandlockStatus, Exit> {
     if !wanted {

@@ -152,7 +152,14 @@ pub fn compile(source: &str, opts: &RunOptions, tool_names: &[String]) -> Result
         _ => Vec::new(),
     };
     let program = analyze_program(&forms, memory.iter().map(|(n, _)| n.clone()), tool_names)
-        .map_err(|e| Fail::new(FailReason::AnalysisError, e.to_string()))?;
+        .map_err(|e| {
+            let reason = if e.unknown_tool {
+                FailReason::ToolNotFound
+            } else {
+                FailReason::AnalysisError
+            };
+            Fail::new(reason, e.to_string())
+        })?;
     Ok(Compiled { program, memory })
 }
 
@@ -199,13 +206,18 @@ fn evaluate(
     interp.history = opts.history.iter().map(from_shared).collect();
     interp.globals.extend(input_memory.iter().cloned());
     let outcome = interp.run_program(&program.forms, program.frame_size);
+    // A finite lazy seq in the result leaves as a list (an infinite one hits a limit here).
+    let outcome = match outcome {
+        Ok(v) | Err(EvalError::Return(v)) => interp.realize_deep(v),
+        Err(e) => Err(e),
+    };
     let mut step = Step::default();
     step.usage.eval_steps = interp.steps;
     step.usage.tool_calls = u32::try_from(interp.tool_calls.len()).unwrap_or(u32::MAX);
     step.tool_calls = std::mem::take(&mut interp.tool_calls);
     step.prints = interp.take_prints();
     let value = match outcome {
-        Ok(v) | Err(EvalError::Return(v)) => v,
+        Ok(v) => v,
         Err(e) => {
             let mut s = failed_step(opts, e.to_fail());
             s.prints = step.prints;

@@ -362,7 +362,10 @@ impl PartialEq for Value {
             (Int(a), Int(b)) => a == b,
             (Float(a), Float(b)) => a == b,
             (Char(a), Char(b)) => a == b,
-            (Str(a), Str(b)) | (Keyword(a), Keyword(b)) | (Symbol(a), Symbol(b)) => a == b,
+            // Keywords of one program are interned by the reader: pointer equality is the fast path.
+            (Str(a), Str(b)) | (Keyword(a), Keyword(b)) | (Symbol(a), Symbol(b)) => {
+                Rc::ptr_eq(a, b) || a == b
+            }
             (Vector(a) | List(a), Vector(b) | List(b)) => **a == **b,
             (Lazy(a), Lazy(b)) => Rc::ptr_eq(a, b),
             (Map(a), Map(b)) => a.len() == b.len() && a.iter().all(|(k, v)| b.get(k) == Some(v)),

@@ -11,10 +11,32 @@ use ptc_shared::protocol::{
 };
 use ptc_shared::signature::Mode;
 use ptc_shared::{Limits, Value};
-use support::{End, RUNNER, end, setup, spawn};
+use support::{End, RUNNER, end, setup_for, spawn};
 
-/// (id, program, context, memory) of every case.
-fn corpus() -> Vec<(String, String, Value, Value)> {
+/// One conformance case, as much of it as a run needs.
+struct Case {
+    id: String,
+    program: String,
+    context: Value,
+    memory: Value,
+    limits: Limits,
+}
+
+/// The case's own `:limits`, with the CPU rlimit well above the deadline so that the
+/// interpreter's deadline, not SIGXCPU, ends a runaway loop.
+fn limits_of(v: &Value) -> Limits {
+    let mut limits = v
+        .to_json()
+        .ok()
+        .and_then(|j| serde_json::from_value::<Limits>(j).ok())
+        .unwrap_or_default();
+    limits.timeout_ms = limits.timeout_ms.min(2000);
+    limits.cpu_ms = limits.timeout_ms + 3000;
+    limits
+}
+
+/// Every case of the corpus.
+fn corpus() -> Vec<Case> {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/conformance");
     let mut cases = Vec::new();
     for dir in ["cases", "ptc"] {
@@ -38,7 +60,14 @@ fn corpus() -> Vec<(String, String, Value, Value)> {
                 let (Value::Str(id), Value::Str(program)) = (field("id"), field("program")) else {
                     continue;
                 };
-                cases.push((id, program, field("context"), field("memory")));
+                let limits = limits_of(&field("limits"));
+                cases.push(Case {
+                    id,
+                    program,
+                    context: field("context"),
+                    memory: field("memory"),
+                    limits,
+                });
             }
         }
     }
@@ -46,14 +75,9 @@ fn corpus() -> Vec<(String, String, Value, Value)> {
 }
 
 /// Runs one case, answering every tool call by echoing its arguments.
-fn run_case(program: &str, context: Value, memory: Value, tools: &[String]) -> End {
+fn run_case(case: &Case, tools: &[String]) -> End {
     let mut r = spawn(RUNNER, &[]);
-    r.harden(setup());
-    let limits = Limits {
-        timeout_ms: 2000,
-        cpu_ms: 2000,
-        ..Limits::default()
-    };
+    r.harden(setup_for(&case.limits));
     let tools = tools
         .iter()
         .map(|n| ToolDecl {
@@ -64,12 +88,12 @@ fn run_case(program: &str, context: Value, memory: Value, tools: &[String]) -> E
         .collect();
     let exec = Execute {
         version: PROTOCOL_VERSION,
-        program: program.into(),
-        context,
-        memory,
+        program: case.program.clone(),
+        context: case.context.clone(),
+        memory: case.memory.clone(),
         history: vec![],
         tools,
-        limits,
+        limits: case.limits,
         signature: None,
         validation: Mode::default(),
     };
@@ -105,10 +129,10 @@ fn no_conformance_program_leaves_the_seccomp_allowlist() {
             .map(|chunk| {
                 s.spawn(|| {
                     let mut out = Vec::new();
-                    for (id, program, context, memory) in chunk.iter() {
-                        let ended = run_case(program, context.clone(), memory.clone(), &tools);
+                    for case in chunk.iter() {
+                        let ended = run_case(case, &tools);
                         if !matches!(ended, End::Code(0) | End::Code(exit_code::MEMORY)) {
-                            out.push(format!("{id}: {ended:?}"));
+                            out.push(format!("{}: {ended:?}", case.id));
                         }
                     }
                     out

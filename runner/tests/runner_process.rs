@@ -249,9 +249,20 @@ fn the_program_signature_travels_with_execute() {
 
 #[test]
 fn a_program_over_the_heap_budget_ends_with_memory_exceeded() {
+    // Generous time so that only the heap can end it, even in a debug build on a busy machine.
+    let limits = Limits {
+        heap_bytes: support::HEAP,
+        timeout_ms: 20_000,
+        cpu_ms: 20_000,
+        ..Limits::default()
+    };
     let mut r = spawn(RUNNER, &[]);
-    r.harden(setup());
-    r.send(&execute("(count (vec (range 3000000)))"));
+    r.harden(support::setup_for(&limits));
+    let SupervisorToRunner::Execute(mut exec) = execute("(count (vec (range 3000000)))") else {
+        unreachable!()
+    };
+    exec.limits = limits;
+    r.send(&SupervisorToRunner::Execute(exec));
     match r.recv() {
         Some(RunnerToSupervisor::MemoryExceeded { peak_bytes }) => {
             assert!(peak_bytes > support::HEAP)

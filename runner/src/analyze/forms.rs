@@ -149,7 +149,6 @@ impl Analyzer<'_> {
             }
             "fn" | "fn*" => self.fn_form(args, pos)?,
             "let" | "let*" => self.let_form(args, pos, tail)?,
-            "letfn" => self.letfn_form(args, pos, tail)?,
             "loop" => self.loop_form(args, pos)?,
             "recur" => self.recur_form(args, pos, tail)?,
             "and" => Expr::And(self.analyze_all(args)?),
@@ -333,38 +332,6 @@ impl Analyzer<'_> {
                 let init = self.analyze(v, false)?;
                 bindings.push((self.pattern(p)?, init));
             }
-        }
-        let body = self.body(&args[1..], tail)?;
-        self.reset(mark);
-        Ok(Expr::Let(Box::new(Let { bindings, body })))
-    }
-
-    /// `letfn`: each fn sees itself and the ones bound before it (see docs/divergences.md).
-    fn letfn_form(&mut self, args: &[Form], pos: Pos, tail: bool) -> AResult {
-        let Some(FormKind::Vector(specs)) = args.first().map(|f| &f.kind) else {
-            return Err(err(
-                pos,
-                "letfn needs a vector of function specs",
-                Some("write (letfn [(f [x] ...)] body)".into()),
-            ));
-        };
-        let mark = self.mark();
-        let mut bindings = Vec::new();
-        for spec in specs {
-            let FormKind::List(parts) = &spec.kind else {
-                return Err(err(
-                    spec.pos,
-                    "letfn spec must be (name [params] body)",
-                    None,
-                ));
-            };
-            let name = parts
-                .first()
-                .and_then(Form::as_sym)
-                .ok_or_else(|| err(spec.pos, "letfn spec needs a name", None))?;
-            let f = self.fn_form(parts, spec.pos)?;
-            let slot = self.bind_local(name);
-            bindings.push((Pattern::Bind(slot), f));
         }
         let body = self.body(&args[1..], tail)?;
         self.reset(mark);

@@ -164,6 +164,8 @@ pub(super) fn expand(
             )
         }
         "defn" | "defn-" => defn(args, pos)?,
+        "lazy-cat" => prepend(vec![sym("clojure.core/concat", pos)], args, pos),
+        "letfn" => letfn(a, args, pos)?,
         "comment" => Form {
             kind: FormKind::Nil,
             pos,
@@ -400,4 +402,119 @@ fn defn(args: &[Form], pos: Pos) -> AResult<Form> {
     }
     let f = prepend(vec![sym("fn", pos), name.clone()], rest, pos);
     Ok(list(vec![sym("def", pos), name.clone(), f], pos))
+}
+
+/// `(letfn [(f [x] ...) (g [y] ...)] body)` with mutual recursion and no mutable cells:
+///
+/// ```text
+/// (let [G (fn G [tag & args] (case tag 0 (apply (fn f [x] (let [g (partial G 1)] ...)) args)
+///                                      1 (apply (fn g [y] (let [f (partial G 0)] ...)) args)))
+///       f (partial G 0) g (partial G 1)]
+///   body)
+/// ```
+///
+/// `G` is a name programs cannot write and the core functions are referred to by their
+/// qualified names, so user bindings cannot capture them.
+fn letfn(a: &mut Analyzer<'_>, args: &[Form], pos: Pos) -> AResult<Form> {
+    let Some(FormKind::Vector(specs)) = args.first().map(|f| &f.kind) else {
+        return Err(err(
+            pos,
+            "letfn needs a vector of function specs",
+            Some("write (letfn [(f [x] ...)] body)".into()),
+        ));
+    };
+    let mut names = Vec::with_capacity(specs.len());
+    for spec in specs {
+        let FormKind::List(parts) = &spec.kind else {
+            return Err(err(
+                spec.pos,
+                "letfn spec must be (name [params] body)",
+                None,
+            ));
+        };
+        let name = parts
+            .first()
+            .and_then(Form::as_sym)
+            .ok_or_else(|| err(spec.pos, "letfn spec needs a name", None))?;
+        names.push(name.to_string());
+    }
+    let group = a.fresh_name("letfn");
+    let member = |i: usize, p: Pos| {
+        let tag = Form {
+            kind: FormKind::Int(i64::try_from(i).unwrap_or(0)),
+            pos: p,
+        };
+        list(vec![sym("clojure.core/partial", p), sym(&group, p), tag], p)
+    };
+    let mut arms = vec![sym("case", pos), sym(" tag", pos)];
+    for (i, spec) in specs.iter().enumerate() {
+        let FormKind::List(parts) = &spec.kind else {
+            continue;
+        };
+        let siblings: Vec<Form> = names
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .flat_map(|(j, n)| [sym(n, spec.pos), member(j, spec.pos)])
+            .collect();
+        let body = wrap_fn_bodies(&parts[1..], &siblings, spec.pos);
+        let mut f = vec![sym("fn", spec.pos), parts[0].clone()];
+        f.extend(body);
+        let call = list(
+            vec![
+                sym("clojure.core/apply", spec.pos),
+                list(f, spec.pos),
+                sym(" args", spec.pos),
+            ],
+            spec.pos,
+        );
+        arms.push(Form {
+            kind: FormKind::Int(i64::try_from(i).unwrap_or(0)),
+            pos: spec.pos,
+        });
+        arms.push(call);
+    }
+    let params = vector(
+        vec![sym(" tag", pos), sym("&", pos), sym(" args", pos)],
+        pos,
+    );
+    let dispatcher = list(
+        vec![sym("fn", pos), sym(&group, pos), params, list(arms, pos)],
+        pos,
+    );
+    let mut bindings = vec![sym(&group, pos), dispatcher];
+    for (i, n) in names.iter().enumerate() {
+        bindings.push(sym(n, pos));
+        bindings.push(member(i, pos));
+    }
+    Ok(prepend(
+        vec![sym("let", pos), vector(bindings, pos)],
+        &args[1..],
+        pos,
+    ))
+}
+
+/// Wraps each arity body of a fn spec (`[params] body...` or `([params] body...)...`) in a
+/// `let` of the sibling functions.
+fn wrap_fn_bodies(rest: &[Form], siblings: &[Form], pos: Pos) -> Vec<Form> {
+    let wrap = |params: &Form, body: &[Form]| -> Vec<Form> {
+        let inner = prepend(
+            vec![sym("let", pos), vector(siblings.to_vec(), pos)],
+            body,
+            pos,
+        );
+        vec![params.clone(), inner]
+    };
+    match rest.first().map(|f| &f.kind) {
+        Some(FormKind::Vector(_)) => wrap(&rest[0], &rest[1..]),
+        _ => rest
+            .iter()
+            .map(|arity| match &arity.kind {
+                FormKind::List(items) if !items.is_empty() => {
+                    list(wrap(&items[0], &items[1..]), arity.pos)
+                }
+                _ => arity.clone(),
+            })
+            .collect(),
+    }
 }

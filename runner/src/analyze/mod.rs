@@ -31,6 +31,9 @@ pub struct AnalysisError {
     pub message: String,
     pub pos: Pos,
     pub hint: Option<String>,
+    /// Set when the error is a call to an undeclared tool: reported as `tool_not_found`
+    /// (found before anything runs, with the available tools listed).
+    pub unknown_tool: bool,
 }
 
 pub type AResult<T = Expr> = Result<T, AnalysisError>;
@@ -40,6 +43,7 @@ pub(crate) fn err(pos: Pos, message: impl Into<String>, hint: Option<String>) ->
         message: message.into(),
         pos,
         hint,
+        unknown_tool: false,
     }
 }
 
@@ -231,7 +235,9 @@ impl Analyzer<'_> {
         } else {
             format!("available: {}", self.tools.join(", "))
         };
-        Err(err(pos, format!("unknown tool `{tool}`"), Some(available)))
+        let mut e = err(pos, format!("unknown tool `{tool}`"), Some(available));
+        e.unknown_tool = true;
+        Err(e)
     }
 
     pub(crate) fn is_local(&self, name: &str) -> bool {
@@ -258,6 +264,10 @@ impl Analyzer<'_> {
         {
             match ns {
                 "data" | "ctx" => return Ok(Expr::Ctx(Rc::from(name))),
+                "Math" if name == "PI" => {
+                    return Ok(Expr::Const(Value::Float(std::f64::consts::PI)));
+                }
+                "Math" if name == "E" => return Ok(Expr::Const(Value::Float(std::f64::consts::E))),
                 // `memory/put` and `memory/get` are functions; any other name reads a definition.
                 "memory" | "mem" if builtins::lookup(Some(ns), name).found().is_none() => {
                     return Ok(Expr::Memory(Rc::from(name)));

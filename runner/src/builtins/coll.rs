@@ -49,7 +49,7 @@ pub static TABLE: &[BuiltinDef] = &[
                 a.next().unwrap_or_default(),
                 a.next().unwrap_or_default(),
             );
-            assoc_in(m, &path(&p, "assoc-in")?, v)
+            assoc_in(m, &non_empty_path(&p, "assoc-in")?, v)
         }
     ),
     def!(
@@ -267,37 +267,10 @@ pub static TABLE: &[BuiltinDef] = &[
         2,
         "A seq with x in front.",
         "(cons 1 [2]) ;=> (1 2)",
-        |i, a| {
-            let mut xs = i.seq_vec(&a[1])?;
-            xs.insert(0, a[0].clone());
-            Ok(Value::list(xs))
-        }
-    ),
-    def!(
-        "merge",
-        0,
-        _,
-        "Maps merged left to right; nil is skipped.",
-        "(merge {:a 1} {:b 2}) ;=> {:a 1, :b 2}",
-        merge
-    ),
-    def!(
-        "select-keys",
-        2,
-        2,
-        "Map of only the given keys.",
-        "(select-keys {:a 1 :b 2} [:a]) ;=> {:a 1}",
-        select_keys
-    ),
-    def!(
-        "zipmap",
-        2,
-        2,
-        "Map from keys to values, pairwise.",
-        "(zipmap [:a :b] [1 2]) ;=> {:a 1, :b 2}",
-        |i, a| {
-            let (k, v) = (i.seq_vec(&a[0])?, i.seq_vec(&a[1])?);
-            Ok(Value::map(k.into_iter().zip(v).collect()))
+        |i, mut a| {
+            let coll = a.pop().unwrap_or_default();
+            let x = a.pop().unwrap_or_default();
+            cons(i, x, &coll)
         }
     ),
 ];
@@ -331,6 +304,12 @@ fn path(p: &Value, op: &str) -> EvalResult<Vec<Value>> {
     }
 }
 
+/// A path for assoc-in/update-in: an empty one means the key nil, as in Clojure.
+fn non_empty_path(p: &Value, op: &str) -> EvalResult<Vec<Value>> {
+    let p = path(p, op)?;
+    Ok(if p.is_empty() { vec![Value::Nil] } else { p })
+}
+
 fn get_in(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     let mut cur = a[0].clone();
     for k in path(&a[1], "get-in")? {
@@ -347,6 +326,7 @@ pub fn assoc(coll: Value, k: Value, v: Value) -> EvalResult {
     match coll {
         Value::Nil => Ok(Value::map(MapImpl::Small(vec![(k, v)]))),
         Value::Map(mut m) => {
+            sorted_key_check(&m, &k)?;
             m.make_mut().insert(k, v);
             Ok(Value::Map(m))
         }
@@ -389,16 +369,24 @@ fn assoc_many(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     Ok(m)
 }
 
+/// Iterative (a path may be as long as a program can build): walk down keeping each level,
+/// then assoc back up.
 fn assoc_in(m: Value, path: &[Value], v: Value) -> EvalResult {
-    let Some((k, rest)) = path.split_first() else {
+    let Some((last, init)) = path.split_last() else {
         return Ok(v);
     };
-    if rest.is_empty() {
-        return assoc(m, k.clone(), v);
+    let mut levels = Vec::with_capacity(init.len());
+    let mut cur = m;
+    for k in init {
+        let inner = get(&cur, k).unwrap_or_default();
+        levels.push((cur, k));
+        cur = inner;
     }
-    let inner = get(&m, k).unwrap_or_default();
-    let updated = assoc_in(inner, rest, v)?;
-    assoc(m, k.clone(), updated)
+    let mut acc = assoc(cur, last.clone(), v)?;
+    while let Some((coll, k)) = levels.pop() {
+        acc = assoc(coll, k.clone(), acc)?;
+    }
+    Ok(acc)
 }
 
 fn dissoc(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
@@ -436,7 +424,7 @@ fn update_in(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
         it.next().unwrap_or_default(),
         it.next().unwrap_or_default(),
     );
-    let p = path(&p, "update-in")?;
+    let p = non_empty_path(&p, "update-in")?;
     let mut cur = m.clone();
     for k in &p {
         cur = get(&cur, k).unwrap_or_default();
@@ -460,6 +448,11 @@ pub fn conj(coll: Value, x: Value) -> EvalResult {
             Ok(Value::List(xs))
         }
         Value::Set(mut s) => {
+            if let SetImpl::Sorted(items) = &*s
+                && let Some(first) = items.get_min()
+            {
+                super::math::compare(first, &x)?;
+            }
             s.make_mut().insert(x);
             Ok(Value::Set(s))
         }
@@ -470,6 +463,7 @@ pub fn conj(coll: Value, x: Value) -> EvalResult {
                         kv.get(0).cloned().unwrap_or_default(),
                         kv.get(1).cloned().unwrap_or_default(),
                     );
+                    sorted_key_check(&m, &k)?;
                     m.make_mut().insert(k, v);
                 }
                 Value::Map(other) => {
@@ -489,9 +483,20 @@ pub fn conj(coll: Value, x: Value) -> EvalResult {
             }
             Ok(Value::Map(m))
         }
-        Value::Lazy(_) => Err(EvalError::type_err(
-            "conj",
-            "conj onto an infinite sequence",
+        Value::Lazy(_) => Ok(crate::eval::lazy::LazySeq::value(
+            crate::eval::lazy::Gen::Concat {
+                srcs: [
+                    SeqIter::Items(std::rc::Rc::new(vec![x]), 0),
+                    SeqIter::Lazy(
+                        match coll {
+                            Value::Lazy(l) => l,
+                            _ => return Ok(Value::Nil),
+                        },
+                        0,
+                    ),
+                ]
+                .into(),
+            },
         )),
         other => Err(expected("conj", "a collection", &other)),
     }
@@ -516,6 +521,12 @@ pub fn nth_opt(i: &mut Interp<'_>, v: &Value, n: usize) -> EvalResult {
         Value::Vector(xs) | Value::List(xs) => Ok(xs.get(n).cloned().unwrap_or_default()),
         Value::Lazy(l) => Ok(l.nth(i, n)?.unwrap_or_default()),
         Value::Str(s) => Ok(s.chars().nth(n).map(Value::Char).unwrap_or_default()),
+        Value::Map(m) => Ok(m
+            .iter()
+            .nth(n)
+            .map(|(k, x)| Value::vector([k.clone(), x.clone()]))
+            .unwrap_or_default()),
+        Value::Set(s) => Ok(s.iter().nth(n).cloned().unwrap_or_default()),
         other => {
             let mut it = SeqIter::new(i, other)?;
             for _ in 0..n {
@@ -542,8 +553,11 @@ fn nth(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     if a[0].is_nil() {
         return Ok(default.unwrap_or_default());
     }
-    if matches!(&a[0], Value::Map(_)) {
-        return Err(EvalError::type_err("nth", "nth not supported on maps"));
+    if let Value::Map(_) | Value::Set(_) = &a[0] {
+        return Err(EvalError::type_err(
+            "nth",
+            format!("nth not supported on {}s", a[0].type_name()),
+        ));
     }
     let mut it = SeqIter::new(i, &a[0])?;
     for _ in 0..n {
@@ -589,7 +603,7 @@ fn map_part(v: &Value, op: &str, keys: bool) -> EvalResult {
     }
 }
 
-fn contains(coll: &Value, k: &Value) -> EvalResult<bool> {
+pub(super) fn contains(coll: &Value, k: &Value) -> EvalResult<bool> {
     Ok(match coll {
         Value::Nil => false,
         Value::Map(m) => m.contains_key(k),
@@ -666,14 +680,17 @@ fn into(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
         (Some(xf), Some(from)) => (Some(xf), from),
         (None, _) => return Ok(to),
     };
-    let mut items = i.seq_vec(&from)?;
-    if let Some(f) = xf {
-        items = items
-            .into_iter()
-            .map(|x| i.apply(&f, vec![x]))
-            .collect::<EvalResult<_>>()?;
+    if let Some(xf) = xf {
+        return super::xform::into_with(i, to, &xf, &from);
     }
-    items.into_iter().try_fold(to, conj)
+    let mut it = SeqIter::new(i, &from)?;
+    drop(from);
+    let mut acc = to;
+    while let Some(x) = it.next(i)? {
+        i.tick()?;
+        acc = conj(acc, x)?;
+    }
+    Ok(acc)
 }
 
 fn concat(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
@@ -681,7 +698,7 @@ fn concat(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
         let srcs = a
             .iter()
             .map(|x| SeqIter::new(i, x))
-            .collect::<EvalResult<Vec<_>>>()?;
+            .collect::<EvalResult<_>>()?;
         return Ok(crate::eval::lazy::LazySeq::value(
             crate::eval::lazy::Gen::Concat { srcs },
         ));
@@ -693,34 +710,26 @@ fn concat(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     Ok(Value::List(Coll::new(out)))
 }
 
-fn merge(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
-    let mut it = a.into_iter().skip_while(Value::is_nil);
-    let Some(first) = it.next() else {
-        return Ok(Value::Nil);
+fn cons(i: &mut Interp<'_>, x: Value, coll: &Value) -> EvalResult {
+    if let Value::Lazy(_) = coll {
+        return conj(coll.clone(), x);
+    }
+    let mut out = match coll {
+        Value::Vector(xs) | Value::List(xs) => (**xs).clone(),
+        other => i.seq_vec(other)?.into_iter().collect(),
     };
-    it.try_fold(first, |acc, m| match m {
-        Value::Nil => Ok(acc),
-        Value::Map(other) => other
-            .iter()
-            .try_fold(acc, |acc, (k, v)| assoc(acc, k.clone(), v.clone())),
-        other => Err(expected("merge", "maps", &other)),
-    })
+    out.push_front(x);
+    Ok(Value::List(Coll::new(out)))
 }
 
-fn select_keys(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
-    let keys = i.seq_vec(&a[1])?;
-    let mut out = match &a[0] {
-        Value::Map(m) => m.empty_like(),
-        _ => MapImpl::Small(Vec::new()),
-    };
-    if let Value::Map(m) = &a[0] {
-        for k in keys {
-            if let Some(v) = m.get(&k) {
-                out.insert(k, v.clone());
-            }
-        }
+/// Keys of a sorted map must be comparable with the keys already in it.
+fn sorted_key_check(m: &MapImpl, k: &Value) -> EvalResult<()> {
+    if let MapImpl::Sorted(sm) = m
+        && let Some((first, _)) = sm.get_min()
+    {
+        super::math::compare(first, k)?;
     }
-    Ok(Value::map(out))
+    Ok(())
 }
 
 /// A set value from items, keeping a sorted set sorted.

@@ -3,11 +3,12 @@
 //!
 //! Sorting is stable and O(n log n); `group-by`, `frequencies` and `distinct` hash, O(n).
 
+use super::xform::{XStep, xform};
 use super::{BuiltinDef, expected};
 use crate::def;
 use crate::error::{EvalError, EvalResult};
 use crate::eval::Interp;
-use crate::eval::lazy::{Gen, LazySeq};
+use crate::eval::lazy::{Gen, LazySeq, lazy_or_list};
 use crate::eval::seq::SeqIter;
 use crate::value::{Coll, ExInfo, MapImpl, PVec, Value};
 use std::rc::Rc;
@@ -19,16 +20,11 @@ pub static TABLE: &[BuiltinDef] = &[
         _,
         "Equality of values (1 and 1.0 differ).",
         "(= [1 2] '(1 2)) ;=> true",
-        |_, a| Ok(Value::Bool(a.windows(2).all(|w| w[0] == w[1])))
+        |i, a| all_equal(i, a).map(Value::Bool)
     ),
-    def!(
-        "not=",
-        1,
-        _,
-        "Not equal.",
-        "(not= 1 2) ;=> true",
-        |_, a| Ok(Value::Bool(!a.windows(2).all(|w| w[0] == w[1])))
-    ),
+    def!("not=", 1, _, "Not equal.", "(not= 1 2) ;=> true", |i, a| {
+        all_equal(i, a).map(|b| Value::Bool(!b))
+    }),
     def!(
         "not",
         1,
@@ -62,8 +58,20 @@ pub static TABLE: &[BuiltinDef] = &[
         "(str \"a\" 1 nil) ;=> \"a1\"",
         |i, a| {
             let mut s = String::new();
-            for x in &a {
-                s.push_str(&crate::print::str_of(x));
+            for x in a.iter().cloned() {
+                // A long lazy seq prints its items, as the eager seqs it stands for do (DIV-6).
+                let x = i.realize_deep(x)?;
+                match &x {
+                    // Java's Double.toString at the top level; inside collections it stays ##Inf.
+                    Value::Float(f) if f.is_nan() => s.push_str("NaN"),
+                    Value::Float(f) if f.is_infinite() && *f > 0.0 => s.push_str("Infinity"),
+                    Value::Float(f) if f.is_infinite() => s.push_str("-Infinity"),
+                    // A collection's string form is its printed (readable) form, as in Clojure.
+                    Value::Vector(_) | Value::List(_) | Value::Map(_) | Value::Set(_) => {
+                        s.push_str(&crate::print::pr_str(&x));
+                    }
+                    _ => s.push_str(&crate::print::str_of(&x)),
+                }
             }
             i.tick_n(a.len() as u64)?;
             Ok(Value::str(&s))
@@ -79,7 +87,7 @@ pub static TABLE: &[BuiltinDef] = &[
     ),
     def!(
         "take",
-        2,
+        1,
         2,
         "The first n items.",
         "(take 2 [1 2 3]) ;=> (1 2)",
@@ -87,7 +95,7 @@ pub static TABLE: &[BuiltinDef] = &[
     ),
     def!(
         "drop",
-        2,
+        1,
         2,
         "All but the first n items.",
         "(drop 1 [1 2 3]) ;=> (2 3)",
@@ -95,7 +103,7 @@ pub static TABLE: &[BuiltinDef] = &[
     ),
     def!(
         "take-while",
-        2,
+        1,
         2,
         "Items while pred holds.",
         "(take-while odd? [1 3 4 5]) ;=> (1 3)",
@@ -103,7 +111,7 @@ pub static TABLE: &[BuiltinDef] = &[
     ),
     def!(
         "drop-while",
-        2,
+        1,
         2,
         "Items after pred first fails.",
         "(drop-while odd? [1 3 4 5]) ;=> (4 5)",
@@ -155,7 +163,7 @@ pub static TABLE: &[BuiltinDef] = &[
     ),
     def!(
         "distinct",
-        1,
+        0,
         1,
         "Items with duplicates removed, first occurrence kept.",
         "(distinct [1 2 1]) ;=> (1 2)",
@@ -239,6 +247,10 @@ fn count_arg(v: &Value, op: &str) -> EvalResult<usize> {
     }
 }
 
+/// Ranges longer than this are lazy, so `(first (filter p (range 1 1e12)))` is cheap; shorter
+/// ones are plain lists (they compare, print and persist in memory like any list).
+const EAGER_RANGE: f64 = 100_000.0;
+
 fn range(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     let (start, end, step) = match a.as_slice() {
         [] => {
@@ -253,40 +265,39 @@ fn range(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
         [s, e, st] => (s.clone(), e.clone(), st.clone()),
         _ => return Ok(Value::Nil),
     };
-    for v in [&start, &end, &step] {
-        super::math::to_f64(v, "range")?;
-    }
-    if super::math::num_cmp(&step, &Value::Int(0))? == std::cmp::Ordering::Equal {
+    let (s, e, st) = (
+        super::math::to_f64(&start, "range")?,
+        super::math::to_f64(&end, "range")?,
+        super::math::to_f64(&step, "range")?,
+    );
+    if st == 0.0 {
         // Clojure: a zero step repeats start forever (unless start = end).
-        if start == end {
+        if s == e {
             return Ok(Value::list([]));
         }
-        return Ok(LazySeq::value(Gen::Repeat { x: start }));
+        return Ok(LazySeq::value(Gen::Repeat {
+            x: start,
+            left: None,
+        }));
     }
-    let mut g = Gen::Range {
+    let g = Gen::Range {
         next: start,
         step,
         end: Some(end),
     };
-    let lazy = Rc::new(LazySeq::new(std::mem::replace(
-        &mut g,
-        Gen::Repeat { x: Value::Nil },
-    )));
-    let mut out = PVec::new();
-    let mut k = 0;
-    while let Some(x) = lazy.nth(i, k)? {
-        out.push_back(x);
-        k += 1;
-    }
-    Ok(Value::List(Coll::new(out)))
+    let lazy = ((e - s) / st).is_nan() || (e - s) / st > EAGER_RANGE;
+    lazy_or_list(g, lazy, i)
 }
 
 fn take(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     let n = count_arg(&a[0], "take")?;
-    if let Value::Vector(xs) | Value::List(xs) = &a[1] {
+    let Some(coll) = a.get(1) else {
+        return Ok(xform(vec![XStep::Take(n as u64)]));
+    };
+    if let Value::Vector(xs) | Value::List(xs) = coll {
         return Ok(Value::List(Coll::new(xs.take(n.min(xs.len())))));
     }
-    let mut it = SeqIter::new(i, &a[1])?;
+    let mut it = SeqIter::new(i, coll)?;
     let mut out = Vec::new();
     while out.len() < n {
         match it.next(i)? {
@@ -299,10 +310,13 @@ fn take(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
 
 fn drop(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     let n = count_arg(&a[0], "drop")?;
-    if let Value::Vector(xs) | Value::List(xs) = &a[1] {
+    let Some(coll) = a.get(1) else {
+        return Ok(xform(vec![XStep::Drop(n as u64)]));
+    };
+    if let Value::Vector(xs) | Value::List(xs) = coll {
         return Ok(Value::List(Coll::new(xs.skip(n.min(xs.len())))));
     }
-    let mut it = SeqIter::new(i, &a[1])?;
+    let mut it = SeqIter::new(i, coll)?;
     for _ in 0..n {
         if it.next(i)?.is_none() {
             break;
@@ -313,7 +327,10 @@ fn drop(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
 }
 
 fn take_while(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
-    let mut it = SeqIter::new(i, &a[1])?;
+    let Some(coll) = a.get(1) else {
+        return Ok(xform(vec![XStep::TakeWhile(a[0].clone())]));
+    };
+    let mut it = SeqIter::new(i, coll)?;
     let mut out = Vec::new();
     while let Some(x) = it.next(i)? {
         i.tick()?;
@@ -326,15 +343,66 @@ fn take_while(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
 }
 
 fn drop_while(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
-    let items = i.seq_vec(&a[1])?;
-    let mut k = 0;
-    while let Some(x) = items.get(k) {
-        if !i.apply(&a[0], vec![x.clone()])?.truthy() {
-            break;
-        }
-        k += 1;
+    let Some(coll) = a.get(1) else {
+        return Ok(xform(vec![XStep::DropWhile(a[0].clone(), true)]));
+    };
+    let src = SeqIter::new(i, coll)?;
+    let lazy = src.is_lazy();
+    let g = Gen::DropWhile {
+        pred: a[0].clone(),
+        src,
+        dropping: true,
+    };
+    lazy_or_list(g, lazy, i)
+}
+
+/// Clojure `=` over all arguments; lazy seqs in them are realized first (within the limits).
+fn all_equal(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult<bool> {
+    let mut vals = Vec::with_capacity(a.len());
+    for x in a {
+        vals.push(i.realize_deep(x)?);
     }
-    Ok(Value::list(items.into_iter().skip(k)))
+    Ok(vals.windows(2).all(|w| deep_equal(&w[0], &w[1])))
+}
+
+/// Clojure `=` without recursion on the Rust stack: nested vectors, lists and maps are compared
+/// with an explicit work list, so a value nested 100k levels deep compares instead of
+/// overflowing the stack. Shared (pointer-equal) collections are equal without a walk.
+fn deep_equal(a: &Value, b: &Value) -> bool {
+    let mut work = vec![(a, b)];
+    while let Some((x, y)) = work.pop() {
+        match (x, y) {
+            (Value::Vector(p) | Value::List(p), Value::Vector(q) | Value::List(q)) => {
+                if Coll::ptr_eq(p, q) {
+                    continue;
+                }
+                if p.len() != q.len() {
+                    return false;
+                }
+                work.extend(p.iter().zip(q.iter()));
+            }
+            (Value::Map(p), Value::Map(q)) => {
+                if Coll::ptr_eq(p, q) {
+                    continue;
+                }
+                if p.len() != q.len() {
+                    return false;
+                }
+                for (k, v) in p.iter() {
+                    match q.get(k) {
+                        Some(w) => work.push((v, w)),
+                        None => return false,
+                    }
+                }
+            }
+            _ => {
+                if x != y {
+                    return false;
+                }
+            }
+        }
+    }
+    true
 }
 
 /// How to order two keys: `compare`, `:asc`/`:desc`, or a comparator fn (number or boolean).
@@ -349,6 +417,14 @@ fn ordering(
         None => Ok(super::math::compare(x, y)?.cmp(&0)),
         Some(Value::Keyword(k)) if &**k == "asc" => Ok(super::math::compare(x, y)?.cmp(&0)),
         Some(Value::Keyword(k)) if &**k == "desc" => Ok(super::math::compare(y, x)?.cmp(&0)),
+        // The common comparators, without a call per comparison (same results and errors).
+        Some(Value::Builtin(b)) if matches!(b.name, "<" | ">") => {
+            super::math::to_f64(x, b.name)?;
+            super::math::to_f64(y, b.name)?;
+            let o = super::math::num_cmp(x, y)?;
+            Ok(if b.name == "<" { o } else { o.reverse() })
+        }
+        Some(Value::Builtin(b)) if b.name == "compare" => Ok(super::math::compare(x, y)?.cmp(&0)),
         Some(f) => match i.apply(f, vec![x.clone(), y.clone()])? {
             Value::Int(n) => Ok(n.cmp(&0)),
             Value::Float(n) => Ok(n.partial_cmp(&0.0).unwrap_or(Equal)),
@@ -420,6 +496,8 @@ fn sort_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     Ok(Value::list(sort_keyed(i, items, cmp)?))
 }
 
+// Value hashes and compares without its lazy-seq cache, the only interior mutability.
+#[allow(clippy::mutable_key_type)]
 fn group_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     let mut groups: Vec<(Value, PVec)> = Vec::new();
     let mut index: std::collections::HashMap<Value, usize> = std::collections::HashMap::new();
@@ -445,6 +523,8 @@ fn group_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     ))
 }
 
+// Value hashes and compares without its lazy-seq cache, the only interior mutability.
+#[allow(clippy::mutable_key_type)]
 fn frequencies(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     let mut order: Vec<Value> = Vec::new();
     let mut counts: std::collections::HashMap<Value, i64> = std::collections::HashMap::new();
@@ -466,10 +546,22 @@ fn frequencies(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     ))
 }
 
+// Value hashes and compares without its lazy-seq cache, the only interior mutability.
+#[allow(clippy::mutable_key_type)]
 fn distinct(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    let Some(coll) = a.first() else {
+        return Ok(xform(vec![XStep::Distinct(Default::default())]));
+    };
+    if let Value::Lazy(_) = coll {
+        let src = SeqIter::new(i, coll)?;
+        return Ok(LazySeq::value(Gen::Distinct {
+            src,
+            seen: Default::default(),
+        }));
+    }
     let mut seen = std::collections::HashSet::new();
     let out: Vec<Value> = i
-        .seq_vec(&a[0])?
+        .seq_vec(coll)?
         .into_iter()
         .filter(|x| seen.insert(x.clone()))
         .collect();

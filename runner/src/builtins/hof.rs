@@ -1,14 +1,13 @@
-//! Higher-order functions: `map filter remove reduce apply some every? partial comp ...`, and
-//! the function values they build (`NativeFn`). Over a lazy (infinite) source, `map`, `filter`,
-//! `remove` and `keep` stay lazy; over finite data they are eager.
+//! Functions that build or call functions: `apply partial comp juxt complement constantly fnil
+//! some-fn every-pred max-key min-key reduced`, and the function values they build
+//! (`NativeFn`). `reduced` is a `NativeFn` too: a marker `reduce`, `reductions` and `transduce`
+//! unwrap, which needs no variant in the interpreter's `Value`.
 
 use super::{BuiltinDef, expected};
 use crate::def;
 use crate::error::{EvalError, EvalResult};
 use crate::eval::Interp;
-use crate::eval::lazy::{Gen, LazySeq};
-use crate::eval::seq::SeqIter;
-use crate::value::{Coll, Value};
+use crate::value::Value;
 use std::rc::Rc;
 
 /// Functions built from other functions.
@@ -24,63 +23,13 @@ pub enum NativeFn {
     Fnil(Value, Vec<Value>),
     SomeFn(Vec<Value>),
     EveryPred(Vec<Value>),
+    /// `(reduced x)`: ends a reduction with `x`.
+    Reduced(Value),
+    /// A transducer (see `xform`).
+    Xform(Vec<super::xform::XStep>),
 }
 
 pub static TABLE: &[BuiltinDef] = &[
-    def!(
-        "map",
-        1,
-        _,
-        "Applies f to each item (of several collections in step).",
-        "(map inc [1 2]) ;=> (2 3)",
-        map
-    ),
-    def!(
-        "mapv",
-        2,
-        _,
-        "Like map, into a vector.",
-        "(mapv inc [1 2]) ;=> [2 3]",
-        |i, a| {
-            let m = map(i, a)?;
-            Ok(Value::vector(i.seq_vec(&m)?))
-        }
-    ),
-    def!(
-        "filter",
-        2,
-        2,
-        "Items for which pred is truthy.",
-        "(filter odd? [1 2 3]) ;=> (1 3)",
-        |i, a| filter(i, a, true)
-    ),
-    def!(
-        "remove",
-        2,
-        2,
-        "Items for which pred is falsy.",
-        "(remove odd? [1 2 3]) ;=> (2)",
-        |i, a| filter(i, a, false)
-    ),
-    def!(
-        "filterv",
-        2,
-        2,
-        "Like filter, into a vector.",
-        "(filterv odd? [1 2 3]) ;=> [1 3]",
-        |i, a| {
-            let m = filter(i, a, true)?;
-            Ok(Value::vector(i.seq_vec(&m)?))
-        }
-    ),
-    def!(
-        "reduce",
-        2,
-        3,
-        "Folds f over the items, with an optional initial value.",
-        "(reduce + 0 [1 2]) ;=> 3",
-        reduce
-    ),
     def!(
         "apply",
         2,
@@ -97,20 +46,20 @@ pub static TABLE: &[BuiltinDef] = &[
         "((partial + 1) 2) ;=> 3",
         |_, mut a| {
             let f = a.remove(0);
-            Ok(native(NativeFn::Partial(f, a)))
+            Ok(if a.is_empty() {
+                f
+            } else {
+                native(NativeFn::Partial(f, a))
+            })
         }
     ),
     def!(
         "comp",
         0,
         _,
-        "Composes functions, right to left.",
+        "Composes functions, right to left (transducers compose left to right).",
         "((comp inc inc) 1) ;=> 3",
-        |_, a| Ok(if a.is_empty() {
-            Value::Builtin(&IDENTITY)
-        } else {
-            native(NativeFn::Comp(a))
-        })
+        comp
     ),
     def!(
         "juxt",
@@ -151,7 +100,7 @@ pub static TABLE: &[BuiltinDef] = &[
         "some-fn",
         1,
         _,
-        "A fn true if any pred is true for any argument.",
+        "A fn returning the first truthy pred result over its arguments.",
         "((some-fn even? neg?) 3) ;=> false",
         |_, a| Ok(native(NativeFn::SomeFn(a)))
     ),
@@ -164,36 +113,62 @@ pub static TABLE: &[BuiltinDef] = &[
         |_, a| Ok(native(NativeFn::EveryPred(a)))
     ),
     def!(
-        "some",
+        "max-key",
         2,
-        2,
-        "First truthy (pred x), or nil.",
-        "(some even? [1 2]) ;=> true",
-        some
+        _,
+        "The x for which (k x) is largest (the last one on ties).",
+        "(max-key count \"a\" \"bbb\") ;=> \"bbb\"",
+        |i, a| extreme_key(i, a, std::cmp::Ordering::Greater)
     ),
     def!(
-        "every?",
+        "min-key",
         2,
-        2,
-        "True if pred holds for every item.",
-        "(every? odd? [1 3]) ;=> true",
-        |i, a| Ok(Value::Bool(!find(i, &a[0], &a[1], false)?.truthy()))
+        _,
+        "The x for which (k x) is smallest (the last one on ties).",
+        "(min-key count \"aa\" \"b\") ;=> \"b\"",
+        |i, a| extreme_key(i, a, std::cmp::Ordering::Less)
     ),
     def!(
-        "not-every?",
-        2,
-        2,
-        "True if pred fails for some item.",
-        "(not-every? odd? [1 2]) ;=> true",
-        |i, a| Ok(Value::Bool(find(i, &a[0], &a[1], false)?.truthy()))
+        "reduced",
+        1,
+        1,
+        "Wraps x so that reduce stops with it.",
+        "(reduce (fn [a x] (if (> x 2) (reduced a) (+ a x))) [1 2 3]) ;=> 3",
+        |_, mut a| Ok(native(NativeFn::Reduced(a.remove(0))))
     ),
     def!(
-        "not-any?",
-        2,
-        2,
-        "True if pred holds for no item.",
-        "(not-any? odd? [2 4]) ;=> true",
-        |i, a| Ok(Value::Bool(!some(i, a)?.truthy()))
+        "reduced?",
+        1,
+        1,
+        "True if x was made by reduced.",
+        "(reduced? (reduced 1)) ;=> true",
+        |_, a| Ok(Value::Bool(unreduced(&a[0]).is_some()))
+    ),
+    def!(
+        "unreduced",
+        1,
+        1,
+        "The value inside a reduced, or x itself.",
+        "(unreduced (reduced 1)) ;=> 1",
+        |_, mut a| {
+            let x = a.remove(0);
+            Ok(unreduced(&x).unwrap_or(x))
+        }
+    ),
+    def!(
+        "ensure-reduced",
+        1,
+        1,
+        "x wrapped by reduced unless it already is.",
+        "(reduced? (ensure-reduced 1)) ;=> true",
+        |_, mut a| {
+            let x = a.remove(0);
+            Ok(if unreduced(&x).is_some() {
+                x
+            } else {
+                native(NativeFn::Reduced(x))
+            })
+        }
     ),
 ];
 
@@ -247,15 +222,17 @@ pub fn apply_native(i: &mut Interp<'_>, n: &NativeFn, args: Vec<Value>) -> EvalR
             i.apply(f, args.collect())
         }
         NativeFn::SomeFn(ps) => {
+            // Like Clojure's `or` chain: the first truthy result, else the last falsy one.
+            let mut last = Value::Nil;
             for p in ps {
                 for a in &args {
-                    let r = i.apply(p, vec![a.clone()])?;
-                    if r.truthy() {
-                        return Ok(r);
+                    last = i.apply(p, vec![a.clone()])?;
+                    if last.truthy() {
+                        return Ok(last);
                     }
                 }
             }
-            Ok(Value::Bool(false))
+            Ok(last)
         }
         NativeFn::EveryPred(ps) => {
             for p in ps {
@@ -267,94 +244,60 @@ pub fn apply_native(i: &mut Interp<'_>, n: &NativeFn, args: Vec<Value>) -> EvalR
             }
             Ok(Value::Bool(true))
         }
+        NativeFn::Reduced(_) => Err(EvalError::type_err(
+            "reduced",
+            "a reduced value is not a function",
+        )),
+        NativeFn::Xform(_) => Err(EvalError::type_err(
+            "transducer",
+            "a transducer can only be used with into, sequence or transduce",
+        )),
     }
 }
 
-fn map(i: &mut Interp<'_>, mut a: Vec<Value>) -> EvalResult {
-    let f = a.remove(0);
-    if a.is_empty() {
-        return Err(EvalError::arg(
-            "map",
-            "map without a collection (transducers) is not supported",
-        ));
-    }
-    let mut srcs = a
-        .iter()
-        .map(|c| SeqIter::new(i, c))
-        .collect::<EvalResult<Vec<_>>>()?;
-    if srcs.iter().all(SeqIter::is_lazy) {
-        return Ok(LazySeq::value(Gen::Map {
-            f,
-            srcs,
-            index: None,
-        }));
-    }
-    if let [Value::Vector(xs) | Value::List(xs)] = a.as_slice() {
-        // The common case: one finite collection.
-        i.tick_n(xs.len() as u64)?;
-        let mut out = crate::value::PVec::new();
-        for x in xs.iter() {
-            out.push_back(i.apply(&f, vec![x.clone()])?);
-        }
-        return Ok(Value::List(Coll::new(out)));
-    }
-    let mut out = Vec::new();
-    'outer: loop {
-        let mut args = Vec::with_capacity(srcs.len());
-        for s in srcs.iter_mut() {
-            match s.next(i)? {
-                Some(x) => args.push(x),
-                None => break 'outer,
-            }
-        }
-        i.tick()?;
-        out.push(i.apply(&f, args)?);
-    }
-    Ok(Value::list(out))
-}
-
-fn filter(i: &mut Interp<'_>, a: Vec<Value>, keep: bool) -> EvalResult {
-    let (pred, coll) = (&a[0], &a[1]);
-    if let Value::Lazy(_) = coll {
-        let src = SeqIter::new(i, coll)?;
-        return Ok(LazySeq::value(Gen::Filter {
-            pred: pred.clone(),
-            src,
-            keep,
-        }));
-    }
-    let items = i.seq_vec(coll)?;
-    let mut out = Vec::new();
-    for x in items {
-        if i.apply(pred, vec![x.clone()])?.truthy() == keep {
-            out.push(x);
-        }
-    }
-    Ok(Value::list(out))
-}
-
-fn reduce(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
-    let mut a = a.into_iter();
-    let f = a.next().unwrap_or_default();
-    let (init, coll) = match (a.next(), a.next()) {
-        (Some(coll), None) => (None, coll),
-        (Some(init), Some(coll)) => (Some(init), coll),
-        _ => return Ok(Value::Nil),
-    };
-    let mut it = SeqIter::new(i, &coll)?;
-    let mut acc = match init {
-        Some(v) => v,
-        None => match it.next(i)? {
-            Some(first) => first,
-            None => return i.apply(&f, vec![]),
+/// The value inside a `reduced`, or `None` if `v` is not one.
+pub fn unreduced(v: &Value) -> Option<Value> {
+    match v {
+        Value::Native(n) => match &**n {
+            NativeFn::Reduced(x) => Some(x.clone()),
+            _ => None,
         },
-    };
-    while let Some(x) = it.next(i)? {
-        i.tick()?;
-        // Move the accumulator in, so builtins like conj can update it in place.
-        acc = i.apply(&f, vec![acc, x])?;
+        _ => None,
     }
-    Ok(acc)
+}
+
+fn comp(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    if a.is_empty() {
+        return Ok(Value::Builtin(&IDENTITY));
+    }
+    // Composing transducers runs their steps left to right.
+    let steps: Option<Vec<Vec<super::xform::XStep>>> =
+        a.iter().map(super::xform::as_xform).collect();
+    if let Some(steps) = steps {
+        return Ok(super::xform::xform(steps.concat()));
+    }
+    let mut a = a;
+    if a.len() == 1 {
+        return Ok(a.remove(0));
+    }
+    Ok(native(NativeFn::Comp(a)))
+}
+
+fn extreme_key(i: &mut Interp<'_>, mut a: Vec<Value>, want: std::cmp::Ordering) -> EvalResult {
+    let k = a.remove(0);
+    let mut it = a.into_iter();
+    let mut best = it.next().unwrap_or_default();
+    let mut best_key = i.apply(&k, vec![best.clone()])?;
+    super::math::to_f64(&best_key, "max-key")?;
+    for x in it {
+        let kx = i.apply(&k, vec![x.clone()])?;
+        // Ties go to the later item, as in Clojure.
+        if super::math::num_cmp(&kx, &best_key)? != want.reverse() {
+            best = x;
+            best_key = kx;
+        }
+    }
+    Ok(best)
 }
 
 fn apply(i: &mut Interp<'_>, mut a: Vec<Value>) -> EvalResult {
@@ -378,21 +321,4 @@ fn apply(i: &mut Interp<'_>, mut a: Vec<Value>) -> EvalResult {
     }
     a.extend(i.seq_vec(&last)?);
     i.apply(&f, a)
-}
-
-/// The first item for which `(pred x)` is `want`-truthy: returns the pred's result (or true).
-fn find(i: &mut Interp<'_>, pred: &Value, coll: &Value, want: bool) -> EvalResult {
-    let mut it = SeqIter::new(i, coll)?;
-    while let Some(x) = it.next(i)? {
-        i.tick()?;
-        let r = i.apply(pred, vec![x])?;
-        if r.truthy() == want {
-            return Ok(if want { r } else { Value::Bool(true) });
-        }
-    }
-    Ok(Value::Nil)
-}
-
-fn some(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
-    find(i, &a[0], &a[1], true)
 }

@@ -60,7 +60,8 @@ pub static TABLE: &[BuiltinDef] = &[
             &a[0],
             &a[1],
             "quot",
-            |x, y| x.checked_div(y),
+            // The JVM wraps the one overflowing case, (quot MIN -1), as Clojure does.
+            |x, y| Some(x.wrapping_div(y)),
             |x, y| (x / y).trunc()
         )
     ),
@@ -70,7 +71,13 @@ pub static TABLE: &[BuiltinDef] = &[
         2,
         "Remainder with the sign of the dividend.",
         "(rem -7 2) ;=> -1",
-        |_, a| int_div(&a[0], &a[1], "rem", |x, y| x.checked_rem(y), |x, y| x % y)
+        |_, a| int_div(
+            &a[0],
+            &a[1],
+            "rem",
+            |x, y| Some(x.wrapping_rem(y)),
+            |x, y| x % y
+        )
     ),
     def!(
         "mod",
@@ -82,11 +89,14 @@ pub static TABLE: &[BuiltinDef] = &[
             &a[0],
             &a[1],
             "mod",
-            |x, y| x.checked_rem(y).map(|r| if r != 0 && (r < 0) != (y < 0) {
-                r + y
-            } else {
-                r
-            }),
+            |x, y| {
+                let r = x.wrapping_rem(y);
+                Some(if r != 0 && (r < 0) != (y < 0) {
+                    r + y
+                } else {
+                    r
+                })
+            },
             |x, y| {
                 let r = x % y;
                 if r != 0.0 && (r < 0.0) != (y < 0.0) {
@@ -103,7 +113,7 @@ pub static TABLE: &[BuiltinDef] = &[
         _,
         "Largest of the numbers.",
         "(max 1 3 2) ;=> 3",
-        |_, a| extreme(a, "max", Ordering::Greater)
+        |_, a| extreme(a, "max", Ordering::Less)
     ),
     def!(
         "min",
@@ -111,7 +121,7 @@ pub static TABLE: &[BuiltinDef] = &[
         _,
         "Smallest of the numbers.",
         "(min 1 3 2) ;=> 1",
-        |_, a| extreme(a, "min", Ordering::Less)
+        |_, a| extreme(a, "min", Ordering::Greater)
     ),
     def!(
         "abs",
@@ -293,7 +303,7 @@ pub static MATH_TABLE: &[BuiltinDef] = &[
         2,
         "The larger of two numbers.",
         "(Math/max 1 2) ;=> 2",
-        |_, a| extreme(a, "Math/max", Ordering::Greater)
+        |_, a| extreme(a, "Math/max", Ordering::Less)
     ),
     def!(
         "min",
@@ -301,7 +311,7 @@ pub static MATH_TABLE: &[BuiltinDef] = &[
         2,
         "The smaller of two numbers.",
         "(Math/min 1 2) ;=> 1",
-        |_, a| extreme(a, "Math/min", Ordering::Less)
+        |_, a| extreme(a, "Math/min", Ordering::Greater)
     ),
 ];
 
@@ -377,9 +387,12 @@ fn fold(
     Ok(acc)
 }
 
-fn minus(_: &mut Interp<'_>, args: Vec<Value>) -> EvalResult {
-    if let [x] = args.as_slice() {
-        return sub2(&Value::Int(0), x);
+/// `-`: subtraction, or negation of one argument (`(- 0.0)` is `-0.0`).
+pub fn minus(_: &mut Interp<'_>, args: Vec<Value>) -> EvalResult {
+    match args.as_slice() {
+        [Value::Float(f)] => return Ok(Value::Float(-f)),
+        [x] => return sub2(&Value::Int(0), x),
+        _ => {}
     }
     let mut it = args.into_iter();
     let first = it.next().unwrap_or_default();
@@ -394,10 +407,10 @@ fn div2(a: &Value, b: &Value) -> EvalResult {
             "/",
             "divide by zero",
         )),
-        (Value::Int(x), Value::Int(y)) if x.checked_rem(*y) == Some(0) => x
-            .checked_div(*y)
-            .map(Value::Int)
-            .ok_or_else(|| overflow("/")),
+        // Exact integer division; (/ MIN -1) wraps to MIN as on the JVM.
+        (Value::Int(x), Value::Int(y)) if x.wrapping_rem(*y) == 0 => {
+            Ok(Value::Int(x.wrapping_div(*y)))
+        }
         _ => Ok(Value::Float(to_f64(a, "/")? / to_f64(b, "/")?)),
     }
 }
@@ -441,10 +454,8 @@ fn int_div(
 
 fn abs(v: &Value) -> EvalResult {
     match v {
-        Value::Int(i) => i
-            .checked_abs()
-            .map(Value::Int)
-            .ok_or_else(|| overflow("abs")),
+        // Clojure 1.11 (and the JVM) return the smallest long unchanged.
+        Value::Int(i) => Ok(Value::Int(i.wrapping_abs())),
         Value::Float(f) => Ok(Value::Float(f.abs())),
         other => Err(expected("abs", "a number", other)),
     }
@@ -453,10 +464,10 @@ fn abs(v: &Value) -> EvalResult {
 fn round(v: &Value) -> EvalResult {
     match v {
         Value::Int(i) => Ok(Value::Int(*i)),
-        // Java's Math.round: floor(x + 0.5), saturating at the long range.
+        // Java's Math.round: nearest, ties up, saturating at the long range; NaN is 0.
         Value::Float(f) if f.is_nan() => Ok(Value::Int(0)),
         #[allow(clippy::cast_possible_truncation)]
-        Value::Float(f) => Ok(Value::Int((f + 0.5).floor() as i64)),
+        Value::Float(f) => Ok(Value::Int(super::bits::round_half_up(*f) as i64)),
         other => Err(expected("Math/round", "a number", other)),
     }
 }
@@ -487,19 +498,24 @@ fn chain(args: Vec<Value>, op: &str, ok: fn(Ordering) -> bool) -> EvalResult {
     Ok(Value::Bool(true))
 }
 
-fn extreme(args: Vec<Value>, op: &str, want: Ordering) -> EvalResult {
+/// `max`/`min`: the later argument wins unless it compares `lose` against the best so far
+/// (so ties return the later one, as in Clojure: `(max 1 1.0)` is `1.0`); NaN is contagious.
+fn extreme(args: Vec<Value>, op: &str, lose: Ordering) -> EvalResult {
     let mut it = args.into_iter();
     let mut best = it.next().unwrap_or_default();
-    to_f64(&best, op)?;
+    let mut nan = match to_f64(&best, op)? {
+        f if f.is_nan() => Some(best.clone()),
+        _ => None,
+    };
     for x in it {
         if matches!(x, Value::Float(f) if f.is_nan()) {
-            return Ok(x);
+            nan = Some(x.clone());
         }
-        if num_cmp(&x, &best)? == want {
+        if num_cmp(&x, &best)? != lose {
             best = x;
         }
     }
-    Ok(best)
+    Ok(nan.unwrap_or(best))
 }
 
 fn sign(v: &Value, op: &str) -> EvalResult<Ordering> {
@@ -517,7 +533,7 @@ pub fn compare(a: &Value, b: &Value) -> EvalResult<i64> {
         (_, Nil) => 1,
         (Int(_) | Float(_), Int(_) | Float(_)) => ord_int(num_cmp(a, b)?),
         (Str(x), Str(y)) => string_compare(x, y),
-        (Keyword(x), Keyword(y)) | (Symbol(x), Symbol(y)) => string_compare(x, y),
+        (Keyword(x), Keyword(y)) | (Symbol(x), Symbol(y)) => named_compare(x, y),
         (Bool(x), Bool(y)) => ord_int(x.cmp(y)),
         (Char(x), Char(y)) => i64::from(u32::from(*x)) - i64::from(u32::from(*y)),
         (Vector(x), Vector(y)) => {
@@ -525,7 +541,8 @@ pub fn compare(a: &Value, b: &Value) -> EvalResult<i64> {
                 return Ok(ord_int(x.len().cmp(&y.len())));
             }
             for (p, q) in x.iter().zip(y.iter()) {
-                let c = compare(p, q)?;
+                // Nested vectors recurse; grow the stack rather than overflow it.
+                let c = stacker::maybe_grow(64 * 1024, 1024 * 1024, || compare(p, q))?;
                 if c != 0 {
                     return Ok(c);
                 }
@@ -540,6 +557,21 @@ pub fn compare(a: &Value, b: &Value) -> EvalResult<i64> {
             ));
         }
     })
+}
+
+/// Keywords and symbols: by namespace first (none sorts first), then by name.
+fn named_compare(a: &str, b: &str) -> i64 {
+    let split = |s: &str| match s.split_once('/') {
+        Some((ns, n)) if !ns.is_empty() && !n.is_empty() => (Some(ns.to_string()), n.to_string()),
+        _ => (None, s.to_string()),
+    };
+    let ((na, a), (nb, b)) = (split(a), split(b));
+    match (na, nb) {
+        (None, Some(_)) => -1,
+        (Some(_), None) => 1,
+        (Some(x), Some(y)) if x != y => string_compare(&x, &y),
+        _ => string_compare(&a, &b),
+    }
 }
 
 fn ord_int(o: Ordering) -> i64 {

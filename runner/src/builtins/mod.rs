@@ -5,20 +5,26 @@
 //! here, once, before a builtin runs, so implementations may index their arguments freely up to
 //! `min` (they still use `get` for optional ones).
 
+pub mod bits;
 pub mod coll;
 pub mod core;
 pub mod format;
 pub mod hof;
+pub mod hofseq;
 pub mod interop;
 pub mod io;
 pub mod json;
+pub mod maps;
 pub mod math;
+pub mod pred;
 pub mod ptc;
 pub mod regex;
+pub mod seqs;
 pub mod set;
 pub mod string;
 pub mod time;
 pub mod walk;
+pub mod xform;
 
 use crate::error::{ErrorKind, EvalError, EvalResult};
 use crate::eval::Interp;
@@ -88,6 +94,12 @@ const NAMESPACES: &[Namespace] = &[
             math::TABLE,
             coll::TABLE,
             hof::TABLE,
+            hofseq::TABLE,
+            seqs::TABLE,
+            maps::TABLE,
+            pred::TABLE,
+            bits::TABLE,
+            xform::TABLE,
             io::TABLE,
             string::CORE_TABLE,
             regex::TABLE,
@@ -240,6 +252,14 @@ pub fn call(interp: &mut Interp<'_>, b: &'static BuiltinDef, args: Vec<Value>) -
         ));
     }
     (b.f)(interp, args)
+}
+
+/// Calls a clojure.core builtin by name (for builtins defined in terms of others).
+pub fn call_named(interp: &mut Interp<'_>, name: &str, args: Vec<Value>) -> EvalResult {
+    match lookup(None, name) {
+        Lookup::Found(b) => call(interp, b, args),
+        _ => Err(EvalError::type_err(name, format!("no builtin `{name}`"))),
+    }
 }
 
 /// Keywords, maps, sets and vectors used as functions.

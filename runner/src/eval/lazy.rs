@@ -1,17 +1,23 @@
 //! Lazy sequences, for the infinite generators (`(range)`, `iterate`, `repeat`, `cycle`) and
-//! the transformations of them (`map`, `filter`, ... over a lazy source).
+//! the transformations of them (`map`, `filter`, `partition`, ... over a lazy source).
 //!
-//! Only possibly-infinite seqs are lazy; everything over finite data is eager. A `LazySeq` keeps
-//! the elements realized so far and the generator that makes the next ones. The generator is
-//! taken out while it runs, so a fn that re-enters the same seq gets a clear error, not a panic.
-//! Each realized element ticks the step budget, and a seq longer than `max_iterations` is a
-//! `limit_exceeded`: realizing an infinite seq ends with a limit, never a hang.
+//! Only possibly-infinite (or too long to realize cheaply) seqs are lazy; everything over finite
+//! data is eager. The sequence functions are written once, as generators (`Gen`): over a lazy
+//! source the generator is wrapped in a `LazySeq`; over finite data it is run to the end at once
+//! ([`drain`]), so both paths share one implementation and one semantics.
+//!
+//! A `LazySeq` keeps the elements realized so far and the generator that makes the next ones.
+//! The generator is taken out while it runs, so a fn that re-enters the same seq gets a clear
+//! error, not a panic. Each realized element ticks the step budget, and a seq longer than
+//! `max_iterations` is a `limit_exceeded`: realizing an infinite seq ends with a limit, never a
+//! hang.
 
 use super::Interp;
 use super::seq::SeqIter;
 use crate::error::{EvalError, EvalResult, Limit};
-use crate::value::Value;
+use crate::value::{Coll, PVec, Value};
 use std::cell::RefCell;
+use std::collections::{HashSet, VecDeque};
 use std::rc::Rc;
 
 /// What makes the next element.
@@ -27,13 +33,21 @@ pub enum Gen {
         f: Value,
         next: Value,
     },
+    /// `x` forever, or `left` more times.
     Repeat {
         x: Value,
+        left: Option<u64>,
     },
     Cycle {
         items: Rc<Vec<Value>>,
         i: usize,
     },
+    /// `(f)` forever, or `left` more times.
+    Repeatedly {
+        f: Value,
+        left: Option<u64>,
+    },
+    /// `map` / `map-indexed` (with `index`).
     Map {
         f: Value,
         srcs: Vec<SeqIter>,
@@ -44,18 +58,88 @@ pub enum Gen {
         src: SeqIter,
         keep: bool,
     },
-    /// `keep`: elements for which `f` is non-nil, mapped.
+    /// `keep` / `keep-indexed`: non-nil results of `f`.
     Keep {
         f: Value,
         src: SeqIter,
+        index: Option<i64>,
     },
     Concat {
-        srcs: Vec<SeqIter>,
+        srcs: VecDeque<SeqIter>,
     },
     /// Elements of `src` from `offset` on.
     Drop {
         src: Rc<LazySeq>,
         offset: usize,
+    },
+    DropWhile {
+        pred: Value,
+        src: SeqIter,
+        dropping: bool,
+    },
+    /// `mapcat`: the items of `(f x ...)`, one collection after another.
+    MapCat {
+        f: Value,
+        srcs: Vec<SeqIter>,
+        cur: Option<SeqIter>,
+    },
+    Distinct {
+        src: SeqIter,
+        seen: HashSet<Value>,
+    },
+    Dedupe {
+        src: SeqIter,
+        prev: Option<Value>,
+    },
+    /// `partition` (`all` false, optional `pad`) and `partition-all` (`all` true).
+    Partition {
+        src: SeqIter,
+        n: usize,
+        step: usize,
+        pad: Option<Rc<Vec<Value>>>,
+        all: bool,
+        window: VecDeque<Value>,
+        ended: bool,
+    },
+    PartitionBy {
+        f: Value,
+        src: SeqIter,
+        pending: Option<(Value, Value)>,
+    },
+    Interleave {
+        srcs: Vec<SeqIter>,
+        queue: VecDeque<Value>,
+    },
+    Interpose {
+        sep: Value,
+        src: SeqIter,
+        queue: VecDeque<Value>,
+        started: bool,
+    },
+    /// `reductions`: `acc` is `None` until the first element is known.
+    Reductions {
+        f: Value,
+        src: SeqIter,
+        acc: Option<Value>,
+        ended: bool,
+    },
+    /// Depth-first walk (`tree-seq`): a stack of child cursors.
+    Tree {
+        branch: Value,
+        children: Value,
+        root: Option<Value>,
+        stack: Vec<SeqIter>,
+    },
+    /// `flatten`: the non-sequential leaves of nested sequential collections.
+    Flatten {
+        stack: Vec<SeqIter>,
+    },
+    /// A transducer applied to a source (`sequence`).
+    Xform {
+        run: crate::builtins::xform::XRun,
+        src: SeqIter,
+        queue: VecDeque<Value>,
+        ended: bool,
     },
 }
 
@@ -64,6 +148,9 @@ struct State {
     buf: Vec<Value>,
     generator: Option<Gen>,
     done: bool,
+    /// A runtime error met while making the next element; every later read repeats it (the
+    /// generator's state after a failure is not meaningful, so it is never run again).
+    failed: Option<EvalError>,
 }
 
 /// A lazily realized sequence.
@@ -79,6 +166,7 @@ impl LazySeq {
                 buf: Vec::new(),
                 generator: Some(generator),
                 done: false,
+                failed: None,
             }),
         }
     }
@@ -103,25 +191,38 @@ impl LazySeq {
                 if st.done {
                     return Ok(None);
                 }
-                if st.buf.len() as u64 >= interp.limits.max_iterations {
-                    return Err(EvalError::limit(
-                        Limit::Iterations,
-                        format!(
-                            "sequence longer than {} elements (an infinite seq realized fully?)",
-                            interp.limits.max_iterations
-                        ),
-                    ));
+                if let Some(e) = &st.failed {
+                    return Err(e.clone());
                 }
                 st.generator.take().ok_or_else(reentrant)?
             };
             let produced = step(&mut generator, interp);
             let mut st = self.state.try_borrow_mut().map_err(|_| reentrant())?;
             st.generator = Some(generator);
+            let produced = produced.inspect_err(|e| {
+                if e.catchable() {
+                    st.failed = Some(e.clone());
+                }
+            });
             match produced? {
-                Some(v) => st.buf.push(v),
-                None => st.done = true,
+                Some(v) => {
+                    if st.buf.len() as u64 >= interp.limits.max_iterations {
+                        return Err(too_long(interp));
+                    }
+                    st.buf.push(v);
+                }
+                None => {
+                    st.done = true;
+                    st.generator = None;
+                }
             }
         }
+    }
+
+    /// The realized elements, if the seq has been realized to its end.
+    pub fn realized(&self) -> Option<Vec<Value>> {
+        let st = self.state.try_borrow().ok()?;
+        st.done.then(|| st.buf.clone())
     }
 }
 
@@ -132,31 +233,80 @@ fn reentrant() -> EvalError {
     )
 }
 
+fn too_long(interp: &Interp<'_>) -> EvalError {
+    EvalError::limit(
+        Limit::Iterations,
+        format!(
+            "sequence longer than {} elements (an infinite seq realized fully?)",
+            interp.limits.max_iterations
+        ),
+    )
+}
+
+/// Runs a generator to its end: the eager path for finite sources.
+pub fn drain(mut g: Gen, interp: &mut Interp<'_>) -> EvalResult<Vec<Value>> {
+    let mut out = Vec::new();
+    while let Some(v) = step(&mut g, interp)? {
+        if out.len() as u64 >= interp.limits.max_iterations {
+            return Err(too_long(interp));
+        }
+        out.push(v);
+    }
+    Ok(out)
+}
+
+/// A lazy seq over `g` when `lazy`, else the list of all its elements.
+pub fn lazy_or_list(g: Gen, lazy: bool, interp: &mut Interp<'_>) -> EvalResult {
+    if lazy {
+        return Ok(LazySeq::value(g));
+    }
+    let items = drain(g, interp)?;
+    Ok(Value::List(Coll::new(items.into_iter().collect::<PVec>())))
+}
+
+/// Realizes up to `cap` elements: a list if the seq ends by then, else the lazy seq. For
+/// generators that may or may not be infinite (`tree-seq`), so small results are plain lists.
+/// A runtime error while realizing ahead is left in the lazy seq, to surface only if that
+/// element is ever read (as it would in Clojure); limits are not deferred.
+pub fn list_if_short(g: Gen, cap: usize, interp: &mut Interp<'_>) -> EvalResult {
+    let l = Rc::new(LazySeq::new(g));
+    match l.nth(interp, cap) {
+        Ok(None) => {
+            let items = l.realized().unwrap_or_default();
+            Ok(Value::List(Coll::new(items.into_iter().collect::<PVec>())))
+        }
+        Ok(Some(_)) => Ok(Value::Lazy(l)),
+        Err(e) if e.catchable() => Ok(Value::Lazy(l)),
+        Err(e) => Err(e),
+    }
+}
+
 /// Produces the next element of a generator.
 fn step(g: &mut Gen, interp: &mut Interp<'_>) -> EvalResult<Option<Value>> {
     interp.tick()?;
     match g {
-        Gen::Range { next, step, end } => {
-            if let Some(end) = end {
-                let going_up =
-                    crate::builtins::num_cmp(step, &Value::Int(0))? != std::cmp::Ordering::Less;
-                let ord = crate::builtins::num_cmp(next, end)?;
-                if (going_up && ord != std::cmp::Ordering::Less)
-                    || (!going_up && ord != std::cmp::Ordering::Greater)
-                {
-                    return Ok(None);
-                }
-            }
-            let v = next.clone();
-            *next = crate::builtins::add2(next, step)?;
-            Ok(Some(v))
-        }
+        Gen::Range { next, step, end } => range_step(next, step, end.as_ref()),
         Gen::Iterate { f, next } => {
             let v = next.clone();
             *next = interp.apply(&f.clone(), vec![v.clone()])?;
             Ok(Some(v))
         }
-        Gen::Repeat { x } => Ok(Some(x.clone())),
+        Gen::Repeat { x, left } => match left {
+            Some(0) => Ok(None),
+            Some(n) => {
+                *n -= 1;
+                Ok(Some(x.clone()))
+            }
+            None => Ok(Some(x.clone())),
+        },
+        Gen::Repeatedly { f, left } => {
+            match left {
+                Some(0) => return Ok(None),
+                Some(n) => *n -= 1,
+                None => {}
+            }
+            interp.apply(&f.clone(), vec![]).map(Some)
+        }
         Gen::Cycle { items, i } => {
             let v = items.get(*i % items.len().max(1)).cloned();
             *i += 1;
@@ -185,22 +335,29 @@ fn step(g: &mut Gen, interp: &mut Interp<'_>) -> EvalResult<Option<Value>> {
             }
             interp.tick()?;
         },
-        Gen::Keep { f, src } => loop {
+        Gen::Keep { f, src, index } => loop {
             let Some(x) = src.next(interp)? else {
                 return Ok(None);
             };
-            let y = interp.apply(&f.clone(), vec![x])?;
+            let args = match index {
+                Some(ix) => {
+                    *ix += 1;
+                    vec![Value::Int(*ix - 1), x]
+                }
+                None => vec![x],
+            };
+            let y = interp.apply(&f.clone(), args)?;
             if !y.is_nil() {
                 return Ok(Some(y));
             }
             interp.tick()?;
         },
         Gen::Concat { srcs } => {
-            while let Some(s) = srcs.first_mut() {
+            while let Some(s) = srcs.front_mut() {
                 if let Some(x) = s.next(interp)? {
                     return Ok(Some(x));
                 }
-                srcs.remove(0);
+                srcs.pop_front();
             }
             Ok(None)
         }
@@ -208,6 +365,310 @@ fn step(g: &mut Gen, interp: &mut Interp<'_>) -> EvalResult<Option<Value>> {
             let v = src.nth(interp, *offset)?;
             *offset += 1;
             Ok(v)
+        }
+        Gen::DropWhile {
+            pred,
+            src,
+            dropping,
+        } => loop {
+            let Some(x) = src.next(interp)? else {
+                return Ok(None);
+            };
+            if !*dropping || !interp.apply(&pred.clone(), vec![x.clone()])?.truthy() {
+                *dropping = false;
+                return Ok(Some(x));
+            }
+            interp.tick()?;
+        },
+        Gen::MapCat { f, srcs, cur } => mapcat_step(f, srcs, cur, interp),
+        Gen::Distinct { src, seen } => loop {
+            let Some(x) = src.next(interp)? else {
+                return Ok(None);
+            };
+            if seen.insert(x.clone()) {
+                return Ok(Some(x));
+            }
+            interp.tick()?;
+        },
+        Gen::Dedupe { src, prev } => loop {
+            let Some(x) = src.next(interp)? else {
+                return Ok(None);
+            };
+            if prev.as_ref() != Some(&x) {
+                *prev = Some(x.clone());
+                return Ok(Some(x));
+            }
+            interp.tick()?;
+        },
+        Gen::Partition {
+            src,
+            n,
+            step,
+            pad,
+            all,
+            window,
+            ended,
+        } => partition_step(src, *n, *step, pad, *all, window, ended, interp),
+        Gen::PartitionBy { f, src, pending } => partition_by_step(f, src, pending, interp),
+        Gen::Interleave { srcs, queue } => {
+            if queue.is_empty() && !srcs.is_empty() {
+                let mut round = Vec::with_capacity(srcs.len());
+                for s in srcs.iter_mut() {
+                    match s.next(interp)? {
+                        Some(x) => round.push(x),
+                        None => return Ok(None),
+                    }
+                }
+                queue.extend(round);
+            }
+            Ok(queue.pop_front())
+        }
+        Gen::Interpose {
+            sep,
+            src,
+            queue,
+            started,
+        } => {
+            if queue.is_empty()
+                && let Some(x) = src.next(interp)?
+            {
+                if *started {
+                    queue.push_back(sep.clone());
+                }
+                *started = true;
+                queue.push_back(x);
+            }
+            Ok(queue.pop_front())
+        }
+        Gen::Reductions { f, src, acc, ended } => reductions_step(f, src, acc, ended, interp),
+        Gen::Tree {
+            branch,
+            children,
+            root,
+            stack,
+        } => tree_step(branch, children, root, stack, interp),
+        Gen::Flatten { stack } => flatten_step(stack, interp),
+        Gen::Xform {
+            run,
+            src,
+            queue,
+            ended,
+        } => loop {
+            if let Some(v) = queue.pop_front() {
+                return Ok(Some(v));
+            }
+            if *ended {
+                return Ok(None);
+            }
+            let mut out = Vec::new();
+            match src.next(interp)? {
+                Some(x) if !run.is_done() => run.feed(interp, x, &mut out)?,
+                _ => {
+                    run.finish(interp, &mut out)?;
+                    *ended = true;
+                }
+            }
+            if run.is_done() && !*ended {
+                run.finish(interp, &mut out)?;
+                *ended = true;
+            }
+            queue.extend(out);
+        },
+    }
+}
+
+fn range_step(next: &mut Value, step: &Value, end: Option<&Value>) -> EvalResult<Option<Value>> {
+    use std::cmp::Ordering::{Greater, Less};
+    if let Some(end) = end {
+        let going_up = crate::builtins::num_cmp(step, &Value::Int(0))? != Less;
+        let ord = crate::builtins::num_cmp(next, end)?;
+        if (going_up && ord != Less) || (!going_up && ord != Greater) {
+            return Ok(None);
+        }
+    }
+    let v = next.clone();
+    *next = crate::builtins::add2(next, step)?;
+    Ok(Some(v))
+}
+
+fn mapcat_step(
+    f: &Value,
+    srcs: &mut [SeqIter],
+    cur: &mut Option<SeqIter>,
+    interp: &mut Interp<'_>,
+) -> EvalResult<Option<Value>> {
+    loop {
+        if let Some(c) = cur
+            && let Some(x) = c.next(interp)?
+        {
+            return Ok(Some(x));
+        }
+        let mut args = Vec::with_capacity(srcs.len());
+        for s in srcs.iter_mut() {
+            match s.next(interp)? {
+                Some(x) => args.push(x),
+                None => return Ok(None),
+            }
+        }
+        let coll = interp.apply(f, args)?;
+        *cur = Some(SeqIter::new(interp, &coll)?);
+        interp.tick()?;
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn partition_step(
+    src: &mut SeqIter,
+    n: usize,
+    step: usize,
+    pad: &Option<Rc<Vec<Value>>>,
+    all: bool,
+    window: &mut VecDeque<Value>,
+    ended: &mut bool,
+    interp: &mut Interp<'_>,
+) -> EvalResult<Option<Value>> {
+    while !*ended && window.len() < n {
+        match src.next(interp)? {
+            Some(x) => window.push_back(x),
+            None => *ended = true,
+        }
+    }
+    if window.is_empty() {
+        return Ok(None);
+    }
+    let full = window.len() >= n;
+    let mut chunk: Vec<Value> = window.iter().take(n).cloned().collect();
+    if !full && !all {
+        let Some(p) = pad else {
+            window.clear();
+            return Ok(None);
+        };
+        chunk.extend(p.iter().take(n - chunk.len()).cloned());
+        window.clear();
+        *ended = true;
+        return Ok(Some(Value::list(chunk)));
+    }
+    // Advance by `step`: from the window first, then past the source.
+    let from_window = step.min(window.len());
+    window.drain(..from_window);
+    for _ in from_window..step {
+        if *ended || src.next(interp)?.is_none() {
+            *ended = true;
+            break;
+        }
+    }
+    Ok(Some(Value::list(chunk)))
+}
+
+fn partition_by_step(
+    f: &Value,
+    src: &mut SeqIter,
+    pending: &mut Option<(Value, Value)>,
+    interp: &mut Interp<'_>,
+) -> EvalResult<Option<Value>> {
+    let (key, first) = match pending.take() {
+        Some(p) => p,
+        None => match src.next(interp)? {
+            Some(x) => (interp.apply(f, vec![x.clone()])?, x),
+            None => return Ok(None),
+        },
+    };
+    let mut run = vec![first];
+    while let Some(x) = src.next(interp)? {
+        interp.tick()?;
+        let k = interp.apply(f, vec![x.clone()])?;
+        if k != key {
+            *pending = Some((k, x));
+            break;
+        }
+        run.push(x);
+    }
+    Ok(Some(Value::list(run)))
+}
+
+fn reductions_step(
+    f: &Value,
+    src: &mut SeqIter,
+    acc: &mut Option<Value>,
+    ended: &mut bool,
+    interp: &mut Interp<'_>,
+) -> EvalResult<Option<Value>> {
+    if *ended {
+        return Ok(None);
+    }
+    let Some(prev) = acc.take() else {
+        // No init: the first element (or `(f)` of an empty seq) comes first.
+        let first = match src.next(interp)? {
+            Some(x) => x,
+            None => {
+                *ended = true;
+                interp.apply(f, vec![])?
+            }
+        };
+        *acc = Some(first.clone());
+        return Ok(Some(first));
+    };
+    let Some(x) = src.next(interp)? else {
+        *ended = true;
+        return Ok(None);
+    };
+    let next = interp.apply(f, vec![prev, x])?;
+    if let Some(v) = crate::builtins::hof::unreduced(&next) {
+        *ended = true;
+        return Ok(Some(v));
+    }
+    *acc = Some(next.clone());
+    Ok(Some(next))
+}
+
+fn tree_step(
+    branch: &Value,
+    children: &Value,
+    root: &mut Option<Value>,
+    stack: &mut Vec<SeqIter>,
+    interp: &mut Interp<'_>,
+) -> EvalResult<Option<Value>> {
+    let node = match root.take() {
+        Some(r) => r,
+        None => loop {
+            let Some(top) = stack.last_mut() else {
+                return Ok(None);
+            };
+            match top.next(interp)? {
+                Some(x) => break x,
+                None => {
+                    stack.pop();
+                }
+            }
+        },
+    };
+    if interp.apply(branch, vec![node.clone()])?.truthy() {
+        let kids = interp.apply(children, vec![node.clone()])?;
+        stack.push(SeqIter::new(interp, &kids)?);
+    }
+    Ok(Some(node))
+}
+
+/// Whether `flatten` descends into a value (Clojure's `sequential?`).
+pub fn is_sequential(v: &Value) -> bool {
+    matches!(v, Value::Vector(_) | Value::List(_) | Value::Lazy(_))
+}
+
+fn flatten_step(stack: &mut Vec<SeqIter>, interp: &mut Interp<'_>) -> EvalResult<Option<Value>> {
+    loop {
+        let Some(top) = stack.last_mut() else {
+            return Ok(None);
+        };
+        match top.next(interp)? {
+            Some(x) if is_sequential(&x) => {
+                let it = SeqIter::new(interp, &x)?;
+                stack.push(it);
+                interp.tick()?;
+            }
+            Some(x) => return Ok(Some(x)),
+            None => {
+                stack.pop();
+            }
         }
     }
 }

@@ -3,6 +3,9 @@
 //! `SeqIter` walks vectors and lists in place, materializes maps (as `[k v]` entries), sets and
 //! strings (as characters) once, and pulls lazy seqs element by element, so consumers like
 //! `take` or `first` never realize more of an infinite seq than they need.
+//!
+//! `realize_deep` turns every lazy seq inside a value into a list (within the limits): `=` uses
+//! it, and so does the run's end, so that a finite lazy result leaves the program as data.
 
 use super::Interp;
 use super::lazy::LazySeq;
@@ -112,4 +115,72 @@ impl Interp<'_> {
         }
         Ok(out)
     }
+
+    /// `v` with every lazy seq in it (at any depth) realized into a list. Values without a
+    /// lazy seq are returned as they are, without copying.
+    pub fn realize_deep(&mut self, v: Value) -> EvalResult<Value> {
+        if !has_lazy(&v) {
+            return Ok(v);
+        }
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.realize_inner(v))
+    }
+
+    fn realize_inner(&mut self, v: Value) -> EvalResult<Value> {
+        Ok(match v {
+            Value::Lazy(_) => {
+                let items = self.seq_vec(&v)?;
+                let mut out = PVec::new();
+                for x in items {
+                    out.push_back(self.realize_deep(x)?);
+                }
+                Value::List(Coll::new(out))
+            }
+            Value::Vector(xs) => Value::Vector(Coll::new(self.realize_all(&xs)?)),
+            Value::List(xs) => Value::List(Coll::new(self.realize_all(&xs)?)),
+            Value::Map(m) => {
+                let mut out = m.empty_like();
+                for (k, x) in m.iter() {
+                    let k = self.realize_deep(k.clone())?;
+                    out.insert(k, self.realize_deep(x.clone())?);
+                }
+                Value::map(out)
+            }
+            Value::Set(s) => {
+                let mut out = Vec::with_capacity(s.len());
+                for x in s.iter() {
+                    out.push(self.realize_deep(x.clone())?);
+                }
+                crate::builtins::coll::set_like(&s, out)
+            }
+            other => other,
+        })
+    }
+
+    fn realize_all(&mut self, xs: &PVec) -> EvalResult<PVec> {
+        let mut out = PVec::new();
+        for x in xs.iter() {
+            out.push_back(self.realize_deep(x.clone())?);
+        }
+        Ok(out)
+    }
+}
+
+/// Whether a lazy seq occurs anywhere in `v`.
+pub fn has_lazy(v: &Value) -> bool {
+    let mut stack = vec![v];
+    while let Some(x) = stack.pop() {
+        match x {
+            Value::Lazy(_) => return true,
+            Value::Vector(xs) | Value::List(xs) => stack.extend(xs.iter()),
+            Value::Map(m) => {
+                for (k, x) in m.iter() {
+                    stack.push(k);
+                    stack.push(x);
+                }
+            }
+            Value::Set(s) => stack.extend(s.iter()),
+            _ => {}
+        }
+    }
+    false
 }

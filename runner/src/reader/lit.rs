@@ -132,7 +132,7 @@ impl Reader {
             if k.is_empty() {
                 return Err(self.err(pos, "empty keyword", Some("write a name after `:`")));
             }
-            return Ok(FormKind::Keyword(Rc::from(k)));
+            return Ok(FormKind::Keyword(self.intern(k)));
         }
         Ok(match tok.as_str() {
             "nil" => FormKind::Nil,
@@ -140,6 +140,30 @@ impl Reader {
             "false" => FormKind::Bool(false),
             _ => FormKind::Symbol(Rc::from(tok.as_str())),
         })
+    }
+
+    /// `2r1010`, `36rZZ`, `-16rFF`: Clojure's radix integers (radix 2 to 36).
+    fn radix_literal(&self, body: &str, pos: crate::error::Pos) -> Result<Option<i64>, ParseError> {
+        let (neg, digits) = match body.strip_prefix('-') {
+            Some(d) => (true, d),
+            None => (false, body),
+        };
+        let Some((radix, value)) = digits.split_once(['r', 'R']) else {
+            return Ok(None);
+        };
+        let Ok(radix) = radix.parse::<u32>() else {
+            return Ok(None);
+        };
+        if !(2..=36).contains(&radix) {
+            return Err(self.err(
+                pos,
+                format!("radix {radix} out of range"),
+                Some("use a radix from 2 to 36, e.g. 2r1010"),
+            ));
+        }
+        let v = i64::from_str_radix(value, radix)
+            .map_err(|_| self.err(pos, format!("invalid number {body}"), None))?;
+        Ok(Some(if neg { -v } else { v }))
     }
 
     fn parse_number(&self, tok: &str, pos: crate::error::Pos) -> Result<FormKind, ParseError> {
@@ -164,10 +188,20 @@ impl Reader {
             ));
         }
         let body = tok.strip_prefix('+').unwrap_or(tok);
-        if let Some(hex) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+        let (sign, unsigned) = match body.strip_prefix('-') {
+            Some(u) => (-1, u),
+            None => (1, body),
+        };
+        if let Some(hex) = unsigned
+            .strip_prefix("0x")
+            .or_else(|| unsigned.strip_prefix("0X"))
+        {
             return i64::from_str_radix(hex, 16)
-                .map(FormKind::Int)
+                .map(|v| FormKind::Int(sign * v))
                 .map_err(|_| self.err(pos, format!("bad hex number {tok}"), None));
+        }
+        if let Some(v) = self.radix_literal(body, pos)? {
+            return Ok(FormKind::Int(v));
         }
         let is_float = body.contains(['.', 'e', 'E']);
         // Like Clojure (Java), a leading 0 makes an integer octal: 010 is 8 and 08 is an error.

@@ -41,6 +41,7 @@ pub fn read_all(src: &str, max_bytes: u64, max_nesting: u32) -> Result<Vec<Form>
         depth: 0,
         max_nesting,
         in_anon_fn: false,
+        keywords: std::collections::HashMap::new(),
     };
     let mut forms = Vec::new();
     loop {
@@ -62,11 +63,23 @@ pub(crate) struct Reader {
     depth: u32,
     max_nesting: u32,
     in_anon_fn: bool,
+    /// One `Rc` per distinct keyword, so keyword comparisons are usually a pointer check.
+    keywords: std::collections::HashMap<String, Rc<str>>,
 }
 
 impl Reader {
     pub(crate) fn peek(&self) -> Option<char> {
         self.chars.get(self.i).copied()
+    }
+
+    /// The shared `Rc` of keyword `k`.
+    pub(crate) fn intern(&mut self, k: &str) -> Rc<str> {
+        if let Some(rc) = self.keywords.get(k) {
+            return rc.clone();
+        }
+        let rc: Rc<str> = Rc::from(k);
+        self.keywords.insert(k.to_string(), rc.clone());
+        rc
     }
 
     pub(crate) fn pos(&self) -> Pos {

@@ -21,7 +21,7 @@ pub const POLICY: &str = include_str!(concat!(
 /// A filter that allows everything (logging mismatches): for testing landlock on its own.
 pub const PERMISSIVE: &str = r#"{ "runner": { "mismatch_action": "log", "match_action": "allow", "filter": [ { "syscall": "getpid" } ] } }"#;
 pub const HEAP: u64 = 32 << 20;
-const TIMEOUT: Duration = Duration::from_secs(10);
+const TIMEOUT: Duration = Duration::from_secs(30);
 
 /// fd 3 ← the socket (our stdin), 0 ← /dev/null, and fd 7 ← /dev/null as a deliberately leaked
 /// descriptor the runner must close; `env -i` guarantees the runner's environment is empty.
@@ -88,6 +88,15 @@ pub fn setup_with(policy: &str) -> Setup {
         bpf,
         true,
     )
+}
+
+/// Setup for an execution's own limits (heap budget and rlimits follow them), real policy.
+pub fn setup_for(limits: &Limits) -> Setup {
+    let mut s = setup();
+    let fresh = Setup::for_limits(limits, Vec::new(), true);
+    s.heap_budget_bytes = fresh.heap_budget_bytes;
+    s.rlimits = fresh.rlimits;
+    s
 }
 
 impl Runner {
