@@ -74,10 +74,9 @@ async fn failure_reasons_arrive_intact() {
         reason(&c, Run::new("(fail \"no\")")).await,
         FailReason::Failed
     );
-    // An undeclared tool is caught by the analyzer before anything runs.
     assert_eq!(
         reason(&c, Run::new("(tool/nope {})")).await,
-        FailReason::AnalysisError
+        FailReason::ToolNotFound
     );
     let t = Instant::now();
     let step = c
