@@ -59,12 +59,8 @@ struct Conn {
 
 /// Serves one accepted connection until it ends.
 pub(crate) async fn serve(stream: Stream, shared: Arc<Shared>) {
-    let peer = match stream.peer_creds() {
-        Ok(c) => Peer {
-            uid: c.euid().unwrap_or(u32::MAX),
-            gid: c.egid().unwrap_or(u32::MAX),
-            pid: c.pid().unwrap_or(-1),
-        },
+    let peer = match peer_of(&stream) {
+        Ok(p) => p,
         Err(e) => {
             tracing::warn!(error = %e, "cannot read peer credentials; closing");
             return;
@@ -72,32 +68,10 @@ pub(crate) async fn serve(stream: Stream, shared: Arc<Shared>) {
     };
     let (mut rd, wr) = tokio::io::split(stream);
     let mut wr = BufWriter::new(wr);
-    let generation = shared.current();
-    if !generation.config.allows(peer.uid, peer.gid) {
-        tracing::warn!(
-            uid = peer.uid,
-            gid = peer.gid,
-            pid = peer.pid,
-            "connection refused: uid/gid not allowed"
-        );
-        let msg = format!(
-            "uid {} / gid {} may not use this supervisor",
-            peer.uid, peer.gid
-        );
-        refuse(&mut wr, FailReason::PermissionDenied, msg).await;
+    let max_frame = shared.current().config.max_frame_bytes;
+    if admit(&shared, peer, &mut rd, &mut wr).await.is_err() {
         return;
     }
-    match tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake(&mut rd)).await {
-        Ok(Ok(())) => {}
-        Ok(Err(msg)) => {
-            tracing::info!(uid = peer.uid, pid = peer.pid, %msg, "handshake failed");
-            refuse(&mut wr, FailReason::InvalidRequest, msg).await;
-            return;
-        }
-        Err(_) => return,
-    }
-    let max_frame = generation.config.max_frame_bytes;
-    drop(generation);
     let welcome = ServerToClient::Welcome {
         version: CLIENT_PROTOCOL_VERSION,
         server: format!("ptc-supervisor {}", env!("CARGO_PKG_VERSION")),
@@ -106,6 +80,52 @@ pub(crate) async fn serve(stream: Stream, shared: Arc<Shared>) {
     if write(&mut wr, &welcome).await.is_err() {
         return;
     }
+    run_connection(peer, shared, rd, wr, max_frame).await;
+}
+
+fn peer_of(stream: &Stream) -> std::io::Result<Peer> {
+    let c = stream.peer_creds()?;
+    Ok(Peer {
+        uid: c.euid().unwrap_or(u32::MAX),
+        gid: c.egid().unwrap_or(u32::MAX),
+        pid: c.pid().unwrap_or(-1),
+    })
+}
+
+/// Access control from the kernel's credentials, then the version handshake. On `Err` the
+/// peer has been sent its `Refused` frame (best effort) and the connection is to be closed.
+async fn admit(
+    shared: &Shared,
+    peer: Peer,
+    rd: &mut RecvHalf,
+    wr: &mut BufWriter<SendHalf>,
+) -> Result<(), ()> {
+    if !shared.current().config.allows(peer.uid, peer.gid) {
+        let (uid, gid, pid) = (peer.uid, peer.gid, peer.pid);
+        tracing::warn!(uid, gid, pid, "connection refused: uid/gid not allowed");
+        let msg = format!("uid {uid} / gid {gid} may not use this supervisor");
+        refuse(wr, FailReason::PermissionDenied, msg).await;
+        return Err(());
+    }
+    match tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake(rd)).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(msg)) => {
+            tracing::info!(uid = peer.uid, pid = peer.pid, %msg, "handshake failed");
+            refuse(wr, FailReason::InvalidRequest, msg).await;
+            Err(())
+        }
+        Err(_) => Err(()),
+    }
+}
+
+/// The request phase: reader and writer tasks around [`dispatch`].
+async fn run_connection(
+    peer: Peer,
+    shared: Arc<Shared>,
+    rd: RecvHalf,
+    wr: BufWriter<SendHalf>,
+    max_frame: u32,
+) {
     let (out, out_rx) = mpsc::unbounded_channel();
     let conn = Arc::new(Conn {
         peer,
