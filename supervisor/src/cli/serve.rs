@@ -2,7 +2,7 @@
 //!
 //! The systemd socket, if any, is taken before the tokio runtime starts (taking it edits the
 //! environment, which is only sound while the process has one thread). SIGTERM and SIGINT drain
-//! and exit 0; SIGHUP reloads the config file and the policies.
+//! and exit 0; SIGHUP reloads the config file and the policies. Logs: see [`init_logging`].
 
 use clap::Args;
 use ptc_supervisor::daemon::config::{Config, LogFormat};
@@ -90,19 +90,34 @@ fn forward_signals(tx: tokio::sync::mpsc::Sender<Control>) -> std::io::Result<()
     Ok(())
 }
 
-/// Logs go to stderr (journald collects a unit's stderr); `RUST_LOG` filters, default `info`.
-/// Under journald (`$JOURNAL_STREAM`) timestamps are left to the journal.
+/// Under systemd (`$JOURNAL_STREAM`) text logs go to journald natively, with the span fields as
+/// journal fields; otherwise, or for `log_format = "json"`, to stderr. `RUST_LOG` filters
+/// (default `info`).
 fn init_logging(format: LogFormat) {
     use tracing_subscriber::EnvFilter;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let journald = std::env::var_os("JOURNAL_STREAM").is_some();
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let filter = || EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    if format == LogFormat::Text && std::env::var_os("JOURNAL_STREAM").is_some() {
+        match tracing_journald::layer() {
+            Ok(layer) => {
+                let r = tracing_subscriber::registry()
+                    .with(filter())
+                    .with(layer.with_syslog_identifier("ptc-supervisor".into()))
+                    .try_init();
+                if r.is_ok() {
+                    return;
+                }
+            }
+            Err(e) => eprintln!("warning: journald unavailable ({e}); logging to stderr"),
+        }
+    }
     let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+        .with_env_filter(filter())
         .with_writer(std::io::stderr);
-    let result = match (format, journald) {
-        (LogFormat::Json, _) => builder.json().try_init(),
-        (LogFormat::Text, true) => builder.without_time().with_ansi(false).try_init(),
-        (LogFormat::Text, false) => builder.try_init(),
+    let result = match format {
+        LogFormat::Json => builder.json().try_init(),
+        LogFormat::Text => builder.try_init(),
     };
     if let Err(e) = result {
         eprintln!("warning: logging not initialised: {e}");
