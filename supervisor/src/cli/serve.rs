@@ -114,6 +114,7 @@ fn init_logging(format: LogFormat) {
     }
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter())
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr);
     let result = match format {
         LogFormat::Json => builder.json().try_init(),
