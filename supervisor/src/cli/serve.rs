@@ -2,7 +2,7 @@
 //!
 //! The systemd socket, if any, is taken before the tokio runtime starts (taking it edits the
 //! environment, which is only sound while the process has one thread). SIGTERM and SIGINT drain
-//! and exit 0; SIGHUP reloads the config file and the policies. Logs: see [`init_logging`].
+//! and exit 0; SIGHUP reloads the config file and the policies. Logs: see `init_logging`.
 
 use clap::Args;
 use ptc_supervisor::daemon::config::{Config, LogFormat};

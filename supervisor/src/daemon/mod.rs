@@ -7,7 +7,7 @@
 //!
 //! Lifecycle:
 //! - ready: `READY=1` and a `STATUS=` line to systemd; `WATCHDOG=1` at half of `WatchdogSec`.
-//! - reload: config and policies are loaded into a new [`Generation`] (new engine, new admission
+//! - reload: config and policies are loaded into a new `Generation` (new engine, new admission
 //!   bounds); running requests finish on the generation they started on. A bad reload is logged
 //!   and the old generation stays. The socket itself is not rebound.
 //! - shutdown: stop accepting, refuse new runs with `busy`, let running executions finish up
