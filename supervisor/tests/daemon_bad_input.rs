@@ -170,3 +170,37 @@ async fn tool_results_and_cancels_for_unknown_ids_are_ignored() {
     .unwrap();
     d.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_past_the_limit_are_told_busy() {
+    let d = TestDaemon::start("max_connections = 2").await;
+    let socket = d.socket.clone();
+    tokio::task::spawn_blocking(move || {
+        let mut a = Raw::connect(&socket);
+        let mut b = Raw::connect(&socket);
+        assert!(matches!(a.hello(), ServerToClient::Welcome { .. }));
+        assert!(matches!(b.hello(), ServerToClient::Welcome { .. }));
+        let mut c = Raw::connect(&socket);
+        refused_with(c.recv(), FailReason::Busy);
+        // Once one leaves, a new connection is served again.
+        drop(a);
+        let until = std::time::Instant::now() + Duration::from_secs(2);
+        loop {
+            let mut n = Raw::connect(&socket);
+            n.send(&ClientToServer::Hello {
+                version: CLIENT_PROTOCOL_VERSION,
+                client: "again".into(),
+            });
+            match n.recv() {
+                Some(ServerToClient::Welcome { .. }) => break,
+                _ if std::time::Instant::now() < until => {
+                    std::thread::sleep(Duration::from_millis(10))
+                }
+                other => panic!("never served again: {other:?}"),
+            }
+        }
+    })
+    .await
+    .unwrap();
+    d.stop().await;
+}
