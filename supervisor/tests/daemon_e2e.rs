@@ -13,6 +13,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+/// Timing assertions (kill within 100 ms, busy at once) must not share the two cores with the
+/// 12,800-run stress test: those tests and the stress test take this lock.
+static TIMING: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 async fn reason(client: &Client, run: Run) -> FailReason {
     let step = client.run(run).await.unwrap_err();
     step.reason().unwrap()
@@ -67,6 +71,7 @@ async fn tools_run_in_the_test_process_and_results_come_back() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failure_reasons_arrive_intact() {
+    let _serial = TIMING.lock().await;
     let d = TestDaemon::start("[policies_by_uid]\n4242 = [\"strict\"]").await;
     let c = Client::connect(&d.socket).await.unwrap();
     assert_eq!(reason(&c, Run::new("(+ 1")).await, FailReason::ParseError);
@@ -181,6 +186,7 @@ async fn permission_denied_for_a_policy_the_uid_may_not_use() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancel_kills_the_runner_and_answers_cancelled() {
+    let _serial = TIMING.lock().await;
     let d = TestDaemon::start("").await;
     let c = Client::connect(&d.socket).await.unwrap();
     let handle = c.start(Run::new("(loop [] (recur))"));
@@ -214,6 +220,7 @@ async fn cancel_kills_the_runner_and_answers_cancelled() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn disconnect_mid_run_kills_the_runner_within_100ms() {
+    let _serial = TIMING.lock().await;
     let d = TestDaemon::start("").await;
     let c = Client::connect(&d.socket).await.unwrap();
     let running = tokio::spawn({
@@ -237,6 +244,7 @@ async fn disconnect_mid_run_kills_the_runner_within_100ms() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_uid_gets_busy_at_once() {
+    let _serial = TIMING.lock().await;
     let d = TestDaemon::start("per_uid_max = 1\nper_uid_queue = 0").await;
     let c = Client::connect(&d.socket).await.unwrap();
     let long = c.start(Run::new("(loop [] (recur))").timeout(Duration::from_millis(600)));
@@ -263,6 +271,7 @@ async fn a_full_uid_gets_busy_at_once() {
 /// machine with debug builds). `PTC_STRESS_RUNS` changes the runs per client.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn many_concurrent_clients_get_their_own_answers() {
+    let _serial = TIMING.lock().await;
     let runs: usize = std::env::var("PTC_STRESS_RUNS")
         .ok()
         .and_then(|v| v.parse().ok())
