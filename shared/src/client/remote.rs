@@ -128,14 +128,18 @@ async fn handshake(rd: &mut OwnedReadHalf) -> Result<u32, ClientError> {
 }
 
 impl Shared {
+    /// Marks the connection closed and fails every pending request. Lock order everywhere:
+    /// `pending`, then `closed`, so no request can register after the drain and wait forever.
     fn close(&self, fail: Fail) {
         let drained: Vec<Pending> = match self.pending.lock() {
-            Ok(mut p) => p.drain().map(|(_, v)| v).collect(),
+            Ok(mut p) => {
+                if let Ok(mut c) = self.closed.lock() {
+                    c.get_or_insert(fail.clone());
+                }
+                p.drain().map(|(_, v)| v).collect()
+            }
             Err(_) => Vec::new(),
         };
-        if let Ok(mut c) = self.closed.lock() {
-            c.get_or_insert(fail.clone());
-        }
         for p in drained {
             let _ = p.done.send(Step::failed(fail.clone()));
         }
@@ -303,12 +307,13 @@ impl Remote {
         request: RunRequest,
         tools: ToolSet,
     ) -> Result<(u64, oneshot::Receiver<Step>), Fail> {
-        if let Some(fail) = self.shared.closed_fail() {
-            return Err(fail);
-        }
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         if let Ok(mut p) = self.shared.pending.lock() {
+            // Checked under the `pending` lock: `close` cannot drain between check and insert.
+            if let Some(fail) = self.shared.closed_fail() {
+                return Err(fail);
+            }
             p.insert(id, Pending { done: tx, tools });
         }
         let run = ClientToServer::Run {
