@@ -10,7 +10,8 @@
 //! default_policy = "default"
 //! runner = "/usr/local/bin/ptc-runner"
 //! allowed_uids = [1000]            # both lists empty: anyone who can open the socket
-//! allowed_gids = [1001]
+//! allowed_gids = [1001]            # the peer's effective (primary) gid from SO_PEERCRED only;
+//!                                  # for "members of group ptc", use socket_group instead
 //! max_runners = 64                 # runners alive at once, over all clients
 //! max_queue = 256                  # requests waiting for a runner, over all clients
 //! per_uid_max = 16                 # concurrent executions per client uid
