@@ -197,3 +197,41 @@ async fn a_uid_that_is_not_allowed_is_refused() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "3");
 }
+
+#[test]
+fn watchdog_pings_at_half_the_interval() {
+    let dir = common::temp_dir("watchdog");
+    let notify_path = dir.join("notify.sock");
+    let notify = UnixDatagram::bind(&notify_path).unwrap();
+    notify
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let config = dir.join("ptc.toml");
+    std::fs::write(&config, config_text(&dir.join("ptc.sock"), "")).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
+        .args(["serve", "--config"])
+        .arg(&config)
+        .env("NOTIFY_SOCKET", &notify_path)
+        .env("WATCHDOG_USEC", "200000")
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut buf = [0u8; 512];
+    let mut pings = Vec::new();
+    let start = Instant::now();
+    while pings.len() < 3 && start.elapsed() < Duration::from_secs(10) {
+        let n = notify.recv(&mut buf).unwrap();
+        if String::from_utf8_lossy(&buf[..n]).contains("WATCHDOG=1") {
+            pings.push(Instant::now());
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(pings.len(), 3);
+    // Every 100 ms (half of WATCHDOG_USEC), give or take a loaded machine.
+    let gap = pings[2] - pings[1];
+    assert!(
+        gap >= Duration::from_millis(60) && gap <= Duration::from_millis(400),
+        "{gap:?}"
+    );
+}
