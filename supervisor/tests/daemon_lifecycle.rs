@@ -235,3 +235,26 @@ fn watchdog_pings_at_half_the_interval() {
         "{gap:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_logs_carry_one_span_per_execution() {
+    let d = DaemonProcess::start("log_format = \"json\"");
+    let c = Client::connect(&d.socket).await.unwrap();
+    c.run(Run::new("(+ 1 2)")).await.unwrap();
+    let _ = c.run(Run::new("(fail \"x\")")).await;
+    wait_for_log(&d, "\"outcome\":\"failed\"");
+    let finished: Vec<serde_json::Value> = d
+        .log_text()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|j| j["fields"]["message"] == "request finished")
+        .collect();
+    assert_eq!(finished.len(), 2, "{}", d.log_text());
+    let span = &finished[0]["span"];
+    assert_eq!(span["name"], "request");
+    assert_eq!(span["policy"], "default");
+    assert_eq!(span["uid"], nix::unistd::geteuid().as_raw());
+    assert_eq!(span["pid"], std::process::id());
+    assert!(span["duration_ms"].is_u64(), "{span}");
+    assert_eq!(finished[0]["fields"]["outcome"], "ok");
+}
