@@ -7,12 +7,17 @@
 //! - [`codec`]: length-prefixed bincode frames (the only user of bincode), blocking and, with the
 //!   `tokio` feature, async.
 //! - [`protocol`]: the supervisor ↔ runner messages, protocol version and runner exit codes.
+//! - [`client_protocol`]: the client ↔ supervisor (daemon) messages.
+//! - `client` (feature `client`): the async and blocking client library.
 //! - `seccomp` (feature `seccomp`): the runner's seccomp program compiled from JSON, as bytes.
 //!
 //! Design invariant: nothing in this crate trusts its input. Every decoder bounds size and depth,
 //! and no function here panics on data that came from a program or a wire frame.
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "client")]
+pub mod client;
+pub mod client_protocol;
 pub mod codec;
 pub mod limits;
 pub mod protocol;

@@ -3,10 +3,14 @@
 //! - [`policy`]: named policies (limits, isolation, pool size) loaded and validated from TOML.
 //! - [`check`]: what isolation this host offers (`ptc check`) and what a policy gets of it.
 //! - [`engine`]: runs programs in fresh, single-use, hardened `ptc-runner` processes.
+//! - [`daemon`]: the `ptc-supervisor` daemon serving many clients over a local socket.
+//! - [`client`]: the client library (from `ptc_shared::client`) plus its embedded mode.
 //!
 //! Invariant: no code here panics on program input or wire data; every failure is a `Step`.
 #![forbid(unsafe_code)]
 
 pub mod check;
+pub mod client;
+pub mod daemon;
 pub mod engine;
 pub mod policy;

@@ -1,10 +1,14 @@
 //! Command-line parsing and dispatch for `ptc`.
 //!
 //! Exit codes: 0 success; 1 the program failed (a Step with `fail`); 2 usage or input errors
-//! (bad flags, unreadable files) before anything ran.
+//! (bad flags, unreadable files, an unreachable daemon) before anything ran.
 
+mod bench;
+mod connect;
 mod input;
+mod policies;
 mod run;
+mod serve;
 mod tools;
 
 use clap::{Parser, Subcommand};
@@ -24,6 +28,25 @@ enum Command {
     ///
     /// Example: ptc run -e '(->> data/orders (map :total) (reduce +))' --context orders.json
     Run(run::RunArgs),
+    /// Run the supervisor daemon in the foreground (what systemd starts).
+    ///
+    /// Example: ptc serve --socket /tmp/ptc.sock --config /etc/ptc/ptc.toml
+    /// Then: ptc run --connect /tmp/ptc.sock -e '(+ 1 2)'
+    /// SIGTERM drains (running executions finish within shutdown_grace_ms) and exits 0;
+    /// SIGHUP reloads the config and policies (a bad reload keeps the old ones).
+    /// Exit codes: 0 after a clean shutdown, 2 bad config, policies or socket, 1 other failures.
+    Serve(serve::ServeArgs),
+    /// List and validate the policies, and whether this host can enforce each.
+    ///
+    /// Example: ptc policies --dir /etc/ptc/policies --format json
+    /// Exit codes: 0 all enforceable, 1 some cannot be enforced here, 2 a policy file is invalid.
+    Policies(policies::PoliciesArgs),
+    /// Measure latency (p50, p99 in µs) and executions per second at a concurrency.
+    ///
+    /// Example: ptc bench -n 2000 -c 8 -e '(+ 1 2)'            (embedded engine)
+    ///          ptc bench --connect /run/ptc/ptc.sock -n 10000 -c 64
+    /// Exit codes: 0 all runs succeeded, 1 some failed, 2 bad usage or unreachable daemon.
+    Bench(bench::BenchArgs),
 }
 
 /// Parses arguments and runs the chosen command.
@@ -31,5 +54,8 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Run(args) => run::run(args),
+        Command::Serve(args) => serve::serve(args),
+        Command::Policies(args) => policies::policies(args),
+        Command::Bench(args) => bench::bench(args),
     }
 }

@@ -52,6 +52,12 @@ pub struct RunArgs {
     /// A JSON file mapping tool names to fixed results.
     #[arg(long = "tools", value_name = "FILE.json")]
     tools_file: Option<PathBuf>,
+    /// Run through a ptc-supervisor daemon listening on this socket.
+    #[arg(long, value_name = "SOCKET", conflicts_with = "in_process")]
+    connect: Option<PathBuf>,
+    /// Policy to run under (with --connect: a name the daemon knows).
+    #[arg(long)]
+    policy: Option<String>,
 }
 
 fn usage_error(msg: &str) -> ExitCode {
@@ -89,6 +95,12 @@ pub fn run(args: RunArgs) -> ExitCode {
     if let Some(s) = args.max_steps {
         limits.max_steps = s;
     }
+    if let Some(socket) = &args.connect {
+        return run_connect(&args, socket, source, opts);
+    }
+    if args.policy.is_some() {
+        return usage_error("--policy needs --connect SOCKET for now");
+    }
     opts.limits = limits;
     opts.signature = args.signature.clone();
     opts.validation = args.validation.parse().unwrap_or_default();
@@ -105,6 +117,51 @@ pub fn run(args: RunArgs) -> ExitCode {
         Ok(s) | Err(s) => s,
     };
     report(&step, args.format)
+}
+
+/// `--connect`: the same run through a daemon, the CLI hosting `--tool`/`--tools`.
+fn run_connect(
+    args: &RunArgs,
+    socket: &std::path::Path,
+    source: String,
+    opts: RunOptions,
+) -> ExitCode {
+    if args.max_steps.is_some() {
+        return usage_error("--max-steps is not supported with --connect (the policy decides)");
+    }
+    let tools = match cli_tools(args) {
+        Ok(t) => t,
+        Err(e) => return usage_error(&e),
+    };
+    let validation = match args.validation.parse() {
+        Ok(v) => v,
+        Err(_) => return usage_error(&format!("unknown validation mode `{}`", args.validation)),
+    };
+    // The daemon enforces the real deadline; this only bounds a hung tool command here.
+    let budget = std::time::Duration::from_millis(args.timeout.unwrap_or(60_000));
+    let mut run = ptc_supervisor::client::Run::new(source)
+        .context(opts.context)
+        .memory(opts.memory);
+    for (name, tool) in tools {
+        run = run.tool(super::connect::client_tool(name, tool, budget));
+    }
+    if let Some(sig) = &args.signature {
+        run = run.signature(sig.clone());
+    }
+    run = run.validation(validation);
+    if let Some(p) = &args.policy {
+        run = run.policy(p.clone());
+    }
+    if let Some(t) = args.timeout {
+        run = run.timeout(std::time::Duration::from_millis(t));
+    }
+    match super::connect::run_connected(socket, run) {
+        Ok(step) => report(&step, args.format),
+        Err((reason, message)) => {
+            eprintln!("error: {reason}: {message}");
+            ExitCode::from(2)
+        }
+    }
 }
 
 /// The tools given with `--tool` and `--tools`.

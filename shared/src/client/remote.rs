@@ -1,0 +1,367 @@
+//! The daemon backend: one Unix stream connection carrying many concurrent requests.
+//!
+//! A reader task owns the read half: it completes pending requests with their `Step` and runs
+//! tool calls (each in its own task, so a slow tool never blocks other requests). A writer task
+//! owns the write half and drains a channel, flushing when the channel is empty, so concurrent
+//! requests share syscalls. When the connection ends, every pending request completes with a
+//! `runner_crashed` Step saying the connection was lost (or with the server's refusal reason).
+//!
+//! Invariant: a request's future that is dropped before its Step arrived sends `Cancel`, so the
+//! server kills its runner; a `Step` for an id no longer pending is ignored.
+
+use super::run::{BoxFuture, ToolSet};
+use super::{Backend, CancelSignal, ClientError};
+use crate::client_protocol::{
+    CLIENT_MAX_FRAME, CLIENT_PROTOCOL_VERSION, ClientToServer, RunRequest, ServerToClient,
+    peek_hello_version,
+};
+use crate::codec::{CodecError, encode_frame, read_frame_bytes_async, write_frame_async};
+use crate::{Fail, FailReason, Step};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use tokio::io::{AsyncWriteExt, BufWriter};
+use tokio::net::UnixStream;
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+/// Largest frame accepted from the server (a Step carries results, prints and the tool trace).
+const SERVER_MAX_FRAME: u32 = 256 << 20;
+
+struct Pending {
+    done: oneshot::Sender<Step>,
+    tools: ToolSet,
+}
+
+/// Shared between the request futures and the reader task.
+struct Shared {
+    pending: Mutex<HashMap<u64, Pending>>,
+    /// Set once the connection is gone: the Fail every later request gets.
+    closed: Mutex<Option<Fail>>,
+    out: mpsc::UnboundedSender<ClientToServer>,
+}
+
+/// A live connection to a daemon.
+pub(crate) struct Remote {
+    shared: Arc<Shared>,
+    next_id: AtomicU64,
+    tasks: [JoinHandle<()>; 2],
+}
+
+impl std::fmt::Debug for Remote {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Remote").finish_non_exhaustive()
+    }
+}
+
+impl Drop for Remote {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+        // Runs still awaited elsewhere must not wait for a Step that can no longer arrive.
+        self.shared.close(lost("the client was dropped"));
+    }
+}
+
+impl Remote {
+    /// Connects and performs the handshake.
+    pub(crate) async fn connect(path: &Path) -> Result<Remote, ClientError> {
+        let stream = UnixStream::connect(path).await?;
+        let (mut rd, mut wr) = stream.into_split();
+        let hello = ClientToServer::Hello {
+            version: CLIENT_PROTOCOL_VERSION,
+            client: format!("ptc-shared {}", env!("CARGO_PKG_VERSION")),
+        };
+        // A server that refuses us (SO_PEERCRED) may close before reading the Hello: then the
+        // write fails but its Refused frame is still there to read, and says more.
+        let sent = write_frame_async(&mut wr, &hello, CLIENT_MAX_FRAME).await;
+        let max_frame = match (handshake(&mut rd).await, sent) {
+            (Ok(m), Ok(())) => m,
+            (Err(e @ ClientError::Refused { .. }), _) | (Err(e), Ok(())) => return Err(e),
+            (_, Err(e)) => return Err(e.into()),
+        };
+        let (tx, rx) = mpsc::unbounded_channel();
+        let shared = Arc::new(Shared {
+            pending: Mutex::new(HashMap::new()),
+            closed: Mutex::new(None),
+            out: tx,
+        });
+        let reader = tokio::spawn(read_loop(rd, Arc::clone(&shared)));
+        let writer = tokio::spawn(write_loop(wr, rx, max_frame, Arc::clone(&shared)));
+        Ok(Remote {
+            shared,
+            next_id: AtomicU64::new(1),
+            tasks: [reader, writer],
+        })
+    }
+}
+
+async fn handshake(rd: &mut OwnedReadHalf) -> Result<u32, ClientError> {
+    let body = read_frame_bytes_async(rd, CLIENT_MAX_FRAME)
+        .await?
+        .ok_or(ClientError::Closed)?;
+    match crate::codec::decode_body::<ServerToClient>(&body, CLIENT_MAX_FRAME) {
+        Ok(ServerToClient::Welcome {
+            version: CLIENT_PROTOCOL_VERSION,
+            max_frame,
+            ..
+        }) => Ok(max_frame),
+        Ok(ServerToClient::Refused { reason, message }) => {
+            Err(ClientError::Refused { reason, message })
+        }
+        Ok(ServerToClient::Welcome { version, .. }) => Err(ClientError::Version {
+            ours: CLIENT_PROTOCOL_VERSION,
+            theirs: version,
+        }),
+        Ok(_) => Err(ClientError::Protocol("expected Welcome".into())),
+        Err(e) => match peek_hello_version(&body) {
+            Some(theirs) if theirs != CLIENT_PROTOCOL_VERSION => Err(ClientError::Version {
+                ours: CLIENT_PROTOCOL_VERSION,
+                theirs,
+            }),
+            _ => Err(e.into()),
+        },
+    }
+}
+
+impl Shared {
+    /// Marks the connection closed and fails every pending request. Lock order everywhere:
+    /// `pending`, then `closed`, so no request can register after the drain and wait forever.
+    fn close(&self, fail: Fail) {
+        let drained: Vec<Pending> = match self.pending.lock() {
+            Ok(mut p) => {
+                if let Ok(mut c) = self.closed.lock() {
+                    c.get_or_insert(fail.clone());
+                }
+                p.drain().map(|(_, v)| v).collect()
+            }
+            Err(_) => Vec::new(),
+        };
+        for p in drained {
+            let _ = p.done.send(Step::failed(fail.clone()));
+        }
+    }
+
+    fn closed_fail(&self) -> Option<Fail> {
+        self.closed.lock().ok().and_then(|c| c.clone())
+    }
+}
+
+fn lost(detail: impl std::fmt::Display) -> Fail {
+    Fail::new(
+        FailReason::RunnerCrashed,
+        format!("connection to the supervisor lost: {detail}"),
+    )
+}
+
+async fn read_loop(mut rd: OwnedReadHalf, shared: Arc<Shared>) {
+    let fail = loop {
+        let msg =
+            match crate::codec::read_frame_async::<ServerToClient, _>(&mut rd, SERVER_MAX_FRAME)
+                .await
+            {
+                Ok(Some(m)) => m,
+                Ok(None) => break lost("closed by the server"),
+                Err(e) => break lost(e),
+            };
+        match msg {
+            ServerToClient::Step { request_id, step } => {
+                let p = shared
+                    .pending
+                    .lock()
+                    .ok()
+                    .and_then(|mut p| p.remove(&request_id));
+                if let Some(p) = p {
+                    let _ = p.done.send(*step);
+                }
+            }
+            ServerToClient::ToolCall {
+                request_id,
+                call_id,
+                name,
+                args,
+            } => spawn_tool(&shared, request_id, call_id, &name, args),
+            ServerToClient::Refused { reason, message } => break Fail::new(reason, message),
+            ServerToClient::Welcome { .. } => break lost("unexpected second Welcome"),
+        }
+    };
+    shared.close(fail);
+}
+
+fn spawn_tool(shared: &Arc<Shared>, request_id: u64, call_id: u64, name: &str, args: crate::Value) {
+    let tools = shared
+        .pending
+        .lock()
+        .ok()
+        .and_then(|p| p.get(&request_id).map(|p| p.tools.clone()));
+    let Some(tools) = tools else {
+        return; // the request was cancelled meanwhile
+    };
+    let fut = tools.call(name, args);
+    let out = shared.out.clone();
+    tokio::spawn(async move {
+        let result = fut.await;
+        let _ = out.send(ClientToServer::ToolResult {
+            request_id,
+            call_id,
+            result,
+        });
+    });
+}
+
+async fn write_loop(
+    wr: OwnedWriteHalf,
+    mut rx: mpsc::UnboundedReceiver<ClientToServer>,
+    max_frame: u32,
+    shared: Arc<Shared>,
+) {
+    let mut wr = BufWriter::new(wr);
+    while let Some(msg) = rx.recv().await {
+        if let Err(e) = write_one(&mut wr, &msg, max_frame, &shared).await {
+            shared.close(lost(e));
+            return;
+        }
+        if rx.is_empty()
+            && let Err(e) = wr.flush().await
+        {
+            shared.close(lost(e));
+            return;
+        }
+    }
+}
+
+/// Writes one message; a message too large to send fails only its own request.
+async fn write_one(
+    wr: &mut BufWriter<OwnedWriteHalf>,
+    msg: &ClientToServer,
+    max_frame: u32,
+    shared: &Shared,
+) -> std::io::Result<()> {
+    match encode_frame(msg, max_frame) {
+        Ok(frame) => wr.write_all(&frame).await,
+        Err(e) => {
+            let fail = Fail::new(FailReason::InvalidRequest, format!("request not sent: {e}"));
+            match msg {
+                ClientToServer::Run { id, .. } => finish(shared, *id, fail),
+                ClientToServer::ToolResult {
+                    request_id,
+                    call_id,
+                    ..
+                } => {
+                    // The tool's answer is too large for the wire: send the error instead.
+                    let err = ClientToServer::ToolResult {
+                        request_id: *request_id,
+                        call_id: *call_id,
+                        result: Err(format!("tool result not sent: {e}")),
+                    };
+                    if let Ok(frame) = encode_frame(&err, max_frame) {
+                        return wr.write_all(&frame).await;
+                    }
+                }
+                _ => {}
+            }
+            Ok(())
+        }
+    }
+}
+
+fn finish(shared: &Shared, id: u64, fail: Fail) {
+    let p = shared.pending.lock().ok().and_then(|mut p| p.remove(&id));
+    if let Some(p) = p {
+        let _ = p.done.send(Step::failed(fail));
+    }
+}
+
+/// Sends `Cancel` when a request's future is dropped before its Step arrived.
+struct CancelOnDrop {
+    shared: Arc<Shared>,
+    id: u64,
+    armed: bool,
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        if self.armed {
+            let removed = self
+                .shared
+                .pending
+                .lock()
+                .ok()
+                .and_then(|mut p| p.remove(&self.id));
+            if removed.is_some() {
+                let _ = self.shared.out.send(ClientToServer::Cancel {
+                    request_id: self.id,
+                });
+            }
+        }
+    }
+}
+
+impl Remote {
+    /// Registers and sends one request; returns its id and the receiver of its Step.
+    fn start(
+        &self,
+        request: RunRequest,
+        tools: ToolSet,
+    ) -> Result<(u64, oneshot::Receiver<Step>), Fail> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        if let Ok(mut p) = self.shared.pending.lock() {
+            // Checked under the `pending` lock: `close` cannot drain between check and insert.
+            if let Some(fail) = self.shared.closed_fail() {
+                return Err(fail);
+            }
+            p.insert(id, Pending { done: tx, tools });
+        }
+        let run = ClientToServer::Run {
+            id,
+            request: Box::new(request),
+        };
+        if self.shared.out.send(run).is_err() {
+            finish(&self.shared, id, lost("writer stopped"));
+        }
+        Ok((id, rx))
+    }
+}
+
+impl Backend for Remote {
+    fn run(
+        &self,
+        request: RunRequest,
+        tools: ToolSet,
+        mut cancel: CancelSignal,
+    ) -> BoxFuture<'static, Step> {
+        let started = self.start(request, tools);
+        let shared = Arc::clone(&self.shared);
+        Box::pin(async move {
+            let (id, mut rx) = match started {
+                Ok(s) => s,
+                Err(fail) => return Step::failed(fail),
+            };
+            let mut guard = CancelOnDrop {
+                shared,
+                id,
+                armed: true,
+            };
+            let step = tokio::select! {
+                step = &mut rx => step,
+                () = cancel.cancelled() => {
+                    // The server answers a Cancel with the request's `cancelled` Step.
+                    let _ = guard.shared.out.send(ClientToServer::Cancel { request_id: id });
+                    rx.await
+                }
+            };
+            guard.armed = false;
+            step.unwrap_or_else(|_| Step::failed(lost("request dropped")))
+        })
+    }
+}
+
+impl From<CodecError> for ClientError {
+    fn from(e: CodecError) -> ClientError {
+        ClientError::Codec(e)
+    }
+}

@@ -1,0 +1,193 @@
+//! Client ↔ supervisor messages, carried as [`crate::codec`] frames over a local stream socket.
+//!
+//! ```text
+//! client: Hello{version}           server: Welcome{version,..} | Refused{reason,message} (then closes)
+//! client: Run{id, request}         (any number, concurrently; ids are the client's, unique per connection)
+//! server: ToolCall{request_id, call_id, name, args}  ⇄  client: ToolResult{request_id, call_id, result}
+//! client: Cancel{request_id}       (the request's runner is killed; its Step says `cancelled`)
+//! server: Step{request_id, step}   (exactly one per Run, also for busy / invalid / cancelled)
+//! ```
+//! Invariants:
+//! - `Hello` and `Welcome` are variant 0 and carry the version as their first field, so a peer of
+//!   any version can read the other's version (see [`peek_hello_version`]); a mismatch is
+//!   answered with `Refused{invalid_request}` naming both versions.
+//! - Every `Run` gets exactly one `Step` with its id, whatever happens; a `ToolResult` or
+//!   `Cancel` for an unknown id is ignored (it may race with the Step).
+//! - The connection is the unit of failure: a malformed or oversized frame closes that
+//!   connection only, and closing a connection cancels all of its requests.
+//!
+//! Extension point: the SubAgent loop's LLM callback will be one more pair shaped like
+//! `ToolCall`/`ToolResult` (server `LlmCall{request_id, call_id, ..}`, client `LlmResult{..}`),
+//! appended as new variants at the end so existing tags keep their numbers.
+
+use crate::codec::{Message, peek_tag_and_u32};
+use crate::protocol::ToolDecl;
+use crate::{FailReason, Limits, Step, Value};
+use serde::{Deserialize, Serialize};
+
+/// Bumped on every incompatible change to these messages (independent of the runner protocol).
+pub const CLIENT_PROTOCOL_VERSION: u32 = 1;
+
+/// Default maximum frame body on a client connection (16 MiB; the daemon's config may lower it).
+pub const CLIENT_MAX_FRAME: u32 = 16 << 20;
+
+/// One execution request, as a client sends it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunRequest {
+    pub program: String,
+    /// The context map (`data/k`); `Nil` means empty.
+    pub context: Value,
+    /// The user namespace from earlier runs; `Nil` means empty.
+    pub memory: Value,
+    /// `*1 *2 *3`, newest first.
+    pub history: Vec<Value>,
+    /// The tools the client hosts; the program may call only these.
+    pub tools: Vec<ToolDecl>,
+    /// Signature text the result is checked against, e.g. `"() -> :int"`.
+    pub signature: Option<String>,
+    /// Policy name; `None` is the server's default.
+    pub policy: Option<String>,
+    /// A complete set of tighter limits (looser than the policy is `invalid_request`).
+    pub limits: Option<Limits>,
+    /// Tightens only the wall-clock timeout of the policy (or of `limits`).
+    pub timeout_ms: Option<u64>,
+    /// How strictly `signature` and the tools' signatures are applied.
+    pub validation: crate::signature::Mode,
+}
+
+/// Frames a client sends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ClientToServer {
+    /// First frame of every connection.
+    Hello {
+        version: u32,
+        client: String,
+    },
+    Run {
+        id: u64,
+        request: Box<RunRequest>,
+    },
+    /// The answer to `ToolCall{request_id, call_id}`. `Err` is a `tool_error` with that message.
+    ToolResult {
+        request_id: u64,
+        call_id: u64,
+        result: Result<Value, String>,
+    },
+    Cancel {
+        request_id: u64,
+    },
+}
+
+/// Frames the server sends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ServerToClient {
+    /// The handshake succeeded; `max_frame` is the largest body the server accepts.
+    Welcome {
+        version: u32,
+        server: String,
+        max_frame: u32,
+    },
+    /// The connection is refused (`permission_denied`, `invalid_request` for a version mismatch
+    /// or a bad frame, `busy` for too many connections); the server closes it next.
+    Refused { reason: FailReason, message: String },
+    /// The program of request `request_id` called a tool the client hosts.
+    ToolCall {
+        request_id: u64,
+        call_id: u64,
+        name: String,
+        args: Value,
+    },
+    /// The final answer to `Run{id: request_id}`.
+    Step { request_id: u64, step: Box<Step> },
+}
+
+const TAG_HELLO: u32 = 0;
+
+impl Message for ClientToServer {}
+impl Message for ServerToClient {}
+
+/// The version in a `Hello`/`Welcome` body, even if the rest of it no longer decodes as ours.
+pub fn peek_hello_version(body: &[u8]) -> Option<u32> {
+    match peek_tag_and_u32(body)? {
+        (TAG_HELLO, v) => Some(v),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::codec::{HEADER_LEN, decode_body, encode_frame};
+    use crate::{Fail, FailReason};
+
+    fn round_trip<T: Message + PartialEq + std::fmt::Debug>(m: T) {
+        let frame = encode_frame(&m, CLIENT_MAX_FRAME).unwrap();
+        let back: T = decode_body(&frame[HEADER_LEN..], CLIENT_MAX_FRAME).unwrap();
+        assert_eq!(back, m);
+    }
+
+    #[test]
+    fn every_message_round_trips() {
+        round_trip(ClientToServer::Hello {
+            version: CLIENT_PROTOCOL_VERSION,
+            client: "t".into(),
+        });
+        round_trip(ClientToServer::Run {
+            id: 9,
+            request: Box::new(RunRequest {
+                program: "(+ 1 2)".into(),
+                tools: vec![ToolDecl {
+                    name: "a".into(),
+                    signature: Some("() -> :int".into()),
+                    description: None,
+                }],
+                timeout_ms: Some(5),
+                limits: Some(Limits::default()),
+                ..RunRequest::default()
+            }),
+        });
+        round_trip(ClientToServer::ToolResult {
+            request_id: 1,
+            call_id: 2,
+            result: Err("no".into()),
+        });
+        round_trip(ClientToServer::Cancel { request_id: 3 });
+        round_trip(ServerToClient::Refused {
+            reason: FailReason::PermissionDenied,
+            message: "uid 5".into(),
+        });
+        round_trip(ServerToClient::ToolCall {
+            request_id: 1,
+            call_id: 2,
+            name: "x".into(),
+            args: Value::Int(1),
+        });
+        round_trip(ServerToClient::Step {
+            request_id: 4,
+            step: Box::new(Step::failed(Fail::new(FailReason::Busy, "full"))),
+        });
+    }
+
+    #[test]
+    fn hello_version_is_readable_across_layouts() {
+        let hello = ClientToServer::Hello {
+            version: 7,
+            client: "x".into(),
+        };
+        let frame = encode_frame(&hello, CLIENT_MAX_FRAME).unwrap();
+        assert_eq!(peek_hello_version(&frame[HEADER_LEN..]), Some(7));
+        // A future Hello with unknown trailing fields still shows its version.
+        let future = encode_frame(&(0u32, 42u32, [1u8; 3], "new"), CLIENT_MAX_FRAME).unwrap();
+        assert_eq!(peek_hello_version(&future[HEADER_LEN..]), Some(42));
+        let welcome = ServerToClient::Welcome {
+            version: 3,
+            server: "s".into(),
+            max_frame: 1,
+        };
+        let frame = encode_frame(&welcome, CLIENT_MAX_FRAME).unwrap();
+        assert_eq!(peek_hello_version(&frame[HEADER_LEN..]), Some(3));
+        let run = encode_frame(&ClientToServer::Cancel { request_id: 1 }, 64).unwrap();
+        assert_eq!(peek_hello_version(&run[HEADER_LEN..]), None);
+    }
+}

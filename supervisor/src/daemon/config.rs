@@ -1,0 +1,322 @@
+//! The daemon's configuration file (TOML), with defaults that work out of the box.
+//!
+//! Every key is optional. Unknown keys and bad values are errors that name the file and the key.
+//! A loaded [`Config`] is complete and validated; the daemon never re-checks it.
+//!
+//! ```toml
+//! socket = "/run/ptc/ptc.sock"     # ignored under socket activation
+//! socket_group = "ptc"             # group of the socket (mode is always 0660)
+//! policies_dir = "/etc/ptc/policies"
+//! default_policy = "default"
+//! runner = "/usr/local/bin/ptc-runner"
+//! allowed_uids = [1000]            # both lists empty: anyone who can open the socket
+//! allowed_gids = [1001]            # the peer's effective (primary) gid from SO_PEERCRED only;
+//!                                  # for "members of group ptc", use socket_group instead
+//! max_runners = 64                 # runners alive at once, over all clients
+//! max_queue = 256                  # requests waiting for a runner, over all clients
+//! per_uid_max = 16                 # concurrent executions per client uid
+//! per_uid_queue = 64               # waiting requests per client uid
+//! max_connections = 1024
+//! max_frame_bytes = 16777216
+//! shutdown_grace_ms = 10000        # SIGTERM: how long running executions may finish
+//! log_format = "text"              # or "json"
+//! [policies_by_uid]                # uids listed here may use only these policies
+//! 1000 = ["default", "strict"]
+//! ```
+
+use serde::Deserialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The config file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{file}: cannot read: {source}")]
+    Read {
+        file: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{file}: {message}")]
+    Parse { file: PathBuf, message: String },
+    #[error("{file}: key `{key}`: {message}")]
+    Key {
+        file: PathBuf,
+        key: String,
+        message: String,
+    },
+}
+
+/// Log output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
+/// The validated daemon configuration.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    pub socket: PathBuf,
+    /// Group id the socket is chowned to (`None`: the daemon's group).
+    pub socket_gid: Option<u32>,
+    pub policies_dir: PathBuf,
+    pub default_policy: String,
+    pub runner: PathBuf,
+    pub allowed_uids: BTreeSet<u32>,
+    pub allowed_gids: BTreeSet<u32>,
+    pub policies_by_uid: BTreeMap<u32, BTreeSet<String>>,
+    pub max_runners: usize,
+    pub max_queue: usize,
+    pub per_uid_max: usize,
+    pub per_uid_queue: usize,
+    pub max_connections: usize,
+    pub max_frame_bytes: u32,
+    pub shutdown_grace_ms: u64,
+    pub log_format: LogFormat,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    socket: Option<PathBuf>,
+    socket_group: Option<String>,
+    policies_dir: Option<PathBuf>,
+    default_policy: Option<String>,
+    runner: Option<PathBuf>,
+    allowed_uids: Option<Vec<u32>>,
+    allowed_gids: Option<Vec<u32>>,
+    policies_by_uid: Option<BTreeMap<String, Vec<String>>>,
+    max_runners: Option<usize>,
+    max_queue: Option<usize>,
+    per_uid_max: Option<usize>,
+    per_uid_queue: Option<usize>,
+    max_connections: Option<usize>,
+    max_frame_bytes: Option<u32>,
+    shutdown_grace_ms: Option<u64>,
+    log_format: Option<LogFormat>,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            socket: default_socket(),
+            socket_gid: None,
+            policies_dir: default_policies_dir(),
+            default_policy: "default".into(),
+            runner: default_runner(),
+            allowed_uids: BTreeSet::new(),
+            allowed_gids: BTreeSet::new(),
+            policies_by_uid: BTreeMap::new(),
+            max_runners: 64,
+            max_queue: 256,
+            per_uid_max: 16,
+            per_uid_queue: 64,
+            max_connections: 1024,
+            max_frame_bytes: ptc_shared::client_protocol::CLIENT_MAX_FRAME,
+            shutdown_grace_ms: 10_000,
+            log_format: LogFormat::Text,
+        }
+    }
+}
+
+impl Config {
+    /// Reads and validates a config file.
+    pub fn load(file: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(file).map_err(|source| ConfigError::Read {
+            file: file.to_path_buf(),
+            source,
+        })?;
+        Config::from_toml(file, &text)
+    }
+
+    /// Parses and validates config text; `file` is only used in errors and for relative paths.
+    pub fn from_toml(file: &Path, text: &str) -> Result<Config, ConfigError> {
+        let f: ConfigFile = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            file: file.to_path_buf(),
+            message: e.to_string().trim_end().replace('\n', " "),
+        })?;
+        let base = file.parent().unwrap_or(Path::new("."));
+        let key = |key: &str, message: String| ConfigError::Key {
+            file: file.to_path_buf(),
+            key: key.to_string(),
+            message,
+        };
+        let d = Config::default();
+        let c = Config {
+            socket: f.socket.map_or(d.socket, |p| base.join(p)),
+            socket_gid: match f.socket_group {
+                Some(g) => Some(resolve_group(&g).map_err(|m| key("socket_group", m))?),
+                None => None,
+            },
+            policies_dir: f.policies_dir.map_or(d.policies_dir, |p| base.join(p)),
+            default_policy: f.default_policy.unwrap_or(d.default_policy),
+            runner: f.runner.map_or(d.runner, |p| base.join(p)),
+            allowed_uids: f.allowed_uids.unwrap_or_default().into_iter().collect(),
+            allowed_gids: f.allowed_gids.unwrap_or_default().into_iter().collect(),
+            policies_by_uid: parse_policy_map(f.policies_by_uid.unwrap_or_default())
+                .map_err(|(k, m)| key(&k, m))?,
+            max_runners: f.max_runners.unwrap_or(d.max_runners),
+            max_queue: f.max_queue.unwrap_or(d.max_queue),
+            per_uid_max: f.per_uid_max.unwrap_or(d.per_uid_max),
+            per_uid_queue: f.per_uid_queue.unwrap_or(d.per_uid_queue),
+            max_connections: f.max_connections.unwrap_or(d.max_connections),
+            max_frame_bytes: f.max_frame_bytes.unwrap_or(d.max_frame_bytes),
+            shutdown_grace_ms: f.shutdown_grace_ms.unwrap_or(d.shutdown_grace_ms),
+            log_format: f.log_format.unwrap_or(d.log_format),
+        };
+        c.validate().map_err(|(k, m)| key(k, m))?;
+        Ok(c)
+    }
+
+    /// Range checks; the error names the key.
+    fn validate(&self) -> Result<(), (&'static str, String)> {
+        let at_least_one = [
+            ("max_runners", self.max_runners),
+            ("per_uid_max", self.per_uid_max),
+            ("max_connections", self.max_connections),
+        ];
+        for (k, v) in at_least_one {
+            if v == 0 {
+                return Err((k, "must be at least 1".into()));
+            }
+        }
+        if self.max_frame_bytes < 4096 {
+            return Err(("max_frame_bytes", "must be at least 4096".into()));
+        }
+        if self.default_policy.is_empty() {
+            return Err(("default_policy", "must not be empty".into()));
+        }
+        if self.socket.as_os_str().is_empty() {
+            return Err(("socket", "must not be empty".into()));
+        }
+        Ok(())
+    }
+
+    /// Whether a peer with these credentials may connect.
+    pub fn allows(&self, uid: u32, gid: u32) -> bool {
+        (self.allowed_uids.is_empty() && self.allowed_gids.is_empty())
+            || self.allowed_uids.contains(&uid)
+            || self.allowed_gids.contains(&gid)
+    }
+
+    /// Whether `uid` may run under `policy`.
+    pub fn policy_allowed(&self, uid: u32, policy: &str) -> bool {
+        self.policies_by_uid
+            .get(&uid)
+            .is_none_or(|set| set.contains(policy))
+    }
+}
+
+fn parse_policy_map(
+    raw: BTreeMap<String, Vec<String>>,
+) -> Result<BTreeMap<u32, BTreeSet<String>>, (String, String)> {
+    let mut out = BTreeMap::new();
+    for (k, v) in raw {
+        let uid: u32 = k.parse().map_err(|_| {
+            (
+                format!("policies_by_uid.{k}"),
+                "keys must be numeric uids".to_string(),
+            )
+        })?;
+        out.insert(uid, v.into_iter().collect());
+    }
+    Ok(out)
+}
+
+fn resolve_group(g: &str) -> Result<u32, String> {
+    if let Ok(gid) = g.parse::<u32>() {
+        return Ok(gid);
+    }
+    match nix::unistd::Group::from_name(g) {
+        Ok(Some(grp)) => Ok(grp.gid.as_raw()),
+        Ok(None) => Err(format!("no group named `{g}`")),
+        Err(e) => Err(format!("cannot look up group `{g}`: {e}")),
+    }
+}
+
+/// `/run/ptc/ptc.sock` for root; `$XDG_RUNTIME_DIR/ptc/ptc.sock` (or /tmp) for other users.
+pub fn default_socket() -> PathBuf {
+    if nix::unistd::geteuid().is_root() {
+        return PathBuf::from("/run/ptc/ptc.sock");
+    }
+    let base = std::env::var_os("XDG_RUNTIME_DIR").map_or_else(std::env::temp_dir, PathBuf::from);
+    base.join("ptc").join("ptc.sock")
+}
+
+/// The `ptc-runner` binary: `$PTC_RUNNER`, else next to the current executable (also one level
+/// up, for test and bench binaries in `target/*/deps`), else `ptc-runner` in `/usr/local/bin`.
+pub fn default_runner() -> PathBuf {
+    if let Some(p) = std::env::var_os("PTC_RUNNER") {
+        return PathBuf::from(p);
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        for dir in exe.ancestors().skip(1).take(2) {
+            let p = dir.join("ptc-runner");
+            if p.is_file() {
+                return p;
+            }
+        }
+    }
+    PathBuf::from("/usr/local/bin/ptc-runner")
+}
+
+/// The policies directory: `$PTC_POLICIES`, else `/etc/ptc/policies` if it exists, else the
+/// source tree's `policies/` (a development build).
+pub fn default_policies_dir() -> PathBuf {
+    if let Some(p) = std::env::var_os("PTC_POLICIES") {
+        return PathBuf::from(p);
+    }
+    let etc = PathBuf::from("/etc/ptc/policies");
+    if etc.is_dir() {
+        return etc;
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies")
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Config, ConfigError> {
+        Config::from_toml(Path::new("/etc/ptc/ptc.toml"), text)
+    }
+
+    #[test]
+    fn empty_config_is_the_defaults() {
+        assert_eq!(parse("").unwrap(), Config::default());
+    }
+
+    #[test]
+    fn unknown_key_is_named() {
+        let e = parse("max_runnerz = 3").unwrap_err().to_string();
+        assert!(e.contains("max_runnerz"), "{e}");
+        assert!(e.contains("/etc/ptc/ptc.toml"), "{e}");
+    }
+
+    #[test]
+    fn bad_values_name_the_key() {
+        let e = parse("max_runners = 0").unwrap_err().to_string();
+        assert!(e.contains("`max_runners`"), "{e}");
+        let e = parse("max_queue = \"lots\"").unwrap_err().to_string();
+        assert!(e.contains("max_queue"), "{e}");
+        let e = parse("[policies_by_uid]\nbob = [\"default\"]")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("policies_by_uid.bob"), "{e}");
+        let e = parse("log_format = \"xml\"").unwrap_err().to_string();
+        assert!(e.contains("log_format"), "{e}");
+    }
+
+    #[test]
+    fn relative_paths_are_relative_to_the_file_and_access_rules_apply() {
+        let c =
+            parse("socket = \"s.sock\"\nallowed_uids = [5]\n[policies_by_uid]\n5 = [\"strict\"]")
+                .unwrap();
+        assert_eq!(c.socket, PathBuf::from("/etc/ptc/s.sock"));
+        assert!(c.allows(5, 99) && !c.allows(6, 99));
+        assert!(c.policy_allowed(5, "strict") && !c.policy_allowed(5, "default"));
+        assert!(c.policy_allowed(6, "default"));
+    }
+}

@@ -1,0 +1,427 @@
+//! One client connection: access control, handshake, and many concurrent requests.
+//!
+//! Tasks per connection: a reader (decodes frames into a channel, so the main loop's `select!`
+//! stays cancel-safe), a writer (drains a channel of outgoing frames, flushing when it is empty),
+//! and one task per request, all owned by the connection's `JoinSet`.
+//!
+//! Invariants:
+//! - The peer's uid/gid come from the kernel (SO_PEERCRED), never from the client's word.
+//! - When the connection ends for any reason (EOF, a malformed or oversized frame, shutdown),
+//!   the `JoinSet` is dropped: every request future is dropped, which kills its runner.
+//! - Each `Run` gets exactly one `Step` frame with its id (busy, refused, cancelled included).
+
+use super::Shared;
+use crate::client::{exec_request, refusal};
+use crate::engine::{BoxFuture, ToolHandler};
+use interprocess::local_socket::tokio::Stream;
+use interprocess::local_socket::traits::StreamCommon;
+use ptc_shared::client_protocol::{
+    CLIENT_PROTOCOL_VERSION, ClientToServer, RunRequest, ServerToClient, peek_hello_version,
+};
+use ptc_shared::codec::{
+    CodecError, decode_body, encode_frame, read_frame_async, read_frame_bytes_async,
+};
+use ptc_shared::{FailReason, Step, Value};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncWriteExt, BufWriter, ReadHalf, WriteHalf};
+
+type RecvHalf = ReadHalf<Stream>;
+type SendHalf = WriteHalf<Stream>;
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinSet;
+
+/// How long a client may take to send `Hello`.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Largest `Hello` frame read before the client is known.
+const HELLO_MAX: u32 = 64 << 10;
+
+/// Who is on the other end, from the kernel.
+#[derive(Debug, Clone, Copy)]
+pub struct Peer {
+    pub uid: u32,
+    pub gid: u32,
+    pub pid: i32,
+}
+
+type ToolReply = oneshot::Sender<Result<Value, String>>;
+
+/// Per-connection state shared by its request tasks.
+struct Conn {
+    peer: Peer,
+    out: mpsc::UnboundedSender<ServerToClient>,
+    calls: Mutex<HashMap<(u64, u64), ToolReply>>,
+    requests: Mutex<HashMap<u64, oneshot::Sender<()>>>,
+    next_call: AtomicU64,
+}
+
+/// Serves one accepted connection until it ends.
+pub(crate) async fn serve(stream: Stream, shared: Arc<Shared>) {
+    let peer = match peer_of(&stream) {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read peer credentials; closing");
+            return;
+        }
+    };
+    let (mut rd, wr) = tokio::io::split(stream);
+    let mut wr = BufWriter::new(wr);
+    let max_frame = shared.current().config.max_frame_bytes;
+    if admit(&shared, peer, &mut rd, &mut wr).await.is_err() {
+        return;
+    }
+    let welcome = ServerToClient::Welcome {
+        version: CLIENT_PROTOCOL_VERSION,
+        server: format!("ptc-supervisor {}", env!("CARGO_PKG_VERSION")),
+        max_frame,
+    };
+    if write(&mut wr, &welcome).await.is_err() {
+        return;
+    }
+    run_connection(peer, shared, rd, wr, max_frame).await;
+}
+
+fn peer_of(stream: &Stream) -> std::io::Result<Peer> {
+    let c = stream.peer_creds()?;
+    Ok(Peer {
+        uid: c.euid().unwrap_or(u32::MAX),
+        gid: c.egid().unwrap_or(u32::MAX),
+        pid: c.pid().unwrap_or(-1),
+    })
+}
+
+/// Access control from the kernel's credentials, then the version handshake. On `Err` the
+/// peer has been sent its `Refused` frame (best effort) and the connection is to be closed.
+async fn admit(
+    shared: &Shared,
+    peer: Peer,
+    rd: &mut RecvHalf,
+    wr: &mut BufWriter<SendHalf>,
+) -> Result<(), ()> {
+    if !shared.current().config.allows(peer.uid, peer.gid) {
+        let (uid, gid, pid) = (peer.uid, peer.gid, peer.pid);
+        tracing::warn!(uid, gid, pid, "connection refused: uid/gid not allowed");
+        let msg = format!("uid {uid} / gid {gid} may not use this supervisor");
+        refuse(wr, FailReason::PermissionDenied, msg).await;
+        return Err(());
+    }
+    match tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake(rd)).await {
+        Ok(Ok(())) => Ok(()),
+        Ok(Err(msg)) => {
+            tracing::info!(uid = peer.uid, pid = peer.pid, %msg, "handshake failed");
+            refuse(wr, FailReason::InvalidRequest, msg).await;
+            Err(())
+        }
+        Err(_) => Err(()),
+    }
+}
+
+/// The request phase: reader and writer tasks around [`dispatch`].
+async fn run_connection(
+    peer: Peer,
+    shared: Arc<Shared>,
+    rd: RecvHalf,
+    wr: BufWriter<SendHalf>,
+    max_frame: u32,
+) {
+    let (out, out_rx) = mpsc::unbounded_channel();
+    let conn = Arc::new(Conn {
+        peer,
+        out,
+        calls: Mutex::new(HashMap::new()),
+        requests: Mutex::new(HashMap::new()),
+        next_call: AtomicU64::new(1),
+    });
+    let writer = tokio::spawn(write_loop(wr, out_rx));
+    let (frames_tx, frames_rx) = mpsc::channel(16);
+    let reader = tokio::spawn(read_loop(rd, max_frame, frames_tx));
+    let end = dispatch(&conn, &shared, frames_rx).await;
+    reader.abort();
+    if let Some(msg) = end {
+        tracing::info!(uid = peer.uid, pid = peer.pid, %msg, "closing connection after a bad frame");
+        let _ = conn.out.send(ServerToClient::Refused {
+            reason: FailReason::InvalidRequest,
+            message: msg,
+        });
+    }
+    drop(conn);
+    // The writer ends once every request task (holding `out`) is gone; bound the final flush.
+    let _ = tokio::time::timeout(Duration::from_millis(500), writer).await;
+}
+
+async fn handshake(rd: &mut RecvHalf) -> Result<(), String> {
+    let body = match read_frame_bytes_async(rd, HELLO_MAX).await {
+        Ok(Some(b)) => b,
+        Ok(None) => return Err("closed before Hello".into()),
+        Err(e) => return Err(format!("bad Hello frame: {e}")),
+    };
+    match decode_body::<ClientToServer>(&body, HELLO_MAX) {
+        Ok(ClientToServer::Hello {
+            version: CLIENT_PROTOCOL_VERSION,
+            ..
+        }) => Ok(()),
+        Ok(ClientToServer::Hello { version, .. }) => Err(version_msg(version)),
+        Ok(_) => Err("the first frame must be Hello".into()),
+        Err(e) => match peek_hello_version(&body) {
+            Some(v) if v != CLIENT_PROTOCOL_VERSION => Err(version_msg(v)),
+            _ => Err(format!("bad Hello frame: {e}")),
+        },
+    }
+}
+
+fn version_msg(theirs: u32) -> String {
+    format!(
+        "protocol version mismatch: the supervisor speaks {CLIENT_PROTOCOL_VERSION}, the client {theirs}"
+    )
+}
+
+async fn write(wr: &mut BufWriter<SendHalf>, msg: &ServerToClient) -> std::io::Result<()> {
+    let frame = encode_frame(msg, u32::MAX).map_err(std::io::Error::other)?;
+    wr.write_all(&frame).await?;
+    wr.flush().await
+}
+
+async fn refuse(wr: &mut BufWriter<SendHalf>, reason: FailReason, message: String) {
+    let _ = tokio::time::timeout(
+        Duration::from_millis(500),
+        write(wr, &ServerToClient::Refused { reason, message }),
+    )
+    .await;
+}
+
+async fn read_loop(
+    mut rd: RecvHalf,
+    max_frame: u32,
+    tx: mpsc::Sender<Result<Option<ClientToServer>, CodecError>>,
+) {
+    loop {
+        let r = read_frame_async::<ClientToServer, _>(&mut rd, max_frame).await;
+        let stop = !matches!(r, Ok(Some(_)));
+        if tx.send(r).await.is_err() || stop {
+            return;
+        }
+    }
+}
+
+async fn write_loop(wr: BufWriter<SendHalf>, mut rx: mpsc::UnboundedReceiver<ServerToClient>) {
+    let mut wr = wr;
+    while let Some(msg) = rx.recv().await {
+        // A Step too large for any frame cannot happen (limits bound results); skip if it does.
+        let Ok(frame) = encode_frame(&msg, u32::MAX) else {
+            continue;
+        };
+        if wr.write_all(&frame).await.is_err() {
+            return;
+        }
+        if rx.is_empty() && wr.flush().await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Handles frames until the connection ends; returns the reason if a bad frame ended it.
+async fn dispatch(
+    conn: &Arc<Conn>,
+    shared: &Arc<Shared>,
+    mut frames: mpsc::Receiver<Result<Option<ClientToServer>, CodecError>>,
+) -> Option<String> {
+    let mut tasks = JoinSet::new();
+    let mut stop = shared.stop_signal();
+    loop {
+        tokio::select! {
+            frame = frames.recv() => match frame {
+                Some(Ok(Some(msg))) => handle(conn, shared, msg, &mut tasks),
+                Some(Ok(None)) | None => return None,
+                Some(Err(CodecError::Io(_))) => return None,
+                Some(Err(e)) => return Some(e.to_string()),
+            },
+            Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+            () = stop.stopped() => return None,
+        }
+    }
+}
+
+fn handle(conn: &Arc<Conn>, shared: &Arc<Shared>, msg: ClientToServer, tasks: &mut JoinSet<()>) {
+    match msg {
+        ClientToServer::Run { id, request } => {
+            let (cancel_tx, cancel_rx) = oneshot::channel();
+            let duplicate = match conn.requests.lock() {
+                Ok(mut r) => r.insert(id, cancel_tx).is_some(),
+                Err(_) => false,
+            };
+            if duplicate {
+                tracing::debug!(id, "duplicate request id replaces the earlier one");
+            }
+            tasks.spawn(request_task(
+                Arc::clone(conn),
+                Arc::clone(shared),
+                id,
+                *request,
+                cancel_rx,
+            ));
+        }
+        ClientToServer::ToolResult {
+            request_id,
+            call_id,
+            result,
+        } => {
+            let reply = conn
+                .calls
+                .lock()
+                .ok()
+                .and_then(|mut c| c.remove(&(request_id, call_id)));
+            if let Some(reply) = reply {
+                let _ = reply.send(result);
+            }
+        }
+        ClientToServer::Cancel { request_id } => {
+            let cancel = conn
+                .requests
+                .lock()
+                .ok()
+                .and_then(|mut r| r.remove(&request_id));
+            if let Some(c) = cancel {
+                let _ = c.send(());
+            }
+        }
+        ClientToServer::Hello { .. } => {
+            tracing::debug!("ignoring a second Hello");
+        }
+    }
+}
+
+async fn request_task(
+    conn: Arc<Conn>,
+    shared: Arc<Shared>,
+    id: u64,
+    req: RunRequest,
+    cancel: oneshot::Receiver<()>,
+) {
+    let _active = shared.active_guard();
+    let start = Instant::now();
+    let generation = shared.current();
+    let policy = req
+        .policy
+        .clone()
+        .unwrap_or_else(|| generation.config.default_policy.clone());
+    let peer = conn.peer;
+    let span = tracing::info_span!("request", uid = peer.uid, pid = peer.pid, request_id = id,
+        policy = %policy, outcome = tracing::field::Empty, duration_ms = tracing::field::Empty);
+    let memory = req.memory.clone();
+    let history = req.history.clone();
+    let run = run_request(&shared, &generation, &conn, id, &policy, req);
+    let mut step = tokio::select! {
+        step = tracing::Instrument::instrument(run, span.clone()) => step,
+        Ok(()) = cancel => refusal(memory, history, FailReason::Cancelled, "cancelled by the client"),
+    };
+    if step.usage.duration_ms == 0 {
+        step.usage.duration_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+    }
+    let outcome = step.reason().map_or("ok", FailReason::as_str);
+    span.record("outcome", outcome);
+    span.record("duration_ms", step.usage.duration_ms);
+    tracing::info!(parent: &span, outcome, "request finished");
+    if let Ok(mut r) = conn.requests.lock() {
+        r.remove(&id);
+    }
+    let _ = conn.out.send(ServerToClient::Step {
+        request_id: id,
+        step: Box::new(step),
+    });
+}
+
+async fn run_request(
+    shared: &Shared,
+    generation: &super::Generation,
+    conn: &Arc<Conn>,
+    id: u64,
+    policy: &str,
+    req: RunRequest,
+) -> Step {
+    let uid = conn.peer.uid;
+    if shared.is_draining() {
+        return refusal(
+            req.memory,
+            req.history,
+            FailReason::Busy,
+            "the supervisor is shutting down",
+        );
+    }
+    if !generation.config.policy_allowed(uid, policy) {
+        let msg = format!("uid {uid} may not use policy `{policy}`");
+        return refusal(req.memory, req.history, FailReason::PermissionDenied, &msg);
+    }
+    let _permit = match generation.admission.admit(uid).await {
+        Ok(p) => p,
+        Err(busy) => return refusal(req.memory, req.history, FailReason::Busy, busy.message()),
+    };
+    let exec = exec_request(req, &generation.policies, &generation.config.default_policy);
+    let tools = Arc::new(ConnTools {
+        conn: Arc::clone(conn),
+        request_id: id,
+    });
+    generation.engine.execute(exec, tools).await
+}
+
+/// Routes one request's tool calls to its client.
+struct ConnTools {
+    conn: Arc<Conn>,
+    request_id: u64,
+}
+
+/// Forgets an unanswered tool call when its future is dropped (deadline, cancel).
+struct CallGuard {
+    conn: Arc<Conn>,
+    key: (u64, u64),
+}
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        if let Ok(mut c) = self.conn.calls.lock() {
+            c.remove(&self.key);
+        }
+    }
+}
+
+impl ToolHandler for ConnTools {
+    fn call(&self, name: String, args: Value) -> BoxFuture<'static, Result<Value, String>> {
+        let call_id = self.conn.next_call.fetch_add(1, Ordering::Relaxed);
+        let key = (self.request_id, call_id);
+        let (tx, rx) = oneshot::channel();
+        if let Ok(mut c) = self.conn.calls.lock() {
+            c.insert(key, tx);
+        }
+        let sent = self.conn.out.send(ServerToClient::ToolCall {
+            request_id: self.request_id,
+            call_id,
+            name,
+            args,
+        });
+        let guard = CallGuard {
+            conn: Arc::clone(&self.conn),
+            key,
+        };
+        Box::pin(async move {
+            let _guard = guard;
+            if sent.is_err() {
+                return Err("the client connection is closed".into());
+            }
+            rx.await
+                .unwrap_or_else(|_| Err("the client went away before answering".into()))
+        })
+    }
+}
+
+/// Tells a connection over the limit that the daemon is busy, then closes it.
+pub(crate) async fn refuse_busy(stream: Stream) {
+    let (_rd, wr) = tokio::io::split(stream);
+    let mut wr = BufWriter::new(wr);
+    refuse(
+        &mut wr,
+        FailReason::Busy,
+        "too many connections; retry later".into(),
+    )
+    .await;
+}
