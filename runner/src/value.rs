@@ -215,7 +215,11 @@ impl Default for SetImpl {
 impl MapImpl {
     /// An empty map sized for `n` entries.
     pub fn with_capacity(n: usize) -> MapImpl {
-        if n <= SMALL_MAP { MapImpl::Small(Vec::with_capacity(n)) } else { MapImpl::Hash(PHashMap::default()) }
+        if n <= SMALL_MAP {
+            MapImpl::Small(Vec::with_capacity(n))
+        } else {
+            MapImpl::Hash(PHashMap::default())
+        }
     }
 
     /// Inserts a key known not to be present (no duplicate scan for small maps).

@@ -8,6 +8,7 @@ mod connect;
 mod input;
 mod policies;
 mod run;
+mod sandbox;
 mod serve;
 mod tools;
 

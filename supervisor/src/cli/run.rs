@@ -98,8 +98,11 @@ pub fn run(args: RunArgs) -> ExitCode {
     if let Some(socket) = &args.connect {
         return run_connect(&args, socket, source, opts);
     }
+    if !args.in_process {
+        return run_sandboxed(&args, source, opts, limits);
+    }
     if args.policy.is_some() {
-        return usage_error("--policy needs --connect SOCKET for now");
+        return usage_error("--policy applies to sandboxed runs; drop --in-process");
     }
     opts.limits = limits;
     opts.signature = args.signature.clone();
@@ -117,6 +120,74 @@ pub fn run(args: RunArgs) -> ExitCode {
         Ok(s) | Err(s) => s,
     };
     report(&step, args.format)
+}
+
+/// The default: one sandboxed runner through an engine embedded in this process (no daemon).
+/// `--policy` names a policy in the policies directory or gives a policy file; `--timeout` and
+/// `--max-steps` tighten its limits.
+fn run_sandboxed(args: &RunArgs, source: String, opts: RunOptions, flags: Limits) -> ExitCode {
+    let (mut policies, chosen) = match super::sandbox::policies_for(args.policy.as_deref()) {
+        Ok(p) => p,
+        Err(e) => return usage_error(&e),
+    };
+    // One run: no warm pools to fill.
+    for p in policies.values_mut() {
+        p.warm = 0;
+    }
+    let Some(policy_limits) = policies.get(&chosen).map(|p| p.limits) else {
+        return usage_error(&format!("no policy named `{chosen}`"));
+    };
+    let mut limits = policy_limits;
+    if args.timeout.is_some() {
+        limits.timeout_ms = limits.timeout_ms.min(flags.timeout_ms);
+    }
+    if args.max_steps.is_some() {
+        limits.max_steps = limits.max_steps.min(flags.max_steps);
+    }
+    let run = match build_run(args, source, opts) {
+        Ok(r) => r.policy(chosen.clone()).limits(limits),
+        Err(e) => return usage_error(&e),
+    };
+    let config = ptc_supervisor::engine::EngineConfig {
+        default_policy: chosen,
+        ..ptc_supervisor::engine::EngineConfig::new(
+            ptc_supervisor::daemon::config::default_runner(),
+            policies,
+        )
+    };
+    match super::sandbox::run_embedded(config, run) {
+        Ok(step) => report(&step, args.format),
+        Err(message) => {
+            eprintln!("error: usage: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The client-library request for this command line (tools hosted by the CLI).
+fn build_run(
+    args: &RunArgs,
+    source: String,
+    opts: RunOptions,
+) -> Result<ptc_supervisor::client::Run, String> {
+    let tools = cli_tools(args)?;
+    let validation = args
+        .validation
+        .parse()
+        .map_err(|_| format!("unknown validation mode `{}`", args.validation))?;
+    // The engine enforces the real deadline; this only bounds a hung tool command here.
+    let budget = std::time::Duration::from_millis(args.timeout.unwrap_or(60_000));
+    let mut run = ptc_supervisor::client::Run::new(source)
+        .context(opts.context)
+        .memory(opts.memory)
+        .validation(validation);
+    for (name, tool) in tools {
+        run = run.tool(super::connect::client_tool(name, tool, budget));
+    }
+    if let Some(sig) = &args.signature {
+        run = run.signature(sig.clone());
+    }
+    Ok(run)
 }
 
 /// `--connect`: the same run through a daemon, the CLI hosting `--tool`/`--tools`.
