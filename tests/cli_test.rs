@@ -196,3 +196,37 @@ fn command_and_fixed_tools() {
         stderr(&o)
     );
 }
+
+#[test]
+fn default_run_is_sandboxed_in_a_runner_process() {
+    let o = ptc(&["run", "--format", "json", "-e", "(reduce + (range 10))"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let step: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap_or_default();
+    assert_eq!(step["return"], 45);
+    // Only a runner process measures its heap: in-process runs report 0.
+    assert!(
+        step["usage"]["memory_bytes"].as_u64().unwrap_or(0) > 0,
+        "{step}"
+    );
+}
+
+#[test]
+fn sandboxed_limits_and_tools_from_the_cli() {
+    let o = ptc(&["run", "--timeout", "200", "-e", "(loop [] (recur))"]);
+    assert!(stderr(&o).starts_with("error: timeout: "), "{}", stderr(&o));
+    let o = ptc(&["run", "--tool", "echo=cat", "-e", "(tool/echo {:k 1})"]);
+    assert_eq!(stdout(&o), r#"{"k" 1}"#, "{}", stderr(&o));
+    let o = ptc(&["run", "--policy", "no-such-policy", "-e", "1"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn check_reports_the_host() {
+    let o = ptc(&["check", "--format", "json"]);
+    let report: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap_or_default();
+    assert!(report.get("seccomp").is_some(), "{}", stdout(&o));
+    assert_eq!(
+        o.status.code(),
+        Some(if report["seccomp"] == true { 0 } else { 1 })
+    );
+}

@@ -48,6 +48,38 @@ enum Command {
     ///          ptc bench --connect /run/ptc/ptc.sock -n 10000 -c 64
     /// Exit codes: 0 all runs succeeded, 1 some failed, 2 bad usage or unreachable daemon.
     Bench(bench::BenchArgs),
+    /// Report which isolation mechanisms this kernel and these privileges allow (seccomp,
+    /// landlock ABI, user namespaces, cgroup v2 delegation, rlimits).
+    ///
+    /// Example: ptc check --format json
+    /// Exit codes: 0 seccomp is available (the runner can be sandboxed), 1 it is not.
+    Check(CheckArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct CheckArgs {
+    #[arg(long, value_enum, default_value = "human")]
+    format: connect::Format,
+}
+
+/// `ptc check`: the host report, for humans or as JSON.
+fn check(args: CheckArgs) -> ExitCode {
+    let report = ptc_supervisor::check::host_report();
+    match args.format {
+        connect::Format::Human => print!("{report}"),
+        connect::Format::Json => match serde_json::to_string_pretty(&report) {
+            Ok(j) => println!("{j}"),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        },
+    }
+    if report.seccomp {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
 }
 
 /// Parses arguments and runs the chosen command.
@@ -58,5 +90,6 @@ pub fn main() -> ExitCode {
         Command::Serve(args) => serve::serve(args),
         Command::Policies(args) => policies::policies(args),
         Command::Bench(args) => bench::bench(args),
+        Command::Check(args) => check(args),
     }
 }
