@@ -334,7 +334,7 @@ fn take_while(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     let mut out = Vec::new();
     while let Some(x) = it.next(i)? {
         i.tick()?;
-        if !i.apply(&a[0], vec![x.clone()])?.truthy() {
+        if !i.apply1(&a[0], x.clone())?.truthy() {
             break;
         }
         out.push(x);
@@ -425,17 +425,15 @@ fn ordering(
             Ok(if b.name == "<" { o } else { o.reverse() })
         }
         Some(Value::Builtin(b)) if b.name == "compare" => Ok(super::math::compare(x, y)?.cmp(&0)),
-        Some(f) => match i.apply(f, vec![x.clone(), y.clone()])? {
+        Some(f) => match i.apply2(f, x.clone(), y.clone())? {
             Value::Int(n) => Ok(n.cmp(&0)),
             Value::Float(n) => Ok(n.partial_cmp(&0.0).unwrap_or(Equal)),
             Value::Bool(true) => Ok(Less),
-            Value::Bool(false) | Value::Nil => {
-                Ok(if i.apply(f, vec![y.clone(), x.clone()])?.truthy() {
-                    Greater
-                } else {
-                    Equal
-                })
-            }
+            Value::Bool(false) | Value::Nil => Ok(if i.apply2(f, y.clone(), x.clone())?.truthy() {
+                Greater
+            } else {
+                Equal
+            }),
             other => Err(expected(
                 "sort",
                 "a comparator returning a number or boolean",
@@ -491,7 +489,7 @@ fn sort_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     };
     let mut items = Vec::new();
     for x in i.seq_vec(coll)? {
-        items.push((i.apply(keyfn, vec![x.clone()])?, x));
+        items.push((i.apply1(keyfn, x.clone())?, x));
     }
     Ok(Value::list(sort_keyed(i, items, cmp)?))
 }
@@ -502,7 +500,7 @@ fn group_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     let mut groups: Vec<(Value, PVec)> = Vec::new();
     let mut index: std::collections::HashMap<Value, usize> = std::collections::HashMap::new();
     for x in i.seq_vec(&a[1])? {
-        let k = i.apply(&a[0], vec![x.clone()])?;
+        let k = i.apply1(&a[0], x.clone())?;
         match index.get(&k) {
             Some(&g) => {
                 if let Some((_, v)) = groups.get_mut(g) {

@@ -200,7 +200,7 @@ pub fn apply_native(i: &mut Interp<'_>, n: &NativeFn, args: Vec<Value>) -> EvalR
             let first = it.next().cloned().unwrap_or_default();
             let mut v = i.apply(&first, args)?;
             for f in it {
-                v = i.apply(f, vec![v])?;
+                v = i.apply1(f, v)?;
             }
             Ok(v)
         }
@@ -226,7 +226,7 @@ pub fn apply_native(i: &mut Interp<'_>, n: &NativeFn, args: Vec<Value>) -> EvalR
             let mut last = Value::Nil;
             for p in ps {
                 for a in &args {
-                    last = i.apply(p, vec![a.clone()])?;
+                    last = i.apply1(p, a.clone())?;
                     if last.truthy() {
                         return Ok(last);
                     }
@@ -237,7 +237,7 @@ pub fn apply_native(i: &mut Interp<'_>, n: &NativeFn, args: Vec<Value>) -> EvalR
         NativeFn::EveryPred(ps) => {
             for p in ps {
                 for a in &args {
-                    if !i.apply(p, vec![a.clone()])?.truthy() {
+                    if !i.apply1(p, a.clone())?.truthy() {
                         return Ok(Value::Bool(false));
                     }
                 }
@@ -287,10 +287,10 @@ fn extreme_key(i: &mut Interp<'_>, mut a: Vec<Value>, want: std::cmp::Ordering) 
     let k = a.remove(0);
     let mut it = a.into_iter();
     let mut best = it.next().unwrap_or_default();
-    let mut best_key = i.apply(&k, vec![best.clone()])?;
+    let mut best_key = i.apply1(&k, best.clone())?;
     super::math::to_f64(&best_key, "max-key")?;
     for x in it {
-        let kx = i.apply(&k, vec![x.clone()])?;
+        let kx = i.apply1(&k, x.clone())?;
         // Ties go to the later item, as in Clojure.
         if super::math::num_cmp(&kx, &best_key)? != want.reverse() {
             best = x;

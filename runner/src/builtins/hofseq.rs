@@ -167,7 +167,7 @@ fn map(i: &mut Interp<'_>, mut a: Vec<Value>) -> EvalResult {
         i.tick_n(xs.len() as u64)?;
         let mut out = PVec::new();
         for x in xs.iter() {
-            out.push_back(i.apply(&f, vec![x.clone()])?);
+            out.push_back(i.apply1(&f, x.clone())?);
         }
         return Ok(Value::List(Coll::new(out)));
     }
@@ -219,7 +219,7 @@ fn filter(i: &mut Interp<'_>, mut a: Vec<Value>, keep: bool) -> EvalResult {
     let items = i.seq_vec(coll)?;
     let mut out = PVec::new();
     for x in items {
-        if i.apply(&pred, vec![x.clone()])?.truthy() == keep {
+        if i.apply1(&pred, x.clone())?.truthy() == keep {
             out.push_back(x);
         }
     }
@@ -266,7 +266,7 @@ fn reduce(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     while let Some(x) = it.next(i)? {
         i.tick()?;
         // Move the accumulator in, so builtins like conj can update it in place.
-        acc = i.apply(&f, vec![acc, x])?;
+        acc = i.apply2(&f, acc, x)?;
         if let Some(v) = unreduced(&acc) {
             return Ok(v);
         }
@@ -348,7 +348,7 @@ fn find(i: &mut Interp<'_>, pred: &Value, coll: &Value, want: bool) -> EvalResul
     let mut it = SeqIter::new(i, coll)?;
     while let Some(x) = it.next(i)? {
         i.tick()?;
-        let r = i.apply(pred, vec![x])?;
+        let r = i.apply1(pred, x)?;
         if r.truthy() == want {
             return Ok(if want { r } else { Value::Bool(true) });
         }

@@ -69,7 +69,7 @@ fn from_json(i: &mut Interp<'_>, j: serde_json::Value, key_fn: &Value) -> EvalRe
                 let key = match key_fn {
                     Value::Nil | Value::Bool(false) => Value::str(&k),
                     Value::Bool(true) => Value::kw(&k),
-                    f => i.apply(f, vec![Value::str(&k)])?,
+                    f => i.apply1(f, Value::str(&k))?,
                 };
                 out.insert(key, from_json(i, v, key_fn)?);
             }

@@ -156,7 +156,7 @@ fn merge_with(i: &mut Interp<'_>, mut a: Vec<Value>) -> EvalResult {
         };
         for (k, v) in m.iter() {
             let merged = match super::coll::get(&acc, k) {
-                Some(old) if contains_key(&acc, k) => i.apply(&f, vec![old, v.clone()])?,
+                Some(old) if contains_key(&acc, k) => i.apply2(&f, old, v.clone())?,
                 _ => v.clone(),
             };
             acc = super::coll::assoc(acc, k.clone(), merged)?;
@@ -184,9 +184,9 @@ fn update_entries(i: &mut Interp<'_>, m: &Value, f: &Value, keys: bool) -> EvalR
     i.tick_n(m.len() as u64)?;
     for (k, v) in m.iter() {
         if keys {
-            out.insert(i.apply(f, vec![k.clone()])?, v.clone());
+            out.insert(i.apply1(f, k.clone())?, v.clone());
         } else {
-            out.insert(k.clone(), i.apply(f, vec![v.clone()])?);
+            out.insert(k.clone(), i.apply1(f, v.clone())?);
         }
     }
     Ok(Value::map(out))

@@ -85,7 +85,7 @@ pub static TABLE: &[BuiltinDef] = &[
             let mut seen = crate::value::PSet::default();
             let mut out = Vec::new();
             for x in items {
-                if seen.insert(i.apply(&a[0], vec![x.clone()])?).is_none() {
+                if seen.insert(i.apply1(&a[0], x.clone())?).is_none() {
                     out.push(x);
                 }
             }
@@ -129,7 +129,7 @@ pub static TABLE: &[BuiltinDef] = &[
 
 fn mapped(i: &mut Interp<'_>, f: &Value, coll: &Value) -> EvalResult<Vec<Value>> {
     let items = i.seq_vec(coll)?;
-    items.into_iter().map(|x| i.apply(f, vec![x])).collect()
+    items.into_iter().map(|x| i.apply1(f, x)).collect()
 }
 
 fn sum(xs: &[Value], op: &str) -> EvalResult {
@@ -171,7 +171,7 @@ fn avg(xs: &[Value], op: &str) -> EvalResult {
 fn extreme_by(i: &mut Interp<'_>, f: &Value, coll: &Value, min: bool) -> EvalResult {
     let mut best: Option<(Value, Value)> = None;
     for x in i.seq_vec(coll)? {
-        let k = i.apply(f, vec![x.clone()])?;
+        let k = i.apply1(f, x.clone())?;
         if k.is_nil() {
             continue;
         }

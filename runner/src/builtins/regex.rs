@@ -239,7 +239,7 @@ fn replace_regex(
         out.push_str(s.get(last..m.start()).unwrap_or(""));
         match to {
             Value::Str(t) => expand_java(&c, r, t, &mut out)?,
-            f => match i.apply(f, vec![groups(&c)])? {
+            f => match i.apply1(f, groups(&c))? {
                 Value::Str(x) => out.push_str(&x),
                 other => return Err(expected(op, "a string from the replacement fn", &other)),
             },

@@ -261,7 +261,7 @@ fn subset(i: &mut Interp<'_>, s1: &Value, s2: &Value) -> EvalResult {
 fn select(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     let mut out = a[1].clone();
     for x in i.seq_vec(&a[1])? {
-        if !i.apply(&a[0], vec![x.clone()])?.truthy() {
+        if !i.apply1(&a[0], x.clone())?.truthy() {
             out = disj(out, &x)?;
         }
     }

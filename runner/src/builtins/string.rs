@@ -341,7 +341,7 @@ fn escape(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     let cmap = &a[1];
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
-        match i.apply(cmap, vec![Value::Char(c)])? {
+        match i.apply1(cmap, Value::Char(c))? {
             Value::Nil => out.push(c),
             r => out.push_str(&crate::print::str_of(&r)),
         }

@@ -21,8 +21,8 @@ pub static TABLE: &[BuiltinDef] = &[
         "(walk/walk inc #(apply + %) [1 2]) ;=> 5",
         |i, a| {
             let (inner, outer) = (a[0].clone(), a[1].clone());
-            let built = rebuild(i, a[2].clone(), &mut |i, c| i.apply(&inner, vec![c]))?;
-            i.apply(&outer, vec![built])
+            let built = rebuild(i, a[2].clone(), &mut |i, c| i.apply1(&inner, c))?;
+            i.apply1(&outer, built)
         }
     ),
     def!(
@@ -33,7 +33,7 @@ pub static TABLE: &[BuiltinDef] = &[
         "(walk/postwalk #(if (number? %) (inc %) %) [1 [2]]) ;=> [2 [3]]",
         |i, a| {
             let f = a[0].clone();
-            postwalk(i, a[1].clone(), &mut |i, x| i.apply(&f, vec![x]))
+            postwalk(i, a[1].clone(), &mut |i, x| i.apply1(&f, x))
         }
     ),
     def!(
@@ -44,7 +44,7 @@ pub static TABLE: &[BuiltinDef] = &[
         "(walk/prewalk #(if (number? %) (inc %) %) [1 [2]]) ;=> [2 [3]]",
         |i, a| {
             let f = a[0].clone();
-            prewalk(i, a[1].clone(), &mut |i, x| i.apply(&f, vec![x]))
+            prewalk(i, a[1].clone(), &mut |i, x| i.apply1(&f, x))
         }
     ),
     def!(

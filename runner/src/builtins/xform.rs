@@ -101,34 +101,34 @@ fn push(
     i.tick()?;
     match first {
         XStep::Map(f) => {
-            let y = i.apply(f, vec![x])?;
+            let y = i.apply1(f, x)?;
             push(rest, i, y, out)
         }
         XStep::MapIndexed(f, n) => {
             *n += 1;
-            let y = i.apply(f, vec![Value::Int(*n - 1), x])?;
+            let y = i.apply2(f, Value::Int(*n - 1), x)?;
             push(rest, i, y, out)
         }
         XStep::Filter(p, keep) => {
-            if i.apply(p, vec![x.clone()])?.truthy() == *keep {
+            if i.apply1(p, x.clone())?.truthy() == *keep {
                 push(rest, i, x, out)
             } else {
                 Ok(false)
             }
         }
-        XStep::Keep(f) => match i.apply(f, vec![x])? {
+        XStep::Keep(f) => match i.apply1(f, x)? {
             Value::Nil => Ok(false),
             y => push(rest, i, y, out),
         },
         XStep::KeepIndexed(f, n) => {
             *n += 1;
-            match i.apply(f, vec![Value::Int(*n - 1), x])? {
+            match i.apply2(f, Value::Int(*n - 1), x)? {
                 Value::Nil => Ok(false),
                 y => push(rest, i, y, out),
             }
         }
         XStep::MapCat(f) => {
-            let coll = i.apply(f, vec![x])?;
+            let coll = i.apply1(f, x)?;
             push_all(rest, i, &coll, out)
         }
         XStep::Cat => push_all(rest, i, &x, out),
@@ -140,7 +140,7 @@ fn push(
             Ok(push(rest, i, x, out)? || *n == 0)
         }
         XStep::TakeWhile(p) => {
-            if i.apply(p, vec![x.clone()])?.truthy() {
+            if i.apply1(p, x.clone())?.truthy() {
                 push(rest, i, x, out)
             } else {
                 Ok(true)
@@ -154,7 +154,7 @@ fn push(
             push(rest, i, x, out)
         }
         XStep::DropWhile(p, dropping) => {
-            if *dropping && i.apply(p, vec![x.clone()])?.truthy() {
+            if *dropping && i.apply1(p, x.clone())?.truthy() {
                 return Ok(false);
             }
             *dropping = false;
@@ -184,7 +184,7 @@ fn push(
             push(rest, i, chunk, out)
         }
         XStep::PartitionBy(f, key, buf) => {
-            let k = i.apply(f, vec![x.clone()])?;
+            let k = i.apply1(f, x.clone())?;
             let split = key.as_ref().is_some_and(|old| *old != k);
             *key = Some(k);
             if split {
@@ -333,7 +333,7 @@ fn transduce(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
         (acc, _) = fold_into(i, &f, acc, &mut out)?;
     }
     // The completion arity: `(f acc)`.
-    i.apply(&f, vec![acc])
+    i.apply1(&f, acc)
 }
 
 fn fold_into(
@@ -343,7 +343,7 @@ fn fold_into(
     out: &mut Vec<Value>,
 ) -> EvalResult<(Value, bool)> {
     for y in out.drain(..) {
-        acc = i.apply(f, vec![acc, y])?;
+        acc = i.apply2(f, acc, y)?;
         if let Some(v) = unreduced(&acc) {
             return Ok((v, true));
         }

@@ -288,7 +288,7 @@ fn step(g: &mut Gen, interp: &mut Interp<'_>) -> EvalResult<Option<Value>> {
         Gen::Range { next, step, end } => range_step(next, step, end.as_ref()),
         Gen::Iterate { f, next } => {
             let v = next.clone();
-            *next = interp.apply(&f.clone(), vec![v.clone()])?;
+            *next = interp.apply1(&f.clone(), v.clone())?;
             Ok(Some(v))
         }
         Gen::Repeat { x, left } => match left {
@@ -330,7 +330,7 @@ fn step(g: &mut Gen, interp: &mut Interp<'_>) -> EvalResult<Option<Value>> {
             let Some(x) = src.next(interp)? else {
                 return Ok(None);
             };
-            if interp.apply(&pred.clone(), vec![x.clone()])?.truthy() == *keep {
+            if interp.apply1(&pred.clone(), x.clone())?.truthy() == *keep {
                 return Ok(Some(x));
             }
             interp.tick()?;
@@ -374,7 +374,7 @@ fn step(g: &mut Gen, interp: &mut Interp<'_>) -> EvalResult<Option<Value>> {
             let Some(x) = src.next(interp)? else {
                 return Ok(None);
             };
-            if !*dropping || !interp.apply(&pred.clone(), vec![x.clone()])?.truthy() {
+            if !*dropping || !interp.apply1(&pred.clone(), x.clone())?.truthy() {
                 *dropping = false;
                 return Ok(Some(x));
             }
@@ -569,14 +569,14 @@ fn partition_by_step(
     let (key, first) = match pending.take() {
         Some(p) => p,
         None => match src.next(interp)? {
-            Some(x) => (interp.apply(f, vec![x.clone()])?, x),
+            Some(x) => (interp.apply1(f, x.clone())?, x),
             None => return Ok(None),
         },
     };
     let mut run = vec![first];
     while let Some(x) = src.next(interp)? {
         interp.tick()?;
-        let k = interp.apply(f, vec![x.clone()])?;
+        let k = interp.apply1(f, x.clone())?;
         if k != key {
             *pending = Some((k, x));
             break;
@@ -612,7 +612,7 @@ fn reductions_step(
         *ended = true;
         return Ok(None);
     };
-    let next = interp.apply(f, vec![prev, x])?;
+    let next = interp.apply2(f, prev, x)?;
     if let Some(v) = crate::builtins::hof::unreduced(&next) {
         *ended = true;
         return Ok(Some(v));
@@ -642,8 +642,8 @@ fn tree_step(
             }
         },
     };
-    if interp.apply(branch, vec![node.clone()])?.truthy() {
-        let kids = interp.apply(children, vec![node.clone()])?;
+    if interp.apply1(branch, node.clone())?.truthy() {
+        let kids = interp.apply1(children, node.clone())?;
         stack.push(SeqIter::new(interp, &kids)?);
     }
     Ok(Some(node))

@@ -249,8 +249,7 @@ impl<'h> Interp<'h> {
             Expr::Call(c) => {
                 self.tick()?;
                 let f = self.eval(&c.f, env)?;
-                let args = self.eval_all(&c.args, env)?;
-                self.apply_named(&f, args, &c.name).map_err(|e| e.at(c.pos))
+                self.call(&f, c, env).map_err(|e| e.at(c.pos))
             }
             Expr::Def(name, v) => {
                 let v = self.eval(v, env)?;
@@ -313,6 +312,34 @@ impl<'h> Interp<'h> {
                 self.tick()?;
                 let args = self.eval_all(args, env)?;
                 crate::builtins::interop::call_method(self, m, args).map_err(|e| e.at(*pos))
+            }
+        }
+    }
+
+    /// A call expression: a lambda's arguments are evaluated straight into its new frame; a
+    /// keyword looks its one argument up; anything else gets an argument vector.
+    fn call(&mut self, f: &Value, c: &crate::analyze::Call, env: Env<'_>) -> EvalResult {
+        match (f, c.args.as_slice()) {
+            (Value::Fn(l), _) => {
+                let base = self.stack.len();
+                for a in &c.args {
+                    match self.eval(a, env) {
+                        Ok(v) => self.stack.push(v),
+                        Err(e) => {
+                            self.stack.truncate(base);
+                            return Err(e);
+                        }
+                    }
+                }
+                self.enter_lambda(l, base)
+            }
+            (Value::Keyword(_), [arg]) => {
+                let m = self.eval(arg, env)?;
+                Ok(crate::builtins::coll::get(&m, f).unwrap_or_default())
+            }
+            _ => {
+                let args = self.eval_all(&c.args, env)?;
+                self.apply_named(f, args, &c.name)
             }
         }
     }
@@ -396,38 +423,71 @@ impl<'h> Interp<'h> {
             .or_else(|| t.arities.iter().find(|a| a.variadic && n >= a.required))
     }
 
-    fn apply_lambda(&mut self, l: &Rc<Lambda>, mut args: Vec<Value>) -> EvalResult {
-        let Some(arity) = Self::pick_arity(&l.template, args.len()) else {
+    fn apply_lambda(&mut self, l: &Rc<Lambda>, args: Vec<Value>) -> EvalResult {
+        let base = self.stack.len();
+        self.stack.extend(args);
+        self.enter_lambda(l, base)
+    }
+
+    /// Calls `f` with one argument; lambdas and keywords without building an argument vector.
+    pub fn apply1(&mut self, f: &Value, x: Value) -> EvalResult {
+        match f {
+            Value::Fn(l) => {
+                let base = self.stack.len();
+                self.stack.push(x);
+                self.enter_lambda(l, base)
+            }
+            Value::Keyword(_) => Ok(crate::builtins::coll::get(&x, f).unwrap_or_default()),
+            _ => self.apply(f, vec![x]),
+        }
+    }
+
+    /// Calls `f` with two arguments; lambdas without building an argument vector.
+    pub fn apply2(&mut self, f: &Value, x: Value, y: Value) -> EvalResult {
+        match f {
+            Value::Fn(l) => {
+                let base = self.stack.len();
+                self.stack.push(x);
+                self.stack.push(y);
+                self.enter_lambda(l, base)
+            }
+            _ => self.apply(f, vec![x, y]),
+        }
+    }
+
+    /// Runs lambda `l` whose arguments are already on the stack from `base`: they become the
+    /// first slots of its frame, so a call copies nothing (the frame is truncated on return).
+    fn enter_lambda(&mut self, l: &Rc<Lambda>, base: usize) -> EvalResult {
+        let n = self.stack.len().saturating_sub(base);
+        let Some(arity) = Self::pick_arity(&l.template, n) else {
+            self.stack.truncate(base);
             let name = l.template.name.as_deref().unwrap_or("fn");
+            let msg = format!("wrong number of args ({n}) passed to {name}");
             return Err(EvalError::new(
                 crate::error::ErrorKind::ArityError,
                 name,
-                format!("wrong number of args ({}) passed to {name}", args.len()),
+                msg,
             ));
         };
         if self.depth >= self.limits.max_depth {
-            return Err(EvalError::limit(
-                Limit::Depth,
-                format!("recursion deeper than {} calls", self.limits.max_depth),
-            ));
+            self.stack.truncate(base);
+            let msg = format!("recursion deeper than {} calls", self.limits.max_depth);
+            return Err(EvalError::limit(Limit::Depth, msg));
         }
-        let base = self.stack.len();
-        self.stack
-            .resize(base + arity.frame_size.max(1) as usize, Value::Nil);
         if arity.variadic {
-            let rest: Vec<Value> = args.drain(arity.required.min(args.len())..).collect();
-            let rest = if rest.is_empty() {
+            let rest: Vec<Value> = self.stack.drain(base + arity.required.min(n)..).collect();
+            self.stack.push(if rest.is_empty() {
                 Value::Nil
             } else {
                 Value::list(rest)
-            };
-            args.push(rest);
+            });
         }
-        for (i, a) in args.into_iter().enumerate() {
-            if let Some(s) = self.stack.get_mut(base + i) {
-                *s = a;
-            }
-        }
+        self.stack.resize(
+            base + (arity.frame_size as usize)
+                .max(self.stack.len() - base)
+                .max(1),
+            Value::Nil,
+        );
         self.depth += 1;
         let env = Env {
             base,
