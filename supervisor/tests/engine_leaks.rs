@@ -1,6 +1,7 @@
 //! 1,000 sequential and 1,000 concurrent (16 at a time) executions through the real runner leave
 //! no zombie processes and no leaked file descriptors in the supervisor process.
-//! One test per binary: it counts this process's fds and children.
+//! One test per binary: it counts this process's fds and children. Runners are forked by the
+//! engine's zygote (the default spawn mode), so they are counted among the zygote's children.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -12,18 +13,19 @@ use ptc_supervisor::policy::load_dir;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Children of this process and how many of them are zombies.
-fn children_and_zombies() -> (usize, usize) {
+fn is_zombie(pid: &i32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    stat.rsplit_once(')')
+        .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+}
+
+/// Runner processes (children of this process or of its zygote) and how many of all our
+/// descendants are zombies.
+fn runners_and_zombies() -> (usize, usize) {
     let kids = children();
-    let zombies = kids
-        .iter()
-        .filter(|p| {
-            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
-            stat.rsplit_once(')')
-                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
-        })
-        .count();
-    (kids.len(), zombies)
+    let runners = runners();
+    let zombies = kids.iter().chain(&runners).filter(|p| is_zombie(p)).count();
+    (runners.len(), zombies)
 }
 
 async fn settle(engine: &Engine) {
@@ -39,7 +41,10 @@ async fn thousands_of_executions_leak_nothing() {
     let engine = Arc::new(Engine::new(EngineConfig::new(real_runner(), policies)).unwrap());
     settle(&engine).await;
     let fds_before = open_fds();
-    assert_eq!(children_and_zombies(), (warm, 0));
+    assert_eq!(runners_and_zombies(), (warm, 0));
+    // Every runner below comes from this one zygote (no cold fallback, no restart).
+    let zygote = zygotes();
+    assert_eq!(zygote.len(), 1, "one zygote per engine");
 
     for i in 0..1000i64 {
         let step = engine
@@ -49,7 +54,7 @@ async fn thousands_of_executions_leak_nothing() {
     }
     settle(&engine).await;
     assert_eq!(
-        children_and_zombies(),
+        runners_and_zombies(),
         (warm, 0),
         "after 1,000 sequential executions"
     );
@@ -76,7 +81,7 @@ async fn thousands_of_executions_leak_nothing() {
     }
     settle(&engine).await;
     assert_eq!(
-        children_and_zombies(),
+        runners_and_zombies(),
         (warm, 0),
         "after 1,000 concurrent executions"
     );
@@ -85,4 +90,5 @@ async fn thousands_of_executions_leak_nothing() {
         fds_before,
         "fds after 1,000 concurrent executions"
     );
+    assert_eq!(zygotes(), zygote, "the same zygote served every execution");
 }

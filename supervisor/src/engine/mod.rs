@@ -17,6 +17,7 @@ mod pool;
 pub mod process;
 mod session;
 mod tools;
+mod zygote;
 
 use crate::check::{Enforcement, HostReport, host_report};
 use crate::policy::Policy;
@@ -30,7 +31,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
 
-pub use process::ProcessError;
+pub use process::{ProcessError, SpawnMode};
 
 /// A boxed, sendable future (the engine has no async-trait dependency).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -79,6 +80,8 @@ pub struct EngineConfig {
     pub policies: BTreeMap<String, Policy>,
     /// The policy used when a request names none (default `"default"`).
     pub default_policy: String,
+    /// How runners are started (default: forked by a zygote, cold spawn as the fallback).
+    pub spawn: SpawnMode,
 }
 
 impl EngineConfig {
@@ -91,6 +94,7 @@ impl EngineConfig {
             runner_path: runner_path.into(),
             policies,
             default_policy: "default".into(),
+            spawn: SpawnMode::default(),
         }
     }
 }
@@ -154,7 +158,7 @@ impl Engine {
         if !config.runner_path.is_file() {
             return Err(EngineError::RunnerMissing(config.runner_path));
         }
-        let spawner = process::Spawner::start(&config.runner_path)?;
+        let spawner = process::Spawner::start(&config.runner_path, config.spawn)?;
         let mut pools = BTreeMap::new();
         for (name, policy) in config.policies {
             let enforcement = enforce(&host, &policy)?;
