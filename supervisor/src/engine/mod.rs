@@ -136,6 +136,7 @@ pub enum EngineError {
 #[derive(Debug)]
 pub struct Engine {
     pools: BTreeMap<String, Arc<Pool>>,
+    spawner: process::Spawner,
     default_policy: String,
     host: HostReport,
 }
@@ -173,6 +174,7 @@ impl Engine {
         }
         Ok(Engine {
             pools,
+            spawner,
             default_policy: config.default_policy,
             host,
         })
@@ -191,6 +193,12 @@ impl Engine {
     /// What is enforced for a policy on this host.
     pub fn enforcement(&self, policy: &str) -> Option<&Enforcement> {
         self.pools.get(policy).map(|p| &p.prepared().enforcement)
+    }
+
+    /// The pid of the zygote forking this engine's runners, while one is alive (`None` in cold
+    /// mode, before it has started, and between its death and its restart).
+    pub fn zygote_pid(&self) -> Option<i32> {
+        self.spawner.zygote_pid()
     }
 
     /// Warm runners ready right now for `policy` (for tests, benchmarks and status lines).

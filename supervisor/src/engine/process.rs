@@ -31,6 +31,7 @@ use std::io::Write;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use tokio::io::unix::AsyncFd;
 use tokio::sync::oneshot;
@@ -97,6 +98,8 @@ pub(crate) struct SpawnJob {
 #[derive(Debug, Clone)]
 pub struct Spawner {
     jobs: mpsc::Sender<SpawnJob>,
+    /// The live zygote's pid, 0 when there is none (cold mode, not started yet, or dead).
+    zygote_pid: Arc<AtomicI32>,
 }
 
 impl std::fmt::Debug for SpawnJob {
@@ -115,13 +118,15 @@ impl Spawner {
             CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| ProcessError::BadPath)?;
         let reaper = Reaper::start()?;
         let (jobs, rx) = mpsc::channel::<SpawnJob>();
+        let zygote_pid = Arc::new(AtomicI32::new(0));
+        let pid_cell = Arc::clone(&zygote_pid);
         std::thread::Builder::new()
             .name("ptc-spawner".into())
             .spawn(move || {
                 // Lives until every Spawner handle is dropped; its exit fires the PDEATHSIG of the
                 // cold runners and of the zygote (whose runners then die with it).
                 let mut zygote = (mode == SpawnMode::Zygote)
-                    .then(|| super::zygote::Backend::new(c_path.clone(), reaper.clone()));
+                    .then(|| super::zygote::Backend::new(c_path.clone(), reaper.clone(), pid_cell));
                 while let Ok(job) = rx.recv() {
                     let job = match zygote.as_mut() {
                         Some(z) => match z.fork(job) {
@@ -136,7 +141,12 @@ impl Spawner {
                 }
             })
             .map_err(io("starting the spawner thread"))?;
-        Ok(Spawner { jobs })
+        Ok(Spawner { jobs, zygote_pid })
+    }
+
+    /// The pid of the live zygote, if runners are being forked by one right now.
+    pub fn zygote_pid(&self) -> Option<i32> {
+        Some(self.zygote_pid.load(Ordering::Acquire)).filter(|p| *p > 0)
     }
 
     /// Spawns one runner; `preamble` is already in its socket when it starts reading.

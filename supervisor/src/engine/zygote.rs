@@ -36,6 +36,7 @@ use std::ffi::CString;
 use std::io::{IoSlice, IoSliceMut};
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -51,16 +52,19 @@ pub(crate) struct Backend {
     reaper: Reaper,
     current: Option<Zygote>,
     retry_at: Instant,
+    /// Published for [`super::Engine::zygote_pid`]: the live zygote's pid or 0.
+    pid_cell: Arc<AtomicI32>,
 }
 
 impl Backend {
     /// Starts the first zygote right away, so the first request does not wait for it.
-    pub fn new(path: CString, reaper: Reaper) -> Backend {
+    pub fn new(path: CString, reaper: Reaper, pid_cell: Arc<AtomicI32>) -> Backend {
         let mut b = Backend {
             path,
             reaper,
             current: None,
             retry_at: Instant::now(),
+            pid_cell,
         };
         b.zygote();
         b
@@ -82,7 +86,7 @@ impl Backend {
             self.current = None;
         }
         if self.current.is_none() && Instant::now() >= self.retry_at {
-            match Zygote::start(&self.path, &self.reaper) {
+            match Zygote::start(&self.path, &self.reaper, &self.pid_cell) {
                 Ok(z) => self.current = Some(z),
                 Err(e) => {
                     tracing::warn!(error = %e, "zygote unavailable; spawning runners cold");
@@ -105,7 +109,11 @@ struct Zygote {
 }
 
 impl Zygote {
-    fn start(path: &CString, reaper: &Reaper) -> Result<Zygote, ProcessError> {
+    fn start(
+        path: &CString,
+        reaper: &Reaper,
+        pid_cell: &Arc<AtomicI32>,
+    ) -> Result<Zygote, ProcessError> {
         let (ctl, theirs) = socketpair(
             AddressFamily::Unix,
             SockType::SeqPacket,
@@ -119,7 +127,12 @@ impl Zygote {
         drop(theirs);
         let proc = RunnerProc::adopt(pid, reaper.clone())?;
         await_hello(&ctl)?;
-        let shared = Arc::new(Shared::default());
+        let shared = Arc::new(Shared {
+            state: Mutex::default(),
+            pid,
+            pid_cell: Arc::clone(pid_cell),
+        });
+        pid_cell.store(pid, Ordering::Release);
         let reader_ctl = ctl.try_clone().map_err(io("dup"))?;
         let reader_shared = Arc::clone(&shared);
         std::thread::Builder::new()
@@ -199,9 +212,12 @@ struct Pending {
 }
 
 /// State shared by the spawner thread and the reader thread.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Shared {
     state: Mutex<State>,
+    /// This zygote's pid, cleared from `pid_cell` when it dies.
+    pid: i32,
+    pid_cell: Arc<AtomicI32>,
 }
 
 #[derive(Debug, Default)]
@@ -269,6 +285,9 @@ impl Shared {
 
     /// The zygote is gone: fail what waits for it.
     fn die(&self) {
+        let _ = self
+            .pid_cell
+            .compare_exchange(self.pid, 0, Ordering::AcqRel, Ordering::Acquire);
         let (pending, running) = {
             let mut st = self.lock();
             st.dead = true;

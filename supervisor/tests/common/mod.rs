@@ -153,19 +153,22 @@ pub fn real_runner() -> PathBuf {
     RUNNER.get_or_init(build_runner).clone()
 }
 
+/// The TEST-ONLY hostile probe binary (`ptc-runner-probe`), built like [`real_runner`].
+pub fn probe_binary() -> PathBuf {
+    static PROBE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PROBE.get_or_init(|| build_bin("ptc-runner-probe")).clone()
+}
+
 fn build_runner() -> PathBuf {
+    build_bin("ptc-runner")
+}
+
+fn build_bin(bin: &str) -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     // target/<profile>/deps/<test-binary>
     let profile_dir = exe.parent().and_then(Path::parent).unwrap().to_path_buf();
     let mut cmd = std::process::Command::new(env!("CARGO"));
-    cmd.args([
-        "build",
-        "--quiet",
-        "-p",
-        "ptc-runner",
-        "--bin",
-        "ptc-runner",
-    ]);
+    cmd.args(["build", "--quiet", "-p", "ptc-runner", "--bin", bin]);
     if profile_dir.ends_with("release") {
         cmd.arg("--release");
     }
@@ -173,8 +176,8 @@ fn build_runner() -> PathBuf {
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .status()
         .unwrap();
-    assert!(status.success(), "building ptc-runner failed");
-    profile_dir.join("ptc-runner")
+    assert!(status.success(), "building {bin} failed");
+    profile_dir.join(bin)
 }
 
 /// The shipped policies directory.
