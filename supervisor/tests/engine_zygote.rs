@@ -219,3 +219,20 @@ async fn dropping_the_engine_ends_the_zygote_and_its_runners() {
     }
     panic!("zygote {zygote} or its runners {pooled:?} outlived the engine");
 }
+
+#[tokio::test]
+async fn a_finished_execution_reports_its_cpu_time_measured_by_the_supervisor() {
+    let dir = policy_dir("cpu-finished", "timeout_ms = 20000\ncpu_ms = 20000", 0);
+    for spawn in [SpawnMode::Zygote, SpawnMode::Cold] {
+        let engine = engine_for(&real_runner(), &dir, spawn);
+        let step = run(&engine, "(reduce + (map inc (range 900000)))").await;
+        assert!(step.fail.is_none(), "{step:?}");
+        // Read from the kernel's scheduler accounting at Finished, not the runner's word.
+        assert!(step.usage.cpu_ms >= 20, "{:?}", step.usage);
+        assert!(
+            step.usage.cpu_ms <= step.usage.duration_ms + 5,
+            "{:?}",
+            step.usage
+        );
+    }
+}

@@ -404,6 +404,21 @@ impl RunnerProc {
         }
     }
 
+    /// The CPU time used so far, exact (the scheduler's run time from `/proc/PID/schedstat`), or
+    /// `None` when it cannot be read or the process may already have been reaped. The read is
+    /// known to be this process's because, after it, the pidfd still names an unreaped process:
+    /// a pid cannot be reused before its process is reaped.
+    pub fn cpu_ms_now(&self) -> Option<u64> {
+        let fd = self.pidfd.as_ref()?;
+        let text = std::fs::read_to_string(format!("/proc/{}/schedstat", self.pid)).ok()?;
+        let ns: u64 = text.split_whitespace().next()?.parse().ok()?;
+        // Our own child cannot be reaped behind our back; the zygote's can.
+        if matches!(self.exit, ExitSource::Zygote(_)) && pidfd_pid(fd.fd()) != Some(self.pid) {
+            return None;
+        }
+        Some(ns / 1_000_000)
+    }
+
     /// The process id (for logs and tests).
     pub fn pid(&self) -> i32 {
         self.pid
@@ -548,6 +563,14 @@ impl Drop for RunnerProc {
             }
         }
     }
+}
+
+/// The pid a pidfd refers to while its process is unreaped (its fdinfo says `Pid: -1` after).
+fn pidfd_pid(fd: BorrowedFd<'_>) -> Option<i32> {
+    let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", fd.as_raw_fd())).ok()?;
+    info.lines()
+        .find_map(|l| l.strip_prefix("Pid:"))
+        .and_then(|p| p.trim().parse().ok())
 }
 
 /// CPU time of an exited, not yet reaped child, from `/proc/PID/stat` (utime + stime). Safe to
