@@ -228,7 +228,7 @@ fn apply_rlimits(r: &RunnerRlimits) -> Result<(), Exit> {
 }
 
 /// Sets a limit, never above the current hard limit (raising it would need privileges).
-fn set_limit(resource: Resource, soft: u64, hard: u64) -> Result<(), Exit> {
+pub(crate) fn set_limit(resource: Resource, soft: u64, hard: u64) -> Result<(), Exit> {
     let (_, current_hard) = rlimit::getrlimit(resource).map_err(|_| Exit::Setup)?;
     let hard = hard.min(current_hard);
     rlimit::setrlimit(resource, soft.min(hard), hard).map_err(|_| Exit::Setup)

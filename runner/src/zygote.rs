@@ -44,9 +44,10 @@ use nix::sys::signal::{SigSet, SigmaskHow, Signal, sigprocmask};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 use nix::sys::socket::{ControlMessage, ControlMessageOwned, MsgFlags, recvmsg, sendmsg};
 use nix::unistd::ForkResult;
+use ptc_shared::Limits;
 use ptc_shared::codec::{HEADER_LEN, decode_body, encode_frame};
 use ptc_shared::protocol::zygote::{FORK_FDS, MAX_PACKET, Report, Request};
-use ptc_shared::protocol::{PROTOCOL_VERSION, RUNNER_IPC_FD};
+use ptc_shared::protocol::{PROTOCOL_VERSION, RUNNER_IPC_FD, RunnerRlimits};
 use std::io::{IoSlice, IoSliceMut};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 
@@ -71,6 +72,10 @@ fn init() -> Result<SignalFd, Exit> {
     harden::ipc_fd_is_socket()?;
     harden::die_with_parent(parent)?;
     harden::not_dumpable()?;
+    // stacker caches the main thread's stack bounds, computed from RLIMIT_STACK, when priming:
+    // give the zygote the runners' stack limit first, so its children inherit the right bounds.
+    let stack = RunnerRlimits::for_limits(&Limits::default()).stack_bytes;
+    harden::set_limit(rlimit::Resource::STACK, stack, u64::MAX)?;
     harden::prime_runtime();
     let mut chld = SigSet::empty();
     chld.add(Signal::SIGCHLD);

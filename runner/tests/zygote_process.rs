@@ -262,3 +262,24 @@ fn assert_socket_closes(r: &mut Runner) {
     let n = std::io::Read::read(&mut r.sock, &mut buf).unwrap();
     assert_eq!(n, 0, "the runner must be gone");
 }
+
+#[test]
+fn deep_recursion_in_a_forked_runner_is_a_clean_failure() {
+    // stacker's cached stack bounds come from the zygote: they must match the runner's limits.
+    let mut z = Zygote::start(RUNNER, &[]);
+    let mut f = z.fork(&setup());
+    f.runner.ready();
+    f.runner.send(&execute(
+        "(defn f [n] (f (inc n))) (f 0)",
+        Limits::default(),
+    ));
+    let step = finished(&mut f.runner);
+    assert!(step.fail.is_some(), "{step:?}");
+    assert_eq!(z.exit_of(f.runner.pid()).0, End::Code(0));
+    let limits = proc_file(z.pid(), "limits");
+    let expected = ptc_shared::protocol::RunnerRlimits::for_limits(&Limits::default());
+    assert_eq!(
+        soft_limit(&limits, "Max stack size"),
+        expected.stack_bytes.to_string()
+    );
+}

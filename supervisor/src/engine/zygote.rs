@@ -41,7 +41,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// How long a starting zygote may take to initialise and say `Hello`.
-const HELLO_TIMEOUT: Duration = Duration::from_secs(5);
+const HELLO_TIMEOUT: Duration = Duration::from_secs(2);
 /// After a zygote failed to start, runners are spawned cold for this long before trying again.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
 
