@@ -46,7 +46,7 @@ use nix::sys::socket::{ControlMessage, ControlMessageOwned, MsgFlags, recvmsg, s
 use nix::unistd::ForkResult;
 use ptc_shared::Limits;
 use ptc_shared::codec::{HEADER_LEN, decode_body, encode_frame};
-use ptc_shared::protocol::zygote::{FORK_FDS, MAX_PACKET, Report, Request};
+use ptc_shared::protocol::zygote::{FORK_FDS, MAGIC, MAX_PACKET, Report, Request};
 use ptc_shared::protocol::{PROTOCOL_VERSION, RUNNER_IPC_FD, RunnerRlimits};
 use std::io::{IoSlice, IoSliceMut};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
@@ -84,6 +84,7 @@ fn init() -> Result<SignalFd, Exit> {
         .map_err(|_| Exit::Setup)?;
     report(
         &Report::Hello {
+            magic: MAGIC,
             version: PROTOCOL_VERSION,
         },
         None,

@@ -208,7 +208,7 @@ pub enum RunnerToSupervisor {
 /// `SOCK_SEQPACKET` socket: one message per packet, each packet one frame (header + body).
 ///
 /// ```text
-/// zygote: Hello{version}                         once, when initialised
+/// zygote: Hello{magic,version}                   once, when initialised
 /// engine: Fork{id}      + SCM_RIGHTS [ipc socket, stderr pipe]   (Setup already queued in the socket)
 /// zygote: Forked{id,pid} + SCM_RIGHTS [pidfd]  |  ForkFailed{id,errno}
 /// zygote: Exited{pid,..}                        after reaping the child (always after its Forked)
@@ -224,6 +224,8 @@ pub mod zygote {
     pub const MAX_PACKET: u32 = 256;
     /// Number of fds a `Fork` request carries: the child's IPC socket, then its stderr.
     pub const FORK_FDS: usize = 2;
+    /// `Hello.magic`: "ptczygot". A binary that is no zygote cannot produce it by accident.
+    pub const MAGIC: u64 = 0x7074_637a_7967_6f74;
 
     /// Engine → zygote.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -235,8 +237,9 @@ pub mod zygote {
     /// Zygote → engine.
     #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
     pub enum Report {
-        /// The zygote is initialised and speaks `version` ([`super::PROTOCOL_VERSION`]).
-        Hello { version: u32 },
+        /// The zygote is initialised ([`MAGIC`]) and speaks `version`
+        /// ([`super::PROTOCOL_VERSION`]).
+        Hello { magic: u64, version: u32 },
         /// Request `id` became process `pid`; its pidfd travels with this packet.
         Forked { id: u64, pid: i32 },
         /// Request `id` produced no process (`errno` from fork, pidfd_open or a malformed request).
@@ -407,6 +410,20 @@ mod tests {
         assert_eq!(
             decode_body::<Report>(body(&frame), MAX_PACKET).unwrap(),
             rep
+        );
+    }
+
+    #[test]
+    fn a_runner_frame_is_never_taken_for_a_zygote_hello() {
+        use zygote::{MAGIC, MAX_PACKET, Report};
+        let ready = RunnerToSupervisor::Ready {
+            landlock: LandlockStatus::Enforced,
+        };
+        let frame = encode_frame(&ready, MAX_PACKET).unwrap();
+        let decoded = decode_body::<Report>(body(&frame), MAX_PACKET);
+        assert!(
+            !matches!(decoded, Ok(Report::Hello { magic, .. }) if magic == MAGIC),
+            "{decoded:?}"
         );
     }
 

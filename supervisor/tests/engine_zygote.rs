@@ -236,3 +236,38 @@ async fn a_finished_execution_reports_its_cpu_time_measured_by_the_supervisor() 
         );
     }
 }
+
+#[tokio::test]
+async fn a_binary_that_is_no_zygote_is_spawned_cold() {
+    let dir = temp_dir("no-zygote");
+    let finished = ptc_shared::protocol::RunnerToSupervisor::Finished(Box::new(Step {
+        return_value: Some(Value::Int(7)),
+        ..Step::default()
+    }));
+    // Started with `--zygote`, this fake never says Hello (it waits for a Setup frame): the
+    // engine gives up on it after a moment and spawns runners cold.
+    let runner = fake_runner(&dir, &[ready(), finished], "cat $F0 >&3; rf; cat $F1 >&3");
+    let mut config = EngineConfig::new(&runner, policies(&dir, "timeout_ms = 5000", 0));
+    config.spawn = SpawnMode::Zygote;
+    let engine = Engine::new(config).unwrap();
+    let step = run(&engine, "x").await;
+    assert_eq!(step.return_value, Some(Value::Int(7)), "{step:?}");
+    assert_eq!(engine.zygote_pid(), None);
+}
+
+#[tokio::test]
+async fn a_hung_zygote_is_replaced() {
+    let dir = policy_dir("hung", "", 0);
+    let engine = engine_for(&real_runner(), &dir, SpawnMode::Zygote);
+    let zygote = zygote_of(&engine).await;
+    let stopped = nix::unistd::Pid::from_raw(zygote);
+    // Our own unreaped child: signalling it by pid is safe.
+    nix::sys::signal::kill(stopped, nix::sys::signal::SIGSTOP).unwrap();
+    let step = run(&engine, "1").await;
+    assert_eq!(step.reason(), Some(FailReason::Timeout), "{step:?}");
+    // Once its request has waited past the fork timeout, the next request replaces it.
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let step = run(&engine, "(+ 1 1)").await;
+    assert_eq!(step.return_value, Some(Value::Int(2)), "{step:?}");
+    assert_ne!(engine.zygote_pid(), Some(zygote));
+}

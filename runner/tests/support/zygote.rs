@@ -81,7 +81,8 @@ impl Zygote {
             exits: Vec::new(),
         };
         match z.report() {
-            (Report::Hello { version }, None) => {
+            (Report::Hello { magic, version }, None) => {
+                assert_eq!(magic, ptc_shared::protocol::zygote::MAGIC);
                 assert_eq!(version, ptc_shared::protocol::PROTOCOL_VERSION)
             }
             other => panic!("expected Hello, got {other:?}"),

@@ -25,7 +25,7 @@ use super::process::{
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::socket::{AddressFamily, SockFlag, SockType, socketpair};
 use ptc_shared::codec::{HEADER_LEN, decode_body, encode_frame};
-use ptc_shared::protocol::zygote::{ARG, MAX_PACKET, Report, Request};
+use ptc_shared::protocol::zygote::{ARG, MAGIC, MAX_PACKET, Report, Request};
 use ptc_shared::protocol::{PROTOCOL_VERSION, RUNNER_IPC_FD};
 use rustix::net::{
     RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, SendAncillaryBuffer,
@@ -41,9 +41,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// How long a starting zygote may take to initialise and say `Hello`.
-const HELLO_TIMEOUT: Duration = Duration::from_secs(2);
+const HELLO_TIMEOUT: Duration = Duration::from_millis(500);
 /// After a zygote failed to start, runners are spawned cold for this long before trying again.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
+/// A fork request unanswered for this long means the zygote is hung (stopped, say): it is
+/// killed and replaced when the next request comes. A healthy fork takes well under 1 ms.
+const FORK_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The spawner thread's zygote: the current one, if any, and when to try starting another.
 #[derive(Debug)]
@@ -83,6 +86,15 @@ impl Backend {
     fn zygote(&mut self) -> Option<&mut Zygote> {
         if self.current.as_ref().is_some_and(|z| !z.shared.alive()) {
             tracing::warn!("the zygote died; starting a new one");
+            self.current = None;
+        }
+        if self
+            .current
+            .as_ref()
+            .is_some_and(|z| z.shared.stalled(FORK_TIMEOUT))
+        {
+            // Dropping it kills it; its reader then fails the pending requests.
+            tracing::warn!("the zygote does not answer; replacing it");
             self.current = None;
         }
         if self.current.is_none() && Instant::now() >= self.retry_at {
@@ -165,6 +177,7 @@ impl Zygote {
             err_w,
         } = fds;
         let pending = Pending {
+            since: Instant::now(),
             sock: ours,
             stderr: err_r,
             reply: job.reply,
@@ -206,6 +219,7 @@ impl Drop for Zygote {
 /// A fork request waiting for the zygote's answer.
 #[derive(Debug)]
 struct Pending {
+    since: Instant,
     sock: std::os::unix::net::UnixStream,
     stderr: std::fs::File,
     reply: tokio::sync::oneshot::Sender<Result<Spawned, ProcessError>>,
@@ -245,6 +259,14 @@ impl Shared {
         }
         st.pending.insert(id, p);
         Ok(())
+    }
+
+    /// Whether a request has waited longer than `max` for its answer.
+    fn stalled(&self, max: Duration) -> bool {
+        self.lock()
+            .pending
+            .values()
+            .any(|p| p.since.elapsed() > max)
     }
 
     fn unregister(&self, id: u64) -> Option<Pending> {
@@ -356,7 +378,11 @@ fn await_hello(ctl: &OwnedFd) -> Result<(), ProcessError> {
         return Err(not_ready(format!("no Hello within {HELLO_TIMEOUT:?}")));
     }
     match recv_packet(ctl)? {
-        Some((Report::Hello { version }, None)) if version == PROTOCOL_VERSION => Ok(()),
+        Some((Report::Hello { magic, version }, None))
+            if magic == MAGIC && version == PROTOCOL_VERSION =>
+        {
+            Ok(())
+        }
         Some((other, _)) => Err(not_ready(format!("unexpected first report {other:?}"))),
         None => Err(not_ready("it exited during start-up".into())),
     }
