@@ -1,12 +1,14 @@
 //! The execution engine: runs one program in one fresh, single-use `ptc-runner` process.
 //!
-//! [`Engine::execute`] takes a runner (from the policy's warm pool, or spawned cold), sends it the
+//! [`Engine::execute`] takes a runner (from the policy's warm pool, or started on the request's
+//! path: forked by the engine's zygote, or spawned cold — see [`SpawnMode`]), sends it the
 //! program, routes its tool calls to the caller's [`ToolHandler`], and builds the [`Step`] from what
 //! the supervisor itself observed: the frames, the exit status, the CPU time, and its own clock.
 //!
 //! Invariants:
 //! - A runner is used for exactly one execution and is always killed and reaped (also when the
-//!   `execute` future is dropped: the process handle kills and reaps on drop).
+//!   `execute` future is dropped: the process handle kills on drop, and the runner's parent — our
+//!   reaper thread, or the zygote — reaps it).
 //! - The wall-clock deadline is enforced by SIGKILL through a pidfd; nothing the runner does can
 //!   delay it, including a tool that never answers.
 //! - Policies are checked against the host once, at [`Engine::new`]; a policy the host cannot
