@@ -1,14 +1,14 @@
 //! 1,000 sequential and 1,000 concurrent (16 at a time) executions through the real runner leave
 //! no zombie processes and no leaked file descriptors in the supervisor process.
-//! One test per binary: it counts this process's fds and children. Runners are forked by the
-//! engine's zygote (the default spawn mode), so they are counted among the zygote's children.
+//! One test per binary: it counts this process's fds and children. It runs in both spawn modes; in
+//! zygote mode (the default) runners are the zygote's children and are counted there.
 #![allow(clippy::unwrap_used)]
 
 mod common;
 
 use common::*;
 use ptc_shared::Value;
-use ptc_supervisor::engine::{Engine, EngineConfig, NoTools};
+use ptc_supervisor::engine::{Engine, EngineConfig, NoTools, SpawnMode};
 use ptc_supervisor::policy::load_dir;
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,15 +36,23 @@ async fn settle(engine: &Engine) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn thousands_of_executions_leak_nothing() {
+    leak_check(SpawnMode::Zygote).await;
+    leak_check(SpawnMode::Cold).await;
+}
+
+async fn leak_check(mode: SpawnMode) {
     let policies = load_dir(&shipped_policies()).unwrap();
     let warm: usize = policies.values().map(|p| p.warm).sum();
-    let engine = Arc::new(Engine::new(EngineConfig::new(real_runner(), policies)).unwrap());
+    let mut config = EngineConfig::new(real_runner(), policies);
+    config.spawn = mode;
+    let engine = Arc::new(Engine::new(config).unwrap());
     settle(&engine).await;
     let fds_before = open_fds();
-    assert_eq!(runners_and_zombies(), (warm, 0));
-    // Every runner below comes from this one zygote (no cold fallback, no restart).
+    assert_eq!(runners_and_zombies(), (warm, 0), "{mode:?}");
+    // In zygote mode every runner below comes from this one zygote (no fallback, no restart).
     let zygote = zygotes();
-    assert_eq!(zygote.len(), 1, "one zygote per engine");
+    let expected = usize::from(mode == SpawnMode::Zygote);
+    assert_eq!(zygote.len(), expected, "{mode:?}: one zygote per engine");
 
     for i in 0..1000i64 {
         let step = engine
@@ -91,4 +99,10 @@ async fn thousands_of_executions_leak_nothing() {
         "fds after 1,000 concurrent executions"
     );
     assert_eq!(zygotes(), zygote, "the same zygote served every execution");
+    drop(engine);
+    assert_eq!(
+        no_children_within(2000).await,
+        Vec::<i32>::new(),
+        "{mode:?}: processes outlived the engine"
+    );
 }
