@@ -11,6 +11,7 @@
 mod alloc;
 mod harden;
 mod ipc;
+mod zygote;
 
 use ipc::Ipc;
 use ptc_shared::protocol::RunnerToSupervisor;
@@ -21,14 +22,22 @@ use std::io;
 static GLOBAL: harden::CountingAlloc = harden::CountingAlloc;
 
 fn main() {
-    let op = std::env::args().nth(1).unwrap_or_default();
+    let mut args = std::env::args().skip(1);
+    let first = args.next().unwrap_or_default();
+    if first == ptc_shared::protocol::zygote::ARG {
+        // `--zygote OP`: a probe fork server; every forked child attempts OP.
+        let op = args.next().unwrap_or_default();
+        zygote::serve(&move || Some(probe_for(op.clone())))
+    }
+    harden::run(Some(probe_for(first)))
+}
+
+fn probe_for(op: String) -> harden::Probe {
     // Read before hardening: getppid is not in the filter, and calling it afterwards would kill
     // the probe before it reached the operation under test.
     let parent =
         nix::unistd::Pid::from_raw(i32::try_from(std::os::unix::process::parent_id()).unwrap_or(1));
-    harden::run(Some(Box::new(move |ipc: &mut Ipc| {
-        attempt(&op, parent, ipc)
-    })))
+    Box::new(move |ipc: &mut Ipc| attempt(&op, parent, ipc))
 }
 
 fn attempt(op: &str, parent: nix::unistd::Pid, ipc: &mut Ipc) -> Step {

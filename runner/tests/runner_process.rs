@@ -332,8 +332,9 @@ fn runner_dies_with_its_parent() {
     let script = r#"exec 5<&0; /usr/bin/env -i "$0" 3<&5 5<&- </dev/null & wait"#;
     let mut r = spawn_script(script, RUNNER, &[]);
     r.harden(setup());
-    r.child.kill().unwrap();
-    r.child.wait().unwrap();
+    let child = r.child.as_mut().unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
     // With PR_SET_PDEATHSIG the runner is killed too and its end of the socket closes; without
     // it, it would sit waiting for Execute and this read would time out instead.
     r.sock

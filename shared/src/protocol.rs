@@ -203,6 +203,60 @@ pub enum RunnerToSupervisor {
     MemoryExceeded { peak_bytes: u64 },
 }
 
+/// The zygote (`ptc-runner --zygote`): a pre-initialised, single-threaded runner that forks one
+/// child per runner the engine asks for. Its control socket is [`RUNNER_IPC_FD`], an `AF_UNIX`
+/// `SOCK_SEQPACKET` socket: one message per packet, each packet one frame (header + body).
+///
+/// ```text
+/// zygote: Hello{magic,version}                   once, when initialised
+/// engine: Fork{id}      + SCM_RIGHTS [ipc socket, stderr pipe]   (Setup already queued in the socket)
+/// zygote: Forked{id,pid} + SCM_RIGHTS [pidfd]  |  ForkFailed{id,errno}
+/// zygote: Exited{pid,..}                        after reaping the child (always after its Forked)
+/// ```
+/// The zygote never reads the runner's `Setup`: the child reads it from its own socket, exactly as
+/// an exec'd runner does.
+pub mod zygote {
+    use serde::{Deserialize, Serialize};
+
+    /// The runner's command-line argument that selects zygote mode.
+    pub const ARG: &str = "--zygote";
+    /// The largest control packet either side sends or accepts.
+    pub const MAX_PACKET: u32 = 256;
+    /// Number of fds a `Fork` request carries: the child's IPC socket, then its stderr.
+    pub const FORK_FDS: usize = 2;
+    /// `Hello.magic`: "ptczygot". A binary that is no zygote cannot produce it by accident.
+    pub const MAGIC: u64 = 0x7074_637a_7967_6f74;
+
+    /// Engine → zygote.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum Request {
+        /// Fork one runner whose fd 3 and fd 2 are the two fds passed with this packet.
+        Fork { id: u64 },
+    }
+
+    /// Zygote → engine.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum Report {
+        /// The zygote is initialised ([`MAGIC`]) and speaks `version`
+        /// ([`super::PROTOCOL_VERSION`]).
+        Hello { magic: u64, version: u32 },
+        /// Request `id` became process `pid`; its pidfd travels with this packet.
+        Forked { id: u64, pid: i32 },
+        /// Request `id` produced no process (`errno` from fork, pidfd_open or a malformed request).
+        ForkFailed { id: u64, errno: i32 },
+        /// Process `pid` ended and was reaped: its wait status, split, and its rusage CPU time.
+        Exited {
+            pid: i32,
+            code: Option<i32>,
+            signal: Option<i32>,
+            cpu_us: u64,
+        },
+    }
+}
+
+impl Message for zygote::Request {}
+impl Message for zygote::Report {}
+
 /// Enum tags of the variants whose first field is the protocol version.
 const TAG_SETUP: u32 = 0;
 const TAG_EXECUTE: u32 = 1;
@@ -333,6 +387,43 @@ mod tests {
         assert_eq!(
             RunnerRlimits::for_limits(&Limits { cpu_ms: 0, ..l }).cpu_soft_secs,
             1
+        );
+    }
+
+    #[test]
+    fn zygote_messages_fit_a_packet() {
+        use zygote::{MAX_PACKET, Report, Request};
+        let req = Request::Fork { id: u64::MAX };
+        let frame = encode_frame(&req, MAX_PACKET).unwrap();
+        assert_eq!(
+            decode_body::<Request>(body(&frame), MAX_PACKET).unwrap(),
+            req
+        );
+        let rep = Report::Exited {
+            pid: i32::MAX,
+            code: None,
+            signal: Some(31),
+            cpu_us: u64::MAX,
+        };
+        let frame = encode_frame(&rep, MAX_PACKET).unwrap();
+        assert!(frame.len() <= MAX_PACKET as usize);
+        assert_eq!(
+            decode_body::<Report>(body(&frame), MAX_PACKET).unwrap(),
+            rep
+        );
+    }
+
+    #[test]
+    fn a_runner_frame_is_never_taken_for_a_zygote_hello() {
+        use zygote::{MAGIC, MAX_PACKET, Report};
+        let ready = RunnerToSupervisor::Ready {
+            landlock: LandlockStatus::Enforced,
+        };
+        let frame = encode_frame(&ready, MAX_PACKET).unwrap();
+        let decoded = decode_body::<Report>(body(&frame), MAX_PACKET);
+        assert!(
+            !matches!(decoded, Ok(Report::Hello { magic, .. }) if magic == MAGIC),
+            "{decoded:?}"
         );
     }
 

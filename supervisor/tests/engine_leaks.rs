@@ -1,29 +1,31 @@
 //! 1,000 sequential and 1,000 concurrent (16 at a time) executions through the real runner leave
 //! no zombie processes and no leaked file descriptors in the supervisor process.
-//! One test per binary: it counts this process's fds and children.
+//! One test per binary: it counts this process's fds and children. It runs in both spawn modes; in
+//! zygote mode (the default) runners are the zygote's children and are counted there.
 #![allow(clippy::unwrap_used)]
 
 mod common;
 
 use common::*;
 use ptc_shared::Value;
-use ptc_supervisor::engine::{Engine, EngineConfig, NoTools};
+use ptc_supervisor::engine::{Engine, EngineConfig, NoTools, SpawnMode};
 use ptc_supervisor::policy::load_dir;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Children of this process and how many of them are zombies.
-fn children_and_zombies() -> (usize, usize) {
+fn is_zombie(pid: &i32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    stat.rsplit_once(')')
+        .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+}
+
+/// Runner processes (children of this process or of its zygote) and how many of all our
+/// descendants are zombies.
+fn runners_and_zombies() -> (usize, usize) {
     let kids = children();
-    let zombies = kids
-        .iter()
-        .filter(|p| {
-            let stat = std::fs::read_to_string(format!("/proc/{p}/stat")).unwrap_or_default();
-            stat.rsplit_once(')')
-                .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
-        })
-        .count();
-    (kids.len(), zombies)
+    let runners = runners();
+    let zombies = kids.iter().chain(&runners).filter(|p| is_zombie(p)).count();
+    (runners.len(), zombies)
 }
 
 async fn settle(engine: &Engine) {
@@ -34,12 +36,23 @@ async fn settle(engine: &Engine) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn thousands_of_executions_leak_nothing() {
+    leak_check(SpawnMode::Zygote).await;
+    leak_check(SpawnMode::Cold).await;
+}
+
+async fn leak_check(mode: SpawnMode) {
     let policies = load_dir(&shipped_policies()).unwrap();
     let warm: usize = policies.values().map(|p| p.warm).sum();
-    let engine = Arc::new(Engine::new(EngineConfig::new(real_runner(), policies)).unwrap());
+    let mut config = EngineConfig::new(real_runner(), policies);
+    config.spawn = mode;
+    let engine = Arc::new(Engine::new(config).unwrap());
     settle(&engine).await;
     let fds_before = open_fds();
-    assert_eq!(children_and_zombies(), (warm, 0));
+    assert_eq!(runners_and_zombies(), (warm, 0), "{mode:?}");
+    // In zygote mode every runner below comes from this one zygote (no fallback, no restart).
+    let zygote = zygotes();
+    let expected = usize::from(mode == SpawnMode::Zygote);
+    assert_eq!(zygote.len(), expected, "{mode:?}: one zygote per engine");
 
     for i in 0..1000i64 {
         let step = engine
@@ -49,7 +62,7 @@ async fn thousands_of_executions_leak_nothing() {
     }
     settle(&engine).await;
     assert_eq!(
-        children_and_zombies(),
+        runners_and_zombies(),
         (warm, 0),
         "after 1,000 sequential executions"
     );
@@ -76,7 +89,7 @@ async fn thousands_of_executions_leak_nothing() {
     }
     settle(&engine).await;
     assert_eq!(
-        children_and_zombies(),
+        runners_and_zombies(),
         (warm, 0),
         "after 1,000 concurrent executions"
     );
@@ -84,5 +97,12 @@ async fn thousands_of_executions_leak_nothing() {
         open_fds(),
         fds_before,
         "fds after 1,000 concurrent executions"
+    );
+    assert_eq!(zygotes(), zygote, "the same zygote served every execution");
+    drop(engine);
+    assert_eq!(
+        no_children_within(2000).await,
+        Vec::<i32>::new(),
+        "{mode:?}: processes outlived the engine"
     );
 }

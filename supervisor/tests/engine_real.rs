@@ -97,7 +97,7 @@ async fn ten_megabytes_of_println_are_truncated() {
 async fn runner_killed_from_outside_is_runner_crashed() {
     let engine = Arc::new(shipped_engine());
     let e2 = Arc::clone(&engine);
-    let before = children();
+    let before = runners();
     let mut req = request("(loop [] (recur))");
     req.limits = Some(Limits {
         timeout_ms: 1000,
@@ -106,7 +106,7 @@ async fn runner_killed_from_outside_is_runner_crashed() {
     let task = tokio::spawn(async move { e2.execute(req, Arc::new(NoTools)).await });
     // Find the runner that is executing: a child that appeared and uses CPU.
     tokio::time::sleep(Duration::from_millis(150)).await;
-    let busy = children()
+    let busy = runners()
         .into_iter()
         .filter(|p| !before.contains(p))
         .find(|p| cpu_ticks(*p) > 0);

@@ -27,9 +27,13 @@ const TIMEOUT: Duration = Duration::from_secs(30);
 /// descriptor the runner must close; `env -i` guarantees the runner's environment is empty.
 const PLACE_FDS: &str = r#"exec /usr/bin/env -i "$0" "$@" 3<&0 </dev/null 7</dev/null"#;
 
-/// A spawned runner and our end of its socket.
+pub mod zygote;
+
+/// A spawned runner and our end of its socket. `child` is `None` for a runner forked by a zygote
+/// (not our child: its end is reported by the zygote).
 pub struct Runner {
-    pub child: Child,
+    pub child: Option<Child>,
+    pid: u32,
     pub sock: UnixStream,
 }
 
@@ -66,7 +70,11 @@ pub fn spawn_script(script: &str, bin: &str, args: &[&str]) -> Runner {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    Runner { child, sock: ours }
+    Runner {
+        pid: child.id(),
+        child: Some(child),
+        sock: ours,
+    }
 }
 
 /// Setup with the real policy compiled for this host.
@@ -100,6 +108,15 @@ pub fn setup_for(limits: &Limits) -> Setup {
 }
 
 impl Runner {
+    /// A runner forked by a zygote, known by its pid and our end of its socket.
+    pub fn forked(pid: i32, sock: UnixStream) -> Runner {
+        Runner {
+            child: None,
+            pid: u32::try_from(pid).unwrap(),
+            sock,
+        }
+    }
+
     pub fn send(&mut self, msg: &SupervisorToRunner) {
         write_frame(&mut self.sock, msg, DEFAULT_MAX_FRAME).unwrap();
     }
@@ -112,6 +129,11 @@ impl Runner {
     /// Sends Setup and returns the landlock status from `Ready`.
     pub fn harden(&mut self, setup: Setup) -> LandlockStatus {
         self.send(&SupervisorToRunner::Setup(setup));
+        self.ready()
+    }
+
+    /// Reads `Ready` (the Setup was sent already) and returns the landlock status.
+    pub fn ready(&mut self) -> LandlockStatus {
         match self.recv() {
             Some(RunnerToSupervisor::Ready { landlock }) => landlock,
             other => panic!("expected Ready, got {other:?}"),
@@ -119,18 +141,22 @@ impl Runner {
     }
 
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        self.pid
     }
 
     /// Waits for the runner to end (killing it after the timeout so a test never hangs).
     pub fn wait(&mut self) -> ExitStatus {
         let start = Instant::now();
+        let child = self
+            .child
+            .as_mut()
+            .expect("a forked runner is waited for through its zygote");
         loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
+            if let Some(status) = child.try_wait().unwrap() {
                 return status;
             }
             if start.elapsed() > TIMEOUT {
-                let _ = self.child.kill();
+                let _ = child.kill();
                 panic!("runner did not exit within {TIMEOUT:?}");
             }
             std::thread::sleep(Duration::from_millis(5));

@@ -1,12 +1,14 @@
 //! The execution engine: runs one program in one fresh, single-use `ptc-runner` process.
 //!
-//! [`Engine::execute`] takes a runner (from the policy's warm pool, or spawned cold), sends it the
+//! [`Engine::execute`] takes a runner (from the policy's warm pool, or started on the request's
+//! path: forked by the engine's zygote, or spawned cold — see [`SpawnMode`]), sends it the
 //! program, routes its tool calls to the caller's [`ToolHandler`], and builds the [`Step`] from what
 //! the supervisor itself observed: the frames, the exit status, the CPU time, and its own clock.
 //!
 //! Invariants:
 //! - A runner is used for exactly one execution and is always killed and reaped (also when the
-//!   `execute` future is dropped: the process handle kills and reaps on drop).
+//!   `execute` future is dropped: the process handle kills on drop, and the runner's parent — our
+//!   reaper thread, or the zygote — reaps it).
 //! - The wall-clock deadline is enforced by SIGKILL through a pidfd; nothing the runner does can
 //!   delay it, including a tool that never answers.
 //! - Policies are checked against the host once, at [`Engine::new`]; a policy the host cannot
@@ -17,6 +19,7 @@ mod pool;
 pub mod process;
 mod session;
 mod tools;
+mod zygote;
 
 use crate::check::{Enforcement, HostReport, host_report};
 use crate::policy::Policy;
@@ -30,7 +33,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
 
-pub use process::ProcessError;
+pub use process::{ProcessError, SpawnMode};
 
 /// A boxed, sendable future (the engine has no async-trait dependency).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -79,6 +82,8 @@ pub struct EngineConfig {
     pub policies: BTreeMap<String, Policy>,
     /// The policy used when a request names none (default `"default"`).
     pub default_policy: String,
+    /// How runners are started (default: forked by a zygote, cold spawn as the fallback).
+    pub spawn: SpawnMode,
 }
 
 impl EngineConfig {
@@ -91,6 +96,7 @@ impl EngineConfig {
             runner_path: runner_path.into(),
             policies,
             default_policy: "default".into(),
+            spawn: SpawnMode::default(),
         }
     }
 }
@@ -132,6 +138,7 @@ pub enum EngineError {
 #[derive(Debug)]
 pub struct Engine {
     pools: BTreeMap<String, Arc<Pool>>,
+    spawner: process::Spawner,
     default_policy: String,
     host: HostReport,
 }
@@ -154,7 +161,7 @@ impl Engine {
         if !config.runner_path.is_file() {
             return Err(EngineError::RunnerMissing(config.runner_path));
         }
-        let spawner = process::Spawner::start(&config.runner_path)?;
+        let spawner = process::Spawner::start(&config.runner_path, config.spawn)?;
         let mut pools = BTreeMap::new();
         for (name, policy) in config.policies {
             let enforcement = enforce(&host, &policy)?;
@@ -169,6 +176,7 @@ impl Engine {
         }
         Ok(Engine {
             pools,
+            spawner,
             default_policy: config.default_policy,
             host,
         })
@@ -187,6 +195,12 @@ impl Engine {
     /// What is enforced for a policy on this host.
     pub fn enforcement(&self, policy: &str) -> Option<&Enforcement> {
         self.pools.get(policy).map(|p| &p.prepared().enforcement)
+    }
+
+    /// The pid of the zygote forking this engine's runners, while one is alive (`None` in cold
+    /// mode, before it has started, and between its death and its restart).
+    pub fn zygote_pid(&self) -> Option<i32> {
+        self.spawner.zygote_pid()
     }
 
     /// Warm runners ready right now for `policy` (for tests, benchmarks and status lines).

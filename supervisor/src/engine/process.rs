@@ -14,6 +14,13 @@
 //! pid), exits are awaited by polling the pidfd, and reaping is `waitid(P_PIDFD)`. A process is
 //! reaped exactly once: by [`RunnerProc::wait`], or, when a handle is dropped unreaped, after a
 //! SIGKILL by the reaper thread. So no zombie outlives its handle by more than a kill's latency.
+//!
+//! With [`SpawnMode::Zygote`] (the default) the spawner thread instead starts one
+//! `ptc-runner --zygote` (by the same `posix_spawn`) and asks it to fork each runner (see
+//! `zygote.rs`): the exec, dynamic linking and runtime warm-up are paid once, not per execution.
+//! Such a runner is the zygote's child: it is killed through the pidfd the zygote sends, and its
+//! exit status and CPU time come from the zygote's `Exited` report instead of our own `waitid`.
+//! If the zygote cannot be started (or dies and cannot be restarted) runners are spawned cold.
 
 use nix::spawn::{PosixSpawnAttr, PosixSpawnFileActions, PosixSpawnFlags, posix_spawn};
 use nix::sys::signal::SigSet;
@@ -24,7 +31,8 @@ use std::io::Write;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
 use tokio::io::unix::AsyncFd;
 use tokio::sync::oneshot;
 
@@ -45,6 +53,21 @@ pub enum ProcessError {
     },
     #[error("the spawner thread is gone")]
     SpawnerGone,
+    #[error("the zygote process died; its runners died with it")]
+    ZygoteDied,
+    #[error("the zygote could not fork a runner: {0}")]
+    ForkFailed(std::io::Error),
+}
+
+/// How runners are started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SpawnMode {
+    /// Forked by one long-lived `ptc-runner --zygote` (restarted if it dies; cold spawn while it
+    /// cannot be started).
+    #[default]
+    Zygote,
+    /// One `posix_spawn` of the runner binary per runner.
+    Cold,
 }
 
 fn os(what: &'static str) -> impl FnOnce(nix::Error) -> ProcessError {
@@ -65,16 +88,18 @@ pub struct Spawned {
     pub sock: UnixStream,
 }
 
-struct SpawnJob {
+pub(crate) struct SpawnJob {
     /// Bytes written to the socket before the child starts (the `Setup` frame).
-    preamble: Vec<u8>,
-    reply: oneshot::Sender<Result<Spawned, ProcessError>>,
+    pub preamble: Vec<u8>,
+    pub reply: oneshot::Sender<Result<Spawned, ProcessError>>,
 }
 
 /// Handle to the spawner thread (which owns the reaper). Cloning shares it.
 #[derive(Debug, Clone)]
 pub struct Spawner {
     jobs: mpsc::Sender<SpawnJob>,
+    /// The live zygote's pid, 0 when there is none (cold mode, not started yet, or dead).
+    zygote_pid: Arc<AtomicI32>,
 }
 
 impl std::fmt::Debug for SpawnJob {
@@ -86,24 +111,42 @@ impl std::fmt::Debug for SpawnJob {
 }
 
 impl Spawner {
-    /// Starts the spawner thread for the runner binary at `path`, and the reaper thread.
-    pub fn start(path: &Path) -> Result<Spawner, ProcessError> {
+    /// Starts the spawner thread for the runner binary at `path`, and the reaper thread. In
+    /// zygote mode the thread starts the zygote before serving its first job.
+    pub fn start(path: &Path, mode: SpawnMode) -> Result<Spawner, ProcessError> {
         let c_path =
             CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| ProcessError::BadPath)?;
         let reaper = Reaper::start()?;
         let (jobs, rx) = mpsc::channel::<SpawnJob>();
+        let zygote_pid = Arc::new(AtomicI32::new(0));
+        let pid_cell = Arc::clone(&zygote_pid);
         std::thread::Builder::new()
             .name("ptc-spawner".into())
             .spawn(move || {
-                // Lives until every Spawner handle is dropped; its exit fires the runners' PDEATHSIG.
+                // Lives until every Spawner handle is dropped; its exit fires the PDEATHSIG of the
+                // cold runners and of the zygote (whose runners then die with it).
+                let mut zygote = (mode == SpawnMode::Zygote)
+                    .then(|| super::zygote::Backend::new(c_path.clone(), reaper.clone(), pid_cell));
                 while let Ok(job) = rx.recv() {
+                    let job = match zygote.as_mut() {
+                        Some(z) => match z.fork(job) {
+                            Ok(()) => continue,
+                            Err(job) => job,
+                        },
+                        None => job,
+                    };
                     let out = spawn_one(&c_path, &job.preamble, &reaper);
                     // The requester may have given up (cancelled); the runner is then dropped and reaped.
                     let _ = job.reply.send(out);
                 }
             })
             .map_err(io("starting the spawner thread"))?;
-        Ok(Spawner { jobs })
+        Ok(Spawner { jobs, zygote_pid })
+    }
+
+    /// The pid of the live zygote, if runners are being forked by one right now.
+    pub fn zygote_pid(&self) -> Option<i32> {
+        Some(self.zygote_pid.load(Ordering::Acquire)).filter(|p| *p > 0)
     }
 
     /// Spawns one runner; `preamble` is already in its socket when it starts reading.
@@ -116,27 +159,69 @@ impl Spawner {
     }
 }
 
-/// Runs on the spawner thread.
+/// A runner's two descriptors before it exists: our end of its IPC socket (with the preamble
+/// already written), its end, and the read and write ends of its stderr pipe.
+pub(crate) struct RunnerFds {
+    pub ours: UnixStream,
+    pub theirs: OwnedFd,
+    pub err_r: std::fs::File,
+    pub err_w: OwnedFd,
+}
+
+impl RunnerFds {
+    pub fn new(preamble: &[u8]) -> Result<RunnerFds, ProcessError> {
+        let (ours, theirs) = socketpair(
+            AddressFamily::Unix,
+            SockType::Stream,
+            None,
+            SockFlag::SOCK_CLOEXEC,
+        )
+        .map_err(os("socketpair"))?;
+        let theirs = above(theirs, RUNNER_FD)?;
+        let mut ours = UnixStream::from(ours);
+        ours.write_all(preamble).map_err(io("writing setup"))?;
+        // stderr is a pipe we read only after an abnormal exit (a panic message, say); its 64 KiB
+        // buffer is the cap: a runner that fills it blocks until the deadline kill.
+        let (err_r, err_w) =
+            nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(os("pipe2"))?;
+        nix::fcntl::fcntl(
+            &err_r,
+            nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
+        )
+        .map_err(os("fcntl"))?;
+        let err_w = above(err_w, 2)?;
+        Ok(RunnerFds {
+            ours,
+            theirs,
+            err_r: std::fs::File::from(err_r),
+            err_w,
+        })
+    }
+}
+
+/// Runs on the spawner thread: one cold runner.
 fn spawn_one(path: &CString, preamble: &[u8], reaper: &Reaper) -> Result<Spawned, ProcessError> {
-    let (ours, theirs) = socketpair(
-        AddressFamily::Unix,
-        SockType::Stream,
-        None,
-        SockFlag::SOCK_CLOEXEC,
-    )
-    .map_err(os("socketpair"))?;
-    let theirs = above(theirs, RUNNER_FD)?;
-    let mut sock = UnixStream::from(ours);
-    sock.write_all(preamble).map_err(io("writing setup"))?;
-    // stderr is a pipe we read only after an abnormal exit (a panic message, say); its 64 KiB
-    // buffer is the cap: a runner that fills it blocks until the deadline kill.
-    let (err_r, err_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(os("pipe2"))?;
-    nix::fcntl::fcntl(
-        &err_r,
-        nix::fcntl::FcntlArg::F_SETFL(nix::fcntl::OFlag::O_NONBLOCK),
-    )
-    .map_err(os("fcntl"))?;
-    let err_w = above(err_w, 2)?;
+    let fds = RunnerFds::new(preamble)?;
+    let pid = spawn_process(path, &[], &fds.theirs, Some(&fds.err_w))?;
+    drop(fds.theirs);
+    drop(fds.err_w);
+    let mut proc = RunnerProc::adopt(pid, reaper.clone())?;
+    proc.stderr = Some(fds.err_r);
+    Ok(Spawned {
+        proc,
+        sock: fds.ours,
+    })
+}
+
+/// `posix_spawn`s `path` with `args` after argv[0]: fd 3 ← `fd3`, fd 2 ← `stderr` (or
+/// /dev/null), fds 0–1 ← /dev/null, an empty environment, its own session, default signal
+/// dispositions and an empty mask. Every other fd of ours is close-on-exec.
+pub(crate) fn spawn_process(
+    path: &CString,
+    args: &[&std::ffi::CStr],
+    fd3: &OwnedFd,
+    stderr: Option<&OwnedFd>,
+) -> Result<i32, ProcessError> {
     let mut actions = PosixSpawnFileActions::init().map_err(os("spawn file actions"))?;
     let null = c"/dev/null";
     actions
@@ -147,8 +232,11 @@ fn spawn_one(path: &CString, preamble: &[u8], reaper: &Reaper) -> Result<Spawned
             nix::sys::stat::Mode::empty(),
         )
         .and_then(|()| actions.add_dup2(0, 1))
-        .and_then(|()| actions.add_dup2(err_w.as_raw_fd(), 2))
-        .and_then(|()| actions.add_dup2(theirs.as_raw_fd(), RUNNER_FD))
+        .and_then(|()| match stderr {
+            Some(err) => actions.add_dup2(err.as_raw_fd(), 2),
+            None => actions.add_dup2(0, 2),
+        })
+        .and_then(|()| actions.add_dup2(fd3.as_raw_fd(), RUNNER_FD))
         .map_err(os("spawn file actions"))?;
     let mut attr = PosixSpawnAttr::init().map_err(os("spawn attributes"))?;
     let flags = PosixSpawnFlags::POSIX_SPAWN_SETSIGMASK
@@ -158,21 +246,19 @@ fn spawn_one(path: &CString, preamble: &[u8], reaper: &Reaper) -> Result<Spawned
         .and_then(|()| attr.set_sigmask(&SigSet::empty()))
         .and_then(|()| attr.set_sigdefault(&SigSet::all()))
         .map_err(os("spawn attributes"))?;
-    let argv = [path.as_c_str()];
+    let argv: Vec<&std::ffi::CStr> = std::iter::once(path.as_c_str())
+        .chain(args.iter().copied())
+        .collect();
     let envp: [&std::ffi::CStr; 0] = [];
     let pid =
         posix_spawn(path.as_c_str(), &actions, &attr, &argv, &envp).map_err(os("posix_spawn"))?;
-    drop(theirs);
-    drop(err_w);
-    let mut proc = RunnerProc::adopt(pid.as_raw(), reaper.clone())?;
-    proc.stderr = Some(std::fs::File::from(err_r));
-    Ok(Spawned { proc, sock })
+    Ok(pid.as_raw())
 }
 
 /// `fd`, or a close-on-exec duplicate of it numbered above `min`: a file action's source must not
 /// be a target the actions overwrite first, and `dup2(3, 3)` would keep close-on-exec. Only a
 /// supervisor started with fds 0–2 closed gets low numbers here.
-fn above(fd: OwnedFd, min: RawFd) -> Result<OwnedFd, ProcessError> {
+pub(crate) fn above(fd: OwnedFd, min: RawFd) -> Result<OwnedFd, ProcessError> {
     let mut held = Vec::new();
     let mut fd = fd;
     // Each `try_clone` (F_DUPFD_CLOEXEC from 3) takes the lowest free number; holding the previous
@@ -202,10 +288,53 @@ pub struct ExitInfo {
 #[derive(Debug)]
 pub struct RunnerProc {
     pid: i32,
+    /// `None` once the process is known to have ended (reaped by us or by the zygote).
     pidfd: Option<PidFd>,
-    reaper: Reaper,
+    exit: ExitSource,
     /// Read end of the runner's stderr pipe (non-blocking).
     stderr: Option<std::fs::File>,
+}
+
+/// Who reaps the process and so learns how it ended.
+#[derive(Debug)]
+enum ExitSource {
+    /// Our child: `waitid` on the pidfd; the reaper thread reaps it if the handle is dropped.
+    Child(Reaper),
+    /// The zygote's child: the zygote reaps it and its report lands in this slot.
+    Zygote(Arc<ExitSlot>),
+}
+
+/// How a zygote-forked runner ended, as the zygote reported it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ended {
+    Exited {
+        code: Option<i32>,
+        signal: Option<i32>,
+        cpu_ms: u64,
+    },
+    /// The zygote died first (the runner died with it); no status is available.
+    Lost,
+}
+
+/// Where the zygote client's reader thread puts a runner's end, and wakes its waiter.
+#[derive(Debug, Default)]
+pub(crate) struct ExitSlot {
+    ended: Mutex<Option<Ended>>,
+    notify: tokio::sync::Notify,
+}
+
+impl ExitSlot {
+    pub fn set(&self, ended: Ended) {
+        if let Ok(mut e) = self.ended.lock() {
+            *e = Some(ended);
+        }
+        // A stored permit: a waiter that checks the slot just before this still wakes.
+        self.notify.notify_one();
+    }
+
+    fn get(&self) -> Option<Ended> {
+        self.ended.lock().ok().and_then(|e| *e)
+    }
 }
 
 /// A pidfd, registered with tokio's reactor once someone waits on it.
@@ -232,7 +361,23 @@ impl PidFd {
 }
 
 impl RunnerProc {
-    fn adopt(pid: i32, reaper: Reaper) -> Result<RunnerProc, ProcessError> {
+    /// A runner forked by the zygote, with the pidfd it sent and the slot its end will land in.
+    pub(crate) fn forked(
+        pid: i32,
+        pidfd: OwnedFd,
+        slot: Arc<ExitSlot>,
+        stderr: std::fs::File,
+    ) -> RunnerProc {
+        RunnerProc {
+            pid,
+            pidfd: Some(PidFd::Plain(pidfd)),
+            exit: ExitSource::Zygote(slot),
+            stderr: Some(stderr),
+        }
+    }
+
+    /// Takes our own child `pid` (just spawned, so not yet reaped) into a handle.
+    pub(crate) fn adopt(pid: i32, reaper: Reaper) -> Result<RunnerProc, ProcessError> {
         let rpid = Pid::from_raw(pid).ok_or(ProcessError::Os {
             what: "posix_spawn",
             source: std::io::Error::other("invalid pid"),
@@ -241,7 +386,7 @@ impl RunnerProc {
             Ok(fd) => Ok(RunnerProc {
                 pid,
                 pidfd: Some(PidFd::Plain(fd)),
-                reaper,
+                exit: ExitSource::Child(reaper),
                 stderr: None,
             }),
             Err(e) => {
@@ -259,6 +404,21 @@ impl RunnerProc {
         }
     }
 
+    /// The CPU time used so far, exact (the scheduler's run time from `/proc/PID/schedstat`), or
+    /// `None` when it cannot be read or the process may already have been reaped. The read is
+    /// known to be this process's because, after it, the pidfd still names an unreaped process:
+    /// a pid cannot be reused before its process is reaped.
+    pub fn cpu_ms_now(&self) -> Option<u64> {
+        let fd = self.pidfd.as_ref()?;
+        let text = std::fs::read_to_string(format!("/proc/{}/schedstat", self.pid)).ok()?;
+        let ns: u64 = text.split_whitespace().next()?.parse().ok()?;
+        // Our own child cannot be reaped behind our back; the zygote's can.
+        if matches!(self.exit, ExitSource::Zygote(_)) && pidfd_pid(fd.fd()) != Some(self.pid) {
+            return None;
+        }
+        Some(ns / 1_000_000)
+    }
+
     /// The process id (for logs and tests).
     pub fn pid(&self) -> i32 {
         self.pid
@@ -274,6 +434,15 @@ impl RunnerProc {
     /// Waits for the process to exit, then reaps it. Cancel-safe: if the future is dropped, the
     /// handle still owns the process and `Drop` kills and reaps it.
     pub async fn wait(&mut self) -> Result<ExitInfo, ProcessError> {
+        if let ExitSource::Zygote(slot) = &self.exit {
+            let slot = Arc::clone(slot);
+            loop {
+                if let Some(info) = self.try_reap()? {
+                    return Ok(info);
+                }
+                slot.notify.notified().await;
+            }
+        }
         loop {
             if let Some(info) = self.try_reap()? {
                 return Ok(info);
@@ -314,6 +483,33 @@ impl RunnerProc {
 
     /// Reaps the process if it has exited.
     pub fn try_reap(&mut self) -> Result<Option<ExitInfo>, ProcessError> {
+        if let ExitSource::Zygote(slot) = &self.exit {
+            return match slot.get() {
+                None => Ok(None),
+                Some(Ended::Lost) => {
+                    self.pidfd = None;
+                    Err(ProcessError::ZygoteDied)
+                }
+                Some(Ended::Exited {
+                    code,
+                    signal,
+                    cpu_ms,
+                }) => {
+                    self.pidfd = None;
+                    let stderr = if code == Some(0) {
+                        None
+                    } else {
+                        self.stderr_head()
+                    };
+                    Ok(Some(ExitInfo {
+                        code,
+                        signal,
+                        cpu_ms,
+                        stderr,
+                    }))
+                }
+            };
+        }
         let Some(fd) = &self.pidfd else {
             return Err(ProcessError::SpawnerGone);
         };
@@ -361,9 +557,20 @@ impl Drop for RunnerProc {
         if let Some(fd) = self.pidfd.take() {
             let fd = fd.into_owned();
             let _ = pidfd_send_signal(&fd, Signal::KILL);
-            self.reaper.reap(fd);
+            // The zygote reaps its own children (and reports them to a slot nobody reads).
+            if let ExitSource::Child(reaper) = &self.exit {
+                reaper.reap(fd);
+            }
         }
     }
+}
+
+/// The pid a pidfd refers to while its process is unreaped (its fdinfo says `Pid: -1` after).
+fn pidfd_pid(fd: BorrowedFd<'_>) -> Option<i32> {
+    let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", fd.as_raw_fd())).ok()?;
+    info.lines()
+        .find_map(|l| l.strip_prefix("Pid:"))
+        .and_then(|p| p.trim().parse().ok())
 }
 
 /// CPU time of an exited, not yet reaped child, from `/proc/PID/stat` (utime + stime). Safe to
@@ -393,7 +600,7 @@ fn clock_ticks() -> u64 {
 
 /// Reaps killed processes off the async path: a blocking `waitid` on a dedicated thread.
 #[derive(Debug, Clone)]
-struct Reaper {
+pub(crate) struct Reaper {
     tx: mpsc::Sender<OwnedFd>,
 }
 

@@ -3,12 +3,17 @@
 //!
 //! The conversation (send `Execute`; answer `ToolCall`s; receive `Finished` or `MemoryExceeded`)
 //! runs under `timeout_at(kill_at)`, so a silent runner or a tool that never answers cannot hold
-//! the execution past its deadline. Whatever the runner said, its process is then waited for and
-//! reaped, and the Step is decided from what the supervisor observed (signal, exit code, CPU time,
-//! its own clock) before the runner's word: see [`classify`].
+//! the execution past its deadline. Unless it ended with `Finished`, its process is then waited
+//! for and reaped, and the Step is decided from what the supervisor observed (signal, exit code,
+//! CPU time, its own clock) before the runner's word: see [`classify`].
+//!
+//! A `Finished` Step is complete when it arrives (the runner only `_exit`s afterwards), so it is
+//! accepted at once with the CPU time read exactly from the still-unreaped process, and the exit
+//! is confirmed in the background ([`finished_early`], [`confirm_exit`]): nothing after the final
+//! frame can change the Step, and the process teardown is a large share of a warm execution.
 
 use super::pool::{Pool, Warm};
-use super::process::ExitInfo;
+use super::process::{ExitInfo, RunnerProc};
 use super::tools::ToolSigs;
 use super::{ExecRequest, ToolHandler};
 use ptc_shared::codec::{CodecError, DEFAULT_MAX_FRAME, encode_frame, read_frame_async};
@@ -227,6 +232,13 @@ async fn drive(
     }
     let records = std::mem::take(&mut conv.records);
     drop(conv);
+    if let Ending::Finished(step) = ending {
+        let cpu = settle_finished(proc).await;
+        return match accept(*step, limits, &base, records, start, cpu) {
+            Ok(s) => s,
+            Err((msg, records)) => failed_step(base, crash(msg), records, start, cpu),
+        };
+    }
     let mut killed_late = false;
     if matches!(ending, Ending::Deadline | Ending::Protocol(_)) {
         proc.kill();
@@ -265,6 +277,57 @@ async fn drive(
         records,
         start,
     )
+}
+
+/// The CPU time of a runner that sent `Finished`, without waiting for its exit when possible.
+///
+/// The runner `_exit`s right after `Finished`, and its teardown takes 100–200 µs, half of a warm
+/// execution. Nothing after the final frame can change the Step, so the CPU time is read exactly
+/// from the still-unreaped process and the exit is confirmed in the background. If the exit was
+/// already reported, its exact CPU time is used; if neither is available, the exit is awaited.
+/// An unclean exit after `Finished` (a kernel signal, a non-zero code) is logged, not reported.
+async fn settle_finished(mut proc: RunnerProc) -> u64 {
+    match proc.try_reap() {
+        Ok(Some(exit)) => {
+            log_unclean(proc.pid(), &exit);
+            return exit.cpu_ms;
+        }
+        Ok(None) => {
+            if let Some(cpu) = proc.cpu_ms_now() {
+                confirm_exit(proc);
+                return cpu;
+            }
+        }
+        Err(_) => return 0,
+    }
+    match tokio::time::timeout(EXIT_GRACE, proc.wait()).await {
+        Ok(Ok(exit)) => {
+            log_unclean(proc.pid(), &exit);
+            exit.cpu_ms
+        }
+        // Dropping the handle kills (and reaps) it.
+        _ => 0,
+    }
+}
+
+fn log_unclean(pid: i32, exit: &ExitInfo) {
+    if exit.code != Some(0) {
+        tracing::warn!(pid, ?exit, "runner ended uncleanly after Finished");
+    }
+}
+
+/// Waits in the background for a runner that sent `Finished` to exit, killing it if it does not
+/// within [`EXIT_GRACE`].
+fn confirm_exit(mut proc: RunnerProc) {
+    tokio::spawn(async move {
+        let pid = proc.pid();
+        match tokio::time::timeout(EXIT_GRACE, proc.wait()).await {
+            Ok(Ok(exit)) => log_unclean(pid, &exit),
+            Ok(Err(e)) => tracing::warn!(pid, error = %e, "runner exit after Finished unknown"),
+            // Dropping the handle kills it.
+            Err(_) => tracing::warn!(pid, "runner did not exit after Finished; killed"),
+        }
+    });
 }
 
 fn sock_to_tokio(sock: std::os::unix::net::UnixStream) -> std::io::Result<UnixStream> {
@@ -465,13 +528,8 @@ fn classify(
     if memory_code {
         return memory_step(limits, limits.heap_bytes, base, records, start, cpu);
     }
+    // `Finished` never gets here: it is accepted as it arrives (see `settle_finished`).
     match o.ending {
-        Ending::Finished(step) if o.exit.code == Some(0) && !o.killed_late => {
-            match accept(*step, limits, &base, records, start, cpu) {
-                Ok(s) => s,
-                Err((msg, records)) => fail(crash(msg), base, records),
-            }
-        }
         Ending::Protocol(msg) => fail(exit_details(crash(msg), &o.exit), base, records),
         _ => {
             let f = crash(describe_exit(&o.exit, o.killed_late));

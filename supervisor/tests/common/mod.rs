@@ -4,7 +4,7 @@
 
 use ptc_shared::codec::{DEFAULT_MAX_FRAME, encode_frame};
 use ptc_shared::protocol::{LandlockStatus, RunnerToSupervisor};
-use ptc_supervisor::engine::{Engine, EngineConfig, ExecRequest};
+use ptc_supervisor::engine::{Engine, EngineConfig, ExecRequest, SpawnMode};
 use ptc_supervisor::policy::{Policy, load_dir};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -66,8 +66,11 @@ pub fn fake_runner(dir: &Path, frames: &[RunnerToSupervisor], body: &str) -> Pat
 const RF: &str = "rf() {\n  n=$(/usr/bin/head -c 4 <&3 | /usr/bin/od -An -tu1 | \
     /usr/bin/awk '{print $1*16777216+$2*65536+$3*256+$4}')\n  /usr/bin/head -c \"$n\" <&3 >/dev/null\n}\n";
 
+/// An engine spawning `runner` cold (fake runners are shell scripts, not zygotes).
 pub fn engine(runner: &Path, policies: BTreeMap<String, Policy>) -> Engine {
-    Engine::new(EngineConfig::new(runner, policies)).unwrap()
+    let mut config = EngineConfig::new(runner, policies);
+    config.spawn = SpawnMode::Cold;
+    Engine::new(config).unwrap()
 }
 
 pub fn request(program: &str) -> ExecRequest {
@@ -86,6 +89,45 @@ pub fn children() -> Vec<i32> {
         }
     }
     out
+}
+
+/// Children of `pid` (any thread), from /proc.
+pub fn children_of(pid: i32) -> Vec<i32> {
+    let mut out = Vec::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return out;
+    };
+    for t in tasks.flatten() {
+        if let Ok(s) = std::fs::read_to_string(t.path().join("children")) {
+            out.extend(s.split_whitespace().filter_map(|p| p.parse::<i32>().ok()));
+        }
+    }
+    out
+}
+
+/// Whether `pid` is a runner zygote (`ptc-runner --zygote`).
+pub fn is_zygote(pid: i32) -> bool {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .is_ok_and(|c| c.split(|b| *b == 0).any(|a| a == b"--zygote"))
+}
+
+/// Runner processes of this process: its children that are not zygotes, and the zygotes'
+/// children.
+pub fn runners() -> Vec<i32> {
+    let mut out = Vec::new();
+    for c in children() {
+        if is_zygote(c) {
+            out.extend(children_of(c));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Zygotes among this process's children.
+pub fn zygotes() -> Vec<i32> {
+    children().into_iter().filter(|p| is_zygote(*p)).collect()
 }
 
 pub fn open_fds() -> usize {
@@ -111,19 +153,22 @@ pub fn real_runner() -> PathBuf {
     RUNNER.get_or_init(build_runner).clone()
 }
 
+/// The TEST-ONLY hostile probe binary (`ptc-runner-probe`), built like [`real_runner`].
+pub fn probe_binary() -> PathBuf {
+    static PROBE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    PROBE.get_or_init(|| build_bin("ptc-runner-probe")).clone()
+}
+
 fn build_runner() -> PathBuf {
+    build_bin("ptc-runner")
+}
+
+fn build_bin(bin: &str) -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     // target/<profile>/deps/<test-binary>
     let profile_dir = exe.parent().and_then(Path::parent).unwrap().to_path_buf();
     let mut cmd = std::process::Command::new(env!("CARGO"));
-    cmd.args([
-        "build",
-        "--quiet",
-        "-p",
-        "ptc-runner",
-        "--bin",
-        "ptc-runner",
-    ]);
+    cmd.args(["build", "--quiet", "-p", "ptc-runner", "--bin", bin]);
     if profile_dir.ends_with("release") {
         cmd.arg("--release");
     }
@@ -131,8 +176,8 @@ fn build_runner() -> PathBuf {
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .status()
         .unwrap();
-    assert!(status.success(), "building ptc-runner failed");
-    profile_dir.join("ptc-runner")
+    assert!(status.success(), "building {bin} failed");
+    profile_dir.join(bin)
 }
 
 /// The shipped policies directory.

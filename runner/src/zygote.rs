@@ -1,0 +1,295 @@
+//! The zygote: `ptc-runner --zygote`, a fork server for runners. Part of the runner's hardening
+//! code with `harden.rs` (the only two files of `ptc-runner` with `unsafe`).
+//!
+//! Started by the engine's spawner thread with `posix_spawn`, exactly like a runner (empty
+//! environment, fds 0–2 on /dev/null, its own session), but with a `SOCK_SEQPACKET` control socket
+//! on fd 3. It does the expensive, trusted start-up once — the runtime priming and warm-up program of
+//! `harden::prime_runtime` — then serves `ptc_shared::protocol::zygote` requests, one packet each:
+//! `Fork { id }` carries two fds (the child's IPC socket, with its `Setup` frame already queued,
+//! and its stderr pipe). For each it forks; the child puts them on fds 3 and 2, closes every other
+//! fd, calls `setsid`, and continues into `harden::run_forked`: read `Setup`, rlimits, landlock,
+//! no_new_privs, seccomp, `Ready`, one `Execute`, `Finished`, `_exit` — the path of an exec'd runner
+//! from its first read on. The zygote never reads a runner's `Setup` or anything untrusted.
+//!
+//! Invariants:
+//! - Single-threaded for its whole life (nothing here or in priming starts a thread), so `fork` is
+//!   sound: the child's memory is a consistent copy, no lock is held by a thread that is gone.
+//! - It dies with the spawner thread (PR_SET_PDEATHSIG=SIGKILL, then a `getppid` check), and every
+//!   child sets PR_SET_PDEATHSIG against the zygote: engine gone → zygote gone → runners gone.
+//! - SIGCHLD is blocked and read from a signalfd; the mask is cleared again in every child by
+//!   `harden`'s `reset_inherited_state`, and the signalfd is closed by the child's `close_range`.
+//!
+//! Pid reuse — why kills cannot hit the wrong process. The engine is not the runners' parent, so it
+//! cannot wait for them, and a plain pid could be recycled once the zygote reaps. So the zygote,
+//! right after `fork` and before it could possibly reap that child (reaping happens only in a later
+//! turn of its loop), opens a pidfd for it — race-free, because an unreaped child's pid cannot be
+//! reused — and sends it with `Forked`. The engine signals only through that pidfd: after the
+//! zygote has reaped, `pidfd_send_signal` fails with ESRCH instead of reaching a new process with
+//! the old number. So the zygote may reap as soon as a child exits, with no acknowledgement round
+//! trip: `wait4` gives the exact status and rusage (CPU time), reported in `Exited`, which is sent
+//! on the same ordered socket after the `Forked` of that pid, so the engine always knows a pid
+//! before it hears that it ended. (Holding zombies until the engine acked would have worked too,
+//! but costs a message per execution and leaks zombies whenever the engine is slow.)
+//!
+//! Known trade-off of every fork server: children share the zygote's address-space layout (ASLR
+//! offsets) and std's per-thread hash seeds. Seccomp (no exec mappings, no new processes) and the
+//! per-execution limits are the defence; nothing secret lives in the zygote.
+#![allow(unsafe_code)]
+
+use crate::alloc;
+use crate::harden::{self, Exit};
+use nix::errno::Errno;
+use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+use nix::sys::signal::{SigSet, SigmaskHow, Signal, sigprocmask};
+use nix::sys::signalfd::{SfdFlags, SignalFd};
+use nix::sys::socket::{ControlMessage, ControlMessageOwned, MsgFlags, recvmsg, sendmsg};
+use nix::unistd::ForkResult;
+use ptc_shared::Limits;
+use ptc_shared::codec::{HEADER_LEN, decode_body, encode_frame};
+use ptc_shared::protocol::zygote::{FORK_FDS, MAGIC, MAX_PACKET, Report, Request};
+use ptc_shared::protocol::{PROTOCOL_VERSION, RUNNER_IPC_FD, RunnerRlimits};
+use std::io::{IoSlice, IoSliceMut};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+
+/// The control socket: the zygote's fd 3 (the runner's IPC fd number).
+const CONTROL: RawFd = RUNNER_IPC_FD;
+
+/// What a forked child runs instead of a program (the test probe); `None` in production.
+pub type ProbeFactory = dyn Fn() -> Option<harden::Probe>;
+
+/// Initialises once, then forks runners on request until the engine closes the control socket.
+pub fn serve(probe: &ProbeFactory) -> ! {
+    let code = match init().and_then(|sfd| serve_loop(&sfd, probe)) {
+        Ok(()) => 0,
+        Err(e) => e.code(),
+    };
+    harden::exit_now(code)
+}
+
+fn init() -> Result<SignalFd, Exit> {
+    let parent = std::os::unix::process::parent_id();
+    alloc::prepare_frame().map_err(|_| Exit::Setup)?;
+    harden::ipc_fd_is_socket()?;
+    harden::die_with_parent(parent)?;
+    harden::not_dumpable()?;
+    // stacker caches the main thread's stack bounds, computed from RLIMIT_STACK, when priming:
+    // give the zygote the runners' stack limit first, so its children inherit the right bounds.
+    let stack = RunnerRlimits::for_limits(&Limits::default()).stack_bytes;
+    harden::set_limit(rlimit::Resource::STACK, stack, u64::MAX)?;
+    harden::prime_runtime();
+    let mut chld = SigSet::empty();
+    chld.add(Signal::SIGCHLD);
+    sigprocmask(SigmaskHow::SIG_BLOCK, Some(&chld), None).map_err(|_| Exit::Setup)?;
+    let sfd = SignalFd::with_flags(&chld, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
+        .map_err(|_| Exit::Setup)?;
+    report(
+        &Report::Hello {
+            magic: MAGIC,
+            version: PROTOCOL_VERSION,
+        },
+        None,
+    )?;
+    Ok(sfd)
+}
+
+fn serve_loop(sfd: &SignalFd, probe: &ProbeFactory) -> Result<(), Exit> {
+    // SAFETY: fd 3 is open for the zygote's whole life (checked in `init`, never closed here).
+    let control = unsafe { BorrowedFd::borrow_raw(CONTROL) };
+    loop {
+        let mut fds = [
+            PollFd::new(control, PollFlags::POLLIN),
+            PollFd::new(sfd.as_fd(), PollFlags::POLLIN),
+        ];
+        match poll(&mut fds, PollTimeout::NONE) {
+            Ok(_) | Err(Errno::EINTR) => {}
+            Err(_) => return Err(Exit::Protocol),
+        }
+        let ready = |f: &PollFd| f.revents().is_some_and(|r| !r.is_empty());
+        let (control_ready, chld_ready) = (ready(&fds[0]), ready(&fds[1]));
+        if chld_ready {
+            while let Ok(Some(_)) = sfd.read_signal() {}
+            reap_all()?;
+        }
+        if control_ready && !handle_request(probe)? {
+            return Ok(());
+        }
+    }
+}
+
+/// Reads and serves one request; `false` when the engine has closed the socket.
+fn handle_request(probe: &ProbeFactory) -> Result<bool, Exit> {
+    let mut buf = [0u8; MAX_PACKET as usize + HEADER_LEN];
+    let mut space = nix::cmsg_space!([RawFd; FORK_FDS]);
+    let (len, fds) = {
+        let mut iov = [IoSliceMut::new(&mut buf)];
+        let msg = match recvmsg::<()>(
+            CONTROL,
+            &mut iov,
+            Some(&mut space),
+            MsgFlags::MSG_CMSG_CLOEXEC,
+        ) {
+            Ok(m) => m,
+            Err(Errno::EINTR | Errno::EAGAIN) => return Ok(true),
+            Err(_) => return Ok(false),
+        };
+        (msg.bytes, received_fds(&msg))
+    };
+    if len == 0 {
+        return Ok(false);
+    }
+    let Some(Request::Fork { id }) = parse(&buf, len) else {
+        // Not a request we understand: the engine speaks another protocol; stop serving it.
+        return Err(Exit::Protocol);
+    };
+    let [ipc, err] = match <[OwnedFd; FORK_FDS]>::try_from(fds) {
+        Ok(pair) => pair,
+        Err(_) => {
+            return report(
+                &Report::ForkFailed {
+                    id,
+                    errno: Errno::EINVAL as i32,
+                },
+                None,
+            )
+            .map(|()| true);
+        }
+    };
+    fork_runner(id, &ipc, &err, probe)?;
+    Ok(true)
+}
+
+/// Takes ownership of the fds that came with a message (each is a new descriptor of ours).
+fn received_fds(msg: &nix::sys::socket::RecvMsg<'_, '_, ()>) -> Vec<OwnedFd> {
+    let mut out = Vec::new();
+    let Ok(cmsgs) = msg.cmsgs() else {
+        return out;
+    };
+    for c in cmsgs {
+        if let ControlMessageOwned::ScmRights(fds) = c {
+            for fd in fds {
+                // SAFETY: SCM_RIGHTS installed `fd` in this process just now; nothing else
+                // refers to it, so this is its only owner.
+                out.push(unsafe { OwnedFd::from_raw_fd(fd) });
+            }
+        }
+    }
+    out
+}
+
+fn parse(buf: &[u8], len: usize) -> Option<Request> {
+    let packet = buf.get(..len)?;
+    let (header, body) = packet.split_at_checked(HEADER_LEN)?;
+    let declared = u32::from_be_bytes(header.try_into().ok()?);
+    if usize::try_from(declared).ok()? != body.len() {
+        return None;
+    }
+    decode_body::<Request>(body, MAX_PACKET).ok()
+}
+
+/// Forks one runner and reports it (with a pidfd) or the failure.
+fn fork_runner(id: u64, ipc: &OwnedFd, err: &OwnedFd, probe: &ProbeFactory) -> Result<(), Exit> {
+    // SAFETY: the zygote is single-threaded (module invariant), so the child is a consistent copy
+    // of it; the child only calls `become_runner`, which never returns into the zygote's loop.
+    match unsafe { nix::unistd::fork() } {
+        Ok(ForkResult::Child) => become_runner(ipc.as_raw_fd(), err.as_raw_fd(), probe),
+        Ok(ForkResult::Parent { child }) => match pidfd_open(child.as_raw()) {
+            Ok(pidfd) => report(
+                &Report::Forked {
+                    id,
+                    pid: child.as_raw(),
+                },
+                Some(pidfd.as_raw_fd()),
+            ),
+            Err(errno) => {
+                // Without a pidfd the engine could not kill it safely: it is our unreaped child,
+                // so killing it by pid cannot hit another process; the reap reports nothing
+                // the engine knows, and it is ignored there.
+                let _ = nix::sys::signal::kill(child, Signal::SIGKILL);
+                report(
+                    &Report::ForkFailed {
+                        id,
+                        errno: errno as i32,
+                    },
+                    None,
+                )
+            }
+        },
+        Err(errno) => report(
+            &Report::ForkFailed {
+                id,
+                errno: errno as i32,
+            },
+            None,
+        ),
+    }
+}
+
+/// The child: fd 3 ← `ipc`, fd 2 ← `err`, every other fd above 3 closed, a new session, then the
+/// runner's hardening exactly as after an exec.
+fn become_runner(ipc: RawFd, err: RawFd, probe: &ProbeFactory) -> ! {
+    // SAFETY: dup2 onto fixed numbers in this single-threaded child. Rust objects that owned fds
+    // 2 and 3 (the zygote's control socket) belong to frames this child never returns to.
+    let placed = unsafe { libc::dup2(ipc, RUNNER_IPC_FD) >= 0 && libc::dup2(err, 2) >= 0 };
+    if !placed || harden::close_other_fds().is_err() || nix::unistd::setsid().is_err() {
+        harden::exit_now(Exit::Setup.code());
+    }
+    harden::run_forked(probe())
+}
+
+fn pidfd_open(pid: libc::pid_t) -> Result<OwnedFd, Errno> {
+    // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1; it touches no memory.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0 as libc::c_uint) };
+    let fd = RawFd::try_from(fd).map_err(|_| Errno::EBADF)?;
+    if fd < 0 {
+        return Err(Errno::last());
+    }
+    // SAFETY: the kernel just returned this new descriptor; we are its only owner.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Reaps every exited child (WNOHANG) and reports each with its status and CPU time.
+fn reap_all() -> Result<(), Exit> {
+    loop {
+        let mut status: libc::c_int = 0;
+        let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+        // SAFETY: wait4 writes only the status int and the rusage struct we own.
+        let pid = unsafe { libc::wait4(-1, &mut status, libc::WNOHANG, usage.as_mut_ptr()) };
+        if pid <= 0 {
+            // 0: children remain but none has exited; -1: ECHILD (none at all).
+            return Ok(());
+        }
+        // SAFETY: zero-initialised, and wait4 filled it in for the child it returned.
+        let usage = unsafe { usage.assume_init() };
+        report(&exited(pid, status, &usage), None)?;
+    }
+}
+
+fn exited(pid: libc::pid_t, status: libc::c_int, usage: &libc::rusage) -> Report {
+    let micros = |t: libc::timeval| {
+        let s = u64::try_from(t.tv_sec).unwrap_or(0);
+        let us = u64::try_from(t.tv_usec).unwrap_or(0);
+        s.saturating_mul(1_000_000).saturating_add(us)
+    };
+    Report::Exited {
+        pid,
+        code: libc::WIFEXITED(status).then(|| libc::WEXITSTATUS(status)),
+        signal: libc::WIFSIGNALED(status).then(|| libc::WTERMSIG(status)),
+        cpu_us: micros(usage.ru_utime).saturating_add(micros(usage.ru_stime)),
+    }
+}
+
+/// Sends one report, with `fd` attached when given. A failed send means the engine is gone.
+fn report(msg: &Report, fd: Option<RawFd>) -> Result<(), Exit> {
+    let frame = encode_frame(msg, MAX_PACKET).map_err(|_| Exit::Protocol)?;
+    let iov = [IoSlice::new(&frame)];
+    let fds: Vec<RawFd> = fd.into_iter().collect();
+    let rights = [ControlMessage::ScmRights(&fds)];
+    let cmsgs: &[ControlMessage<'_>] = if fds.is_empty() { &[] } else { &rights };
+    loop {
+        match sendmsg::<()>(CONTROL, &iov, cmsgs, MsgFlags::MSG_NOSIGNAL, None) {
+            Ok(_) => return Ok(()),
+            Err(Errno::EINTR) => continue,
+            Err(_) => return Err(Exit::ParentGone),
+        }
+    }
+}

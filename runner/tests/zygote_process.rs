@@ -1,0 +1,285 @@
+//! `ptc-runner --zygote` as a process: runners forked from it hold exactly what an exec'd runner
+//! holds (fds 0–3, empty environment, seccomp, no_new_privs, the Setup's rlimits, their own
+//! session), end the same ways (exit codes, SIGSYS, reported with CPU time by the zygote), leave no
+//! zombies, and die with the zygote; the zygote dies with its engine.
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use ptc_shared::protocol::zygote::{Report, Request};
+use ptc_shared::protocol::{
+    Execute, PROTOCOL_VERSION, RunnerToSupervisor, SupervisorToRunner, exit_code,
+};
+use ptc_shared::signature::Mode;
+use ptc_shared::{Limits, Value};
+use std::collections::BTreeMap;
+use std::time::Duration;
+use support::zygote::Zygote;
+use support::{End, PROBE, RUNNER, Runner, setup, setup_for};
+
+fn execute(program: &str, limits: Limits) -> SupervisorToRunner {
+    SupervisorToRunner::Execute(Box::new(Execute {
+        version: PROTOCOL_VERSION,
+        program: program.into(),
+        context: Value::Nil,
+        memory: Value::Nil,
+        history: vec![],
+        tools: vec![],
+        limits,
+        signature: None,
+        validation: Mode::default(),
+    }))
+}
+
+fn proc_file(pid: u32, name: &str) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/{name}")).unwrap()
+}
+
+fn fds_of(pid: u32) -> BTreeMap<u32, String> {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let target = std::fs::read_link(e.path()).unwrap();
+            (
+                e.file_name().to_string_lossy().parse().unwrap(),
+                target.to_string_lossy().into_owned(),
+            )
+        })
+        .collect()
+}
+
+fn stat_field(pid: u32, index: usize) -> i64 {
+    let stat = proc_file(pid, "stat");
+    let rest = stat.rsplit_once(')').unwrap().1;
+    rest.split_whitespace().nth(index).unwrap().parse().unwrap()
+}
+
+fn soft_limit(limits: &str, name: &str) -> String {
+    let line = limits.lines().find(|l| l.starts_with(name)).unwrap();
+    line[name.len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+fn finished(r: &mut Runner) -> ptc_shared::Step {
+    match r.recv() {
+        Some(RunnerToSupervisor::Finished(step)) => *step,
+        other => panic!("expected Finished, got {other:?}"),
+    }
+}
+
+/// Children (and zombies) of `pid`.
+fn children_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for t in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+    {
+        let kids = std::fs::read_to_string(t.path().join("children")).unwrap_or_default();
+        out.extend(kids.split_whitespace().map(|p| p.parse::<u32>().unwrap()));
+    }
+    out
+}
+
+#[test]
+fn a_forked_runner_holds_only_what_an_exec_d_one_does() {
+    let mut z = Zygote::start(RUNNER, &[]);
+    let mut f = z.fork(&setup());
+    assert_eq!(f.pidfd.pidfd_pid(), Some(f.runner.pid()));
+    f.runner.ready();
+    let pid = f.runner.pid();
+
+    let fds = fds_of(pid);
+    assert_eq!(fds.keys().copied().collect::<Vec<_>>(), vec![0, 1, 2, 3]);
+    for fd in 0..3 {
+        assert_eq!(fds[&fd], "/dev/null", "{fds:?}");
+    }
+    assert!(fds[&3].starts_with("socket:"), "{fds:?}");
+    assert_eq!(proc_file(pid, "environ"), "");
+    let status = proc_file(pid, "status");
+    assert!(status.lines().any(|l| l == "Seccomp:\t2"), "{status}");
+    assert!(status.lines().any(|l| l == "NoNewPrivs:\t1"));
+    assert!(status.lines().any(|l| l == "SigBlk:\t0000000000000000"));
+    // Its own session (setsid), and the zygote is its parent.
+    assert_eq!(stat_field(pid, 3), i64::from(pid), "session id");
+    assert_eq!(stat_field(pid, 1), i64::from(z.pid()), "parent");
+
+    let limits = proc_file(pid, "limits");
+    let expected = ptc_shared::protocol::RunnerRlimits::for_limits(&Limits {
+        heap_bytes: support::HEAP,
+        ..Limits::default()
+    });
+    assert_eq!(
+        soft_limit(&limits, "Max data size"),
+        expected.data_bytes.to_string()
+    );
+    assert_eq!(soft_limit(&limits, "Max open files"), "8");
+    assert_eq!(soft_limit(&limits, "Max file size"), "0");
+    assert_eq!(soft_limit(&limits, "Max core file size"), "0");
+
+    f.runner.send(&execute("(+ 1 2)", Limits::default()));
+    let step = finished(&mut f.runner);
+    assert_eq!(step.return_value, Some(Value::Int(3)));
+    assert!(step.usage.memory_bytes > 0);
+    assert_eq!(z.exit_of(pid).0, End::Code(0));
+}
+
+#[test]
+fn the_zygote_itself_keeps_no_stray_fds_or_signals() {
+    let z = Zygote::start(RUNNER, &[]);
+    let fds = fds_of(z.pid());
+    // 0–2 /dev/null, 3 the control socket, 4 the SIGCHLD signalfd; fd 7 (leaked by the test's
+    // shell) is still there: the zygote forks runners, which close it, and holds nothing else.
+    let names: Vec<u32> = fds.keys().copied().collect();
+    assert!(names.starts_with(&[0, 1, 2, 3]), "{fds:?}");
+    assert!(fds.values().any(|t| t.contains("signalfd")), "{fds:?}");
+    let status = proc_file(z.pid(), "status");
+    assert!(status.lines().any(|l| l == "Seccomp:\t0"));
+    assert!(
+        status.lines().any(|l| l == "Threads:\t1"),
+        "single-threaded"
+    );
+}
+
+#[test]
+fn a_memory_bomb_in_a_forked_runner_ends_with_the_memory_code() {
+    let limits = Limits {
+        heap_bytes: support::HEAP,
+        timeout_ms: 20_000,
+        cpu_ms: 20_000,
+        ..Limits::default()
+    };
+    let mut z = Zygote::start(RUNNER, &[]);
+    let mut f = z.fork(&setup_for(&limits));
+    f.runner.ready();
+    f.runner
+        .send(&execute("(count (vec (range 3000000)))", limits));
+    match f.runner.recv() {
+        Some(RunnerToSupervisor::MemoryExceeded { peak_bytes }) => {
+            assert!(peak_bytes > support::HEAP)
+        }
+        other => panic!("expected MemoryExceeded, got {other:?}"),
+    }
+    let (end, cpu_us) = z.exit_of(f.runner.pid());
+    assert_eq!(end, End::Code(exit_code::MEMORY));
+    assert!(cpu_us > 0, "building 3 million elements takes CPU time");
+}
+
+#[test]
+fn forbidden_operations_in_forked_probes_are_killed_by_seccomp() {
+    for op in ["open", "socket", "exec", "fork", "kill-parent", "mmap-exec"] {
+        let mut z = Zygote::start(PROBE, &[op]);
+        let mut f = z.fork(&setup());
+        f.runner.ready();
+        let frame = f.runner.recv();
+        assert!(
+            !matches!(&frame, Some(RunnerToSupervisor::Finished(s)) if s.return_value.is_some()),
+            "{op}: {frame:?}"
+        );
+        assert_eq!(
+            z.exit_of(f.runner.pid()).0,
+            End::Signal(libc::SIGSYS),
+            "{op}"
+        );
+    }
+    // The control probe finishes normally under the same filter, with an empty environment.
+    let mut z = Zygote::start(PROBE, &["env"]);
+    let mut f = z.fork(&setup());
+    f.runner.ready();
+    let Some(RunnerToSupervisor::Finished(step)) = f.runner.recv() else {
+        panic!("env probe did not finish")
+    };
+    assert_eq!(
+        step.return_value,
+        Some(Value::Vector(vec![Value::string("allowed"), Value::Int(0)]))
+    );
+    assert_eq!(z.exit_of(f.runner.pid()).0, End::Code(0));
+}
+
+#[test]
+fn hundreds_of_forks_leave_no_zombies_and_no_fds_in_the_zygote() {
+    let mut z = Zygote::start(RUNNER, &[]);
+    let zpid = z.pid();
+    let fds_before = fds_of(zpid).len();
+    for i in 0..300i64 {
+        let mut f = z.fork(&setup());
+        f.runner.ready();
+        f.runner
+            .send(&execute(&format!("(+ {i} 1)"), Limits::default()));
+        assert_eq!(
+            finished(&mut f.runner).return_value,
+            Some(Value::Int(i + 1))
+        );
+        assert_eq!(z.exit_of(f.runner.pid()).0, End::Code(0));
+    }
+    assert_eq!(children_of(zpid), Vec::<u32>::new(), "every child reaped");
+    assert_eq!(fds_of(zpid).len(), fds_before, "no fd kept per fork");
+}
+
+#[test]
+fn a_malformed_fork_request_fails_alone() {
+    let mut z = Zygote::start(RUNNER, &[]);
+    z.send(&Request::Fork { id: 41 }, &[]);
+    assert!(matches!(
+        z.report(),
+        (Report::ForkFailed { id: 41, errno }, None) if errno == libc::EINVAL
+    ));
+    // Still serving.
+    let mut f = z.fork(&setup());
+    f.runner.ready();
+    f.runner.send(&execute("(* 6 7)", Limits::default()));
+    assert_eq!(finished(&mut f.runner).return_value, Some(Value::Int(42)));
+}
+
+#[test]
+fn runners_die_with_the_zygote_and_the_zygote_with_its_engine() {
+    // Killed zygote: its idle, hardened runner is killed by PR_SET_PDEATHSIG.
+    let mut z = Zygote::start(RUNNER, &[]);
+    let mut f = z.fork(&setup());
+    f.runner.ready();
+    z.child.kill().unwrap();
+    z.child.wait().unwrap();
+    assert_socket_closes(&mut f.runner);
+
+    // Engine gone (control socket closed): the zygote exits 0, and its runner goes with it.
+    let mut z = Zygote::start(RUNNER, &[]);
+    let mut f = z.fork(&setup());
+    f.runner.ready();
+    let mut child = z.close();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert_socket_closes(&mut f.runner);
+}
+
+fn assert_socket_closes(r: &mut Runner) {
+    r.sock
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut buf = [0u8; 1];
+    let n = std::io::Read::read(&mut r.sock, &mut buf).unwrap();
+    assert_eq!(n, 0, "the runner must be gone");
+}
+
+#[test]
+fn deep_recursion_in_a_forked_runner_is_a_clean_failure() {
+    // stacker's cached stack bounds come from the zygote: they must match the runner's limits.
+    let mut z = Zygote::start(RUNNER, &[]);
+    let mut f = z.fork(&setup());
+    f.runner.ready();
+    f.runner.send(&execute(
+        "(defn f [n] (f (inc n))) (f 0)",
+        Limits::default(),
+    ));
+    let step = finished(&mut f.runner);
+    assert!(step.fail.is_some(), "{step:?}");
+    assert_eq!(z.exit_of(f.runner.pid()).0, End::Code(0));
+    let limits = proc_file(z.pid(), "limits");
+    let expected = ptc_shared::protocol::RunnerRlimits::for_limits(&Limits::default());
+    assert_eq!(
+        soft_limit(&limits, "Max stack size"),
+        expected.stack_bytes.to_string()
+    );
+}
