@@ -357,14 +357,24 @@ async fn dropping_an_execution_kills_and_reaps_its_runner() {
     let runner = fake_runner(&dir, &[ready()], &body);
     let engine = engine(&runner, policies(&dir, "timeout_ms = 60000", 0));
     let fut = engine.execute(request("x"), Arc::new(NoTools));
-    let cancelled = tokio::time::timeout(Duration::from_millis(200), fut).await;
-    assert!(cancelled.is_err());
-    let pid = std::fs::read_to_string(&pid_file)
-        .unwrap()
-        .trim()
-        .to_string();
-    let proc_dir = std::path::PathBuf::from(format!("/proc/{pid}"));
-    assert!(proc_dir.exists(), "the runner was running");
+    // Poll the execution until its runner is observed alive, then drop it.
+    let proc_dir = {
+        tokio::pin!(fut);
+        let until = Instant::now() + Duration::from_secs(10);
+        loop {
+            let alive = std::fs::read_to_string(&pid_file)
+                .ok()
+                .filter(|p| !p.trim().is_empty())
+                .map(|p| std::path::PathBuf::from(format!("/proc/{}", p.trim())))
+                .filter(|d| d.exists());
+            if let Some(d) = alive {
+                break d;
+            }
+            assert!(Instant::now() < until, "the runner never started");
+            let pending = tokio::time::timeout(Duration::from_millis(10), &mut fut).await;
+            assert!(pending.is_err(), "the execution ended on its own");
+        }
+    };
     // Killed and reaped (a zombie would still have a /proc entry).
     let until = Instant::now() + Duration::from_millis(500);
     while proc_dir.exists() && Instant::now() < until {
@@ -372,7 +382,8 @@ async fn dropping_an_execution_kills_and_reaps_its_runner() {
     }
     assert!(
         !proc_dir.exists(),
-        "runner {pid} outlived its cancelled execution"
+        "runner {} outlived its cancelled execution",
+        proc_dir.display()
     );
 }
 

@@ -200,12 +200,20 @@ pub fn cpu_ticks(pid: i32) -> u64 {
 pub async fn busy_runner(within: Duration) -> Option<i32> {
     let until = Instant::now() + within;
     while Instant::now() < until {
-        if let Some(p) = common::children().into_iter().find(|p| cpu_ticks(*p) > 2) {
+        if let Some(p) = descendants().into_iter().find(|p| cpu_ticks(*p) > 2) {
             return Some(p);
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     None
+}
+
+/// Children and grandchildren of this process: runners are children of the engine's zygote.
+pub fn descendants() -> Vec<i32> {
+    let mut out = common::children();
+    let grandchildren: Vec<i32> = out.iter().flat_map(|p| common::children_of(*p)).collect();
+    out.extend(grandchildren);
+    out
 }
 
 /// Waits until `pid` is reaped (no /proc entry); returns how long that took.
