@@ -230,3 +230,51 @@ fn check_reports_the_host() {
         Some(if report["seccomp"] == true { 0 } else { 1 })
     );
 }
+
+#[test]
+fn context_signature_chains_the_previous_steps_output_types() {
+    let sig = "() -> {count :int, names [:string]}";
+    let good = temp_file(
+        "prev-good.json",
+        r#"{"count": 3, "names": ["a", "b", "c"]}"#,
+    );
+    let bad = temp_file("prev-bad.json", r#"{"count": "many", "names": []}"#);
+    let (good, bad) = (
+        good.to_string_lossy().to_string(),
+        bad.to_string_lossy().to_string(),
+    );
+    for mode in [&["--in-process"][..], &[][..]] {
+        let mut args = vec![
+            "run",
+            "--format",
+            "json",
+            "--context",
+            &good,
+            "--context-signature",
+            sig,
+            "-e",
+            "(* 2 data/count)",
+        ];
+        args.extend_from_slice(mode);
+        let o = ptc(&args);
+        let step: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap_or_default();
+        assert_eq!(step["return"], 6, "{}", stderr(&o));
+        assert_eq!(step["signature"], "(count :int, names [:string]) -> :any");
+        let mut args = vec![
+            "run",
+            "--context",
+            &bad,
+            "--context-signature",
+            sig,
+            "-e",
+            "data/count",
+        ];
+        args.extend_from_slice(mode);
+        let o = ptc(&args);
+        assert!(
+            stderr(&o).starts_with("error: validation_error: ") && stderr(&o).contains("count:"),
+            "{}",
+            stderr(&o)
+        );
+    }
+}

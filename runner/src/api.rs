@@ -94,6 +94,9 @@ pub struct RunOptions {
     pub signature: Option<String>,
     /// How strictly signatures are applied (default `enabled`).
     pub validation: Mode,
+    /// The signature of the step that produced this run's context: its output fields become
+    /// this run's inputs (see `Signature::chain`), so types need not be restated.
+    pub context_signature: Option<String>,
 }
 
 /// A `ToolHost` over in-process closures, checking declared tool signatures around each call.

@@ -89,6 +89,8 @@ pub fn execute(ipc: &mut Ipc, exec: Execute) -> Result<Step, IpcError> {
         limits,
         signature,
         validation,
+        // Clients send the already chained signature (`Run::context_signature`).
+        context_signature: None,
     };
     let mut host = IpcHost {
         ipc,

@@ -22,6 +22,12 @@ pub fn execute(
     tool_names: &[String],
     host: &mut dyn ToolHost,
 ) -> Step {
+    if let Some(previous) = &opts.context_signature {
+        return match crate::validate::chained(previous, opts.signature.as_deref()) {
+            Ok(text) => execute_signed(source, opts, &text, tool_names, host),
+            Err(f) => failed_step(opts, f),
+        };
+    }
     match &opts.signature {
         Some(text) => execute_signed(source, opts, text, tool_names, host),
         None => execute_unsigned(source, opts, tool_names, host),
@@ -85,6 +91,7 @@ fn clone_opts(opts: &RunOptions) -> RunOptions {
         limits: opts.limits,
         signature: opts.signature.clone(),
         validation: opts.validation,
+        context_signature: None,
     }
 }
 

@@ -16,6 +16,14 @@ pub fn parse(text: &str, what: &str) -> Result<Signature, Fail> {
     })
 }
 
+/// The text of the signature chained from the step that produced the context (`previous`) and
+/// this run's own signature, if any.
+pub fn chained(previous: &str, own: Option<&str>) -> Result<String, Fail> {
+    let prev = parse(previous, "context")?;
+    let own = own.map(|o| parse(o, "run")).transpose()?;
+    Ok(Signature::chain(&prev, own.as_ref()).render())
+}
+
 /// A `validation_error` listing every error, also as `details.errors`.
 pub fn failure(subject: &str, errors: &[ValidationError]) -> Fail {
     let list: Vec<String> = errors.iter().map(ToString::to_string).collect();

@@ -226,6 +226,23 @@ impl Run {
         self
     }
 
+    /// Chains the signature of the step that produced this run's context: its output fields
+    /// become this run's inputs (the run's own signature, if set, keeps its output). Call after
+    /// [`signature`](Self::signature). An unparsable signature is kept as given, so the run
+    /// fails with a clear `invalid_request`.
+    pub fn context_signature(mut self, previous: &str) -> Run {
+        use crate::signature::Signature;
+        let own = self.request.signature.as_deref().map(Signature::parse);
+        let chained = match (Signature::parse(previous), own) {
+            (Ok(p), None) => Signature::chain(&p, None).render(),
+            (Ok(p), Some(Ok(o))) => Signature::chain(&p, Some(&o)).render(),
+            (Err(_), _) => previous.to_string(),
+            (_, Some(Err(_))) => return self,
+        };
+        self.request.signature = Some(chained);
+        self
+    }
+
     /// How strictly signatures are applied (default `enabled`).
     pub fn validation(mut self, mode: crate::signature::Mode) -> Run {
         self.request.validation = mode;

@@ -510,3 +510,44 @@ fn finish(
 
 #[cfg(test)]
 mod tests;
+
+impl Signature {
+    /// The signature of a run whose context is what a previous step returned: its inputs are
+    /// the fields of `previous`'s output map, and its output is `own`'s (or `:any`). So
+    /// `step.return` and `step.signature` chain into the next run without restating types.
+    /// A previous output that is not a map with fields gives no inputs (the context is any map).
+    pub fn chain(previous: &Signature, own: Option<&Signature>) -> Signature {
+        let params = match previous.output() {
+            Schema::Map(m) => m.fields.clone(),
+            _ => Vec::new(),
+        };
+        let output = own.map_or(Schema::Any, |s| s.output().clone());
+        Signature::new(params, output)
+    }
+}
+
+#[cfg(test)]
+mod chain_tests {
+    use super::*;
+
+    #[test]
+    fn chained_signature_takes_inputs_from_the_previous_output() {
+        let prev = Signature::parse("() -> {count :int, names [:string]}")
+            .unwrap_or_else(|e| panic!("{e}"));
+        let own = Signature::parse("{total :int}").unwrap_or_else(|e| panic!("{e}"));
+        let chained = Signature::chain(&prev, Some(&own));
+        assert_eq!(chained.params().len(), 2);
+        assert!(
+            chained
+                .render()
+                .starts_with("(count :int, names [:string]) -> "),
+            "{}",
+            chained.render()
+        );
+        let bad =
+            Value::from_json(&serde_json::json!({"count": "x", "names": []})).unwrap_or_default();
+        assert!(chained.validate_input(&bad, Mode::Enabled).is_err());
+        // The rendered text parses back to the same signature, so it can travel as text.
+        assert_eq!(Signature::parse(&chained.render()).ok(), Some(chained));
+    }
+}

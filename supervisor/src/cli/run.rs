@@ -43,6 +43,10 @@ pub struct RunArgs {
     /// The program's signature, shorthand or Malli-lite: e.g. '(limit :int) -> [{id :int}]'.
     #[arg(long)]
     signature: Option<String>,
+    /// The signature of the step that produced the context (e.g. a previous run's
+    /// `step.signature`): its output fields become this run's inputs.
+    #[arg(long, value_name = "SIG")]
+    context_signature: Option<String>,
     /// How strictly the signature is applied.
     #[arg(long, default_value = "enabled", value_parser = ["enabled", "warn_only", "disabled", "strict"])]
     validation: String,
@@ -106,6 +110,7 @@ pub fn run(args: RunArgs) -> ExitCode {
     }
     opts.limits = limits;
     opts.signature = args.signature.clone();
+    opts.context_signature = args.context_signature.clone();
     opts.validation = args.validation.parse().unwrap_or_default();
     let tools = match cli_tools(&args) {
         Ok(t) => t,
@@ -186,6 +191,9 @@ fn build_run(
     }
     if let Some(sig) = &args.signature {
         run = run.signature(sig.clone());
+    }
+    if let Some(prev) = &args.context_signature {
+        run = run.context_signature(prev);
     }
     Ok(run)
 }
