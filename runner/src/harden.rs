@@ -13,6 +13,9 @@
 //!    processes.
 //! 6. `reset_inherited_state`: no blocked signals, SIGXCPU/SIGXFSZ at their default (killing)
 //!    action, cwd `/` — whatever the spawner's thread had must not weaken the limits below.
+//! 6b. `enter_namespaces`: the user namespace first (it grants what the others need without host
+//!    privileges), then net, ipc, uts, mount, as the policy's Setup asks. Before the rlimits and
+//!    filters, which forbid `unshare`.
 //! 7. `apply_rlimits`: DATA (heap), CPU (soft = ceil(s), hard = soft + 1: SIGXCPU then SIGKILL),
 //!    NOFILE, FSIZE 0, CORE 0, STACK (raised for deep-but-capped interpreter recursion). Then the
 //!    counting allocator's budget is armed (a little below RLIMIT_DATA, so the budget trips first
@@ -128,6 +131,7 @@ fn harden_and_serve(probe: Option<Probe>, start: Start) -> Result<(), Exit> {
     die_with_parent(parent)?;
     not_dumpable()?;
     reset_inherited_state()?;
+    enter_namespaces(setup.namespaces)?;
     apply_rlimits(&setup.rlimits)?;
     alloc::arm(setup.heap_budget_bytes);
     close_other_fds()?;
@@ -212,6 +216,32 @@ fn reset_inherited_state() -> Result<(), Exit> {
         unsafe { signal(sig, SigHandler::SigDfl) }.map_err(|_| Exit::Setup)?;
     }
     std::env::set_current_dir("/").map_err(|_| Exit::Setup)
+}
+
+/// Enters the namespaces the policy asks for: user first (it grants the capabilities the
+/// others need when the supervisor is not root), then net, ipc, uts and mount together. The
+/// runner is single-threaded, which `unshare(CLONE_NEWUSER)` requires.
+fn enter_namespaces(bits: u32) -> Result<(), Exit> {
+    use nix::sched::{CloneFlags, unshare};
+    use ptc_shared::protocol::ns;
+    if bits & ns::USER != 0 {
+        unshare(CloneFlags::CLONE_NEWUSER).map_err(|_| Exit::Setup)?;
+    }
+    let mut rest = CloneFlags::empty();
+    for (bit, flag) in [
+        (ns::NET, CloneFlags::CLONE_NEWNET),
+        (ns::IPC, CloneFlags::CLONE_NEWIPC),
+        (ns::UTS, CloneFlags::CLONE_NEWUTS),
+        (ns::MOUNT, CloneFlags::CLONE_NEWNS),
+    ] {
+        if bits & bit != 0 {
+            rest |= flag;
+        }
+    }
+    if !rest.is_empty() {
+        unshare(rest).map_err(|_| Exit::Setup)?;
+    }
+    Ok(())
 }
 
 fn apply_rlimits(r: &RunnerRlimits) -> Result<(), Exit> {

@@ -344,3 +344,32 @@ fn runner_dies_with_its_parent() {
     let n = std::io::Read::read(&mut r.sock, &mut buf).unwrap();
     assert_eq!(n, 0, "the orphaned runner must be gone");
 }
+
+#[test]
+fn namespaces_from_setup_are_entered_before_hardening() {
+    use ptc_shared::protocol::ns;
+    let link = |pid: &str, kind: &str| std::fs::read_link(format!("/proc/{pid}/ns/{kind}")).ok();
+    let mut r = spawn(RUNNER, &[]);
+    let mut s = setup();
+    s.namespaces = ns::USER | ns::NET | ns::IPC | ns::UTS | ns::MOUNT;
+    r.harden(s);
+    let pid = r.pid().to_string();
+    for kind in ["user", "net", "ipc", "uts", "mnt"] {
+        let (ours, theirs) = (link("self", kind), link(&pid, kind));
+        assert!(
+            ours.is_some() && theirs.is_some(),
+            "{kind}: no /proc ns link"
+        );
+        assert_ne!(
+            ours, theirs,
+            "the runner should be in its own {kind} namespace"
+        );
+    }
+    // Without the bits the runner stays in ours.
+    let mut plain = spawn(RUNNER, &[]);
+    plain.harden(setup());
+    assert_eq!(link("self", "net"), link(&plain.pid().to_string(), "net"));
+    // And it still runs programs normally inside the namespaces.
+    r.send(&execute("(+ 1 2)"));
+    assert_eq!(finished(&mut r).return_value, Some(Value::Int(3)));
+}

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use serde_bytes::ByteBuf;
 
 /// Bumped on every incompatible change to these messages.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// The runner's IPC socket is always this file descriptor.
 pub const RUNNER_IPC_FD: i32 = 3;
@@ -107,6 +107,19 @@ pub struct Setup {
     /// endian) as produced by seccompiler from `policies/seccomp/runner.json`. Empty → the runner
     /// exits [`exit_code::NO_SECCOMP`].
     pub seccomp_bpf: ByteBuf,
+    /// Namespaces the runner enters before anything else ([`ns`] bits); 0 for none.
+    pub namespaces: u32,
+}
+
+/// Namespace bits of [`Setup::namespaces`]. The runner enters `USER` first (so the others need
+/// no privileges on the host), then the rest. There is no pid bit: a runner never has children,
+/// so a pid namespace of its own would contain nothing.
+pub mod ns {
+    pub const USER: u32 = 1;
+    pub const NET: u32 = 2;
+    pub const IPC: u32 = 4;
+    pub const UTS: u32 = 8;
+    pub const MOUNT: u32 = 16;
 }
 
 impl Setup {
@@ -118,6 +131,7 @@ impl Setup {
             rlimits: RunnerRlimits::for_limits(limits),
             landlock,
             seccomp_bpf: ByteBuf::from(seccomp_bpf),
+            namespaces: 0,
         }
     }
 }

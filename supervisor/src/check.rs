@@ -122,8 +122,12 @@ impl HostReport {
             .iter()
             .copied()
             .filter(|ns| {
-                let ok = self.namespace_available(*ns);
-                if !ok {
+                // A runner never has children, so a pid namespace would contain nothing.
+                let usable = ns.setup_bit() != 0;
+                let ok = usable && self.namespace_available(*ns);
+                if !usable {
+                    unmet.push("pid namespace (a runner has no children to contain)".to_string());
+                } else if !ok {
                     unmet.push(format!("{} namespace", ns.as_str()));
                 }
                 ok

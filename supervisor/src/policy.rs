@@ -68,6 +68,20 @@ impl Namespace {
         Namespace::Uts,
     ];
 
+    /// The runner's `Setup` bit for this namespace; 0 for `pid`, which a runner cannot use (it
+    /// never has children) and the host check reports as unavailable.
+    pub fn setup_bit(self) -> u32 {
+        use ptc_shared::protocol::ns;
+        match self {
+            Namespace::User => ns::USER,
+            Namespace::Net => ns::NET,
+            Namespace::Ipc => ns::IPC,
+            Namespace::Uts => ns::UTS,
+            Namespace::Mount => ns::MOUNT,
+            Namespace::Pid => 0,
+        }
+    }
+
     /// The name used in policy files and reports.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -375,6 +389,25 @@ mod tests {
         assert_eq!(p.warm, 2);
         assert_eq!(p.isolation.landlock, LandlockMode::Required);
         assert!(!p.seccomp_bpf.is_empty() && p.seccomp_bpf.len().is_multiple_of(8));
+    }
+
+    #[test]
+    fn a_pid_namespace_is_never_enforceable() {
+        let d = dir_with_filter();
+        let strict = "[isolation]\nseccomp = \"f.json\"\nnamespaces = [\"pid\", \"net\"]\n";
+        let p = Policy::from_toml("t", &d.join("t.toml"), strict).unwrap();
+        let err = crate::check::host_report().enforce(&p).unwrap_err();
+        assert!(err.iter().any(|e| e.contains("pid namespace")), "{err:?}");
+        let lenient = format!("{strict}best_effort = true\n");
+        let p = Policy::from_toml("t", &d.join("t.toml"), &lenient).unwrap();
+        let e = crate::check::host_report().enforce(&p).unwrap();
+        assert!(!e.namespaces.contains(&Namespace::Pid));
+        assert!(
+            e.skipped.iter().any(|s| s.contains("pid namespace")),
+            "{:?}",
+            e.skipped
+        );
+        assert_eq!(Namespace::Pid.setup_bit(), 0);
     }
 
     #[test]

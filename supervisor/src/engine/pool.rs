@@ -47,7 +47,12 @@ impl Prepared {
 }
 
 fn encode_setup(policy: &Policy, e: &Enforcement, limits: &Limits) -> Result<Vec<u8>, String> {
-    let setup = Setup::for_limits(limits, policy.seccomp_bpf.to_vec(), e.landlock);
+    let mut setup = Setup::for_limits(limits, policy.seccomp_bpf.to_vec(), e.landlock);
+    setup.namespaces = e
+        .namespaces
+        .iter()
+        .map(|n| n.setup_bit())
+        .fold(0, |a, b| a | b);
     encode_frame(&SupervisorToRunner::Setup(setup), DEFAULT_MAX_FRAME).map_err(|e| e.to_string())
 }
 
