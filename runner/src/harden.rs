@@ -13,8 +13,10 @@
 //!    processes.
 //! 6. `reset_inherited_state`: no blocked signals, SIGXCPU/SIGXFSZ at their default (killing)
 //!    action, cwd `/` — whatever the spawner's thread had must not weaken the limits below.
-//! 6b. `enter_namespaces`: the user namespace first (it grants what the others need without host
-//!    privileges), then net, ipc, uts, mount, as the policy's Setup asks. Before the rlimits and
+//!    Then `switch_user`: the policy's `run_as` uid/gid (groups dropped first), before
+//!    namespaces so an unprivileged user namespace still works.
+//!    Then `enter_namespaces`: the user namespace first (it grants what the others need without
+//!    host privileges), then net, ipc, uts, mount, as the Setup asks; before the rlimits and
 //!    filters, which forbid `unshare`.
 //! 7. `apply_rlimits`: DATA (heap), CPU (soft = ceil(s), hard = soft + 1: SIGXCPU then SIGKILL),
 //!    NOFILE, FSIZE 0, CORE 0, STACK (raised for deep-but-capped interpreter recursion). Then the
@@ -131,6 +133,7 @@ fn harden_and_serve(probe: Option<Probe>, start: Start) -> Result<(), Exit> {
     die_with_parent(parent)?;
     not_dumpable()?;
     reset_inherited_state()?;
+    switch_user(setup.run_as)?;
     enter_namespaces(setup.namespaces)?;
     apply_rlimits(&setup.rlimits)?;
     alloc::arm(setup.heap_budget_bytes);
@@ -216,6 +219,22 @@ fn reset_inherited_state() -> Result<(), Exit> {
         unsafe { signal(sig, SigHandler::SigDfl) }.map_err(|_| Exit::Setup)?;
     }
     std::env::set_current_dir("/").map_err(|_| Exit::Setup)
+}
+
+/// Becomes the policy's `run_as` user: supplementary groups dropped, then gid, then uid (in that
+/// order: after `setuid` the process could no longer change its groups). Verified, not assumed.
+fn switch_user(run_as: Option<(u32, u32)>) -> Result<(), Exit> {
+    use nix::unistd::{Gid, Uid, getegid, geteuid, setgid, setgroups, setuid};
+    let Some((uid, gid)) = run_as else {
+        return Ok(());
+    };
+    setgroups(&[]).map_err(|_| Exit::Setup)?;
+    setgid(Gid::from_raw(gid)).map_err(|_| Exit::Setup)?;
+    setuid(Uid::from_raw(uid)).map_err(|_| Exit::Setup)?;
+    if geteuid().as_raw() != uid || getegid().as_raw() != gid {
+        return Err(Exit::Setup);
+    }
+    Ok(())
 }
 
 /// Enters the namespaces the policy asks for: user first (it grants the capabilities the

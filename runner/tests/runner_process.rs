@@ -373,3 +373,36 @@ fn namespaces_from_setup_are_entered_before_hardening() {
     r.send(&execute("(+ 1 2)"));
     assert_eq!(finished(&mut r).return_value, Some(Value::Int(3)));
 }
+
+#[test]
+fn run_as_switches_uid_and_gid_and_drops_groups() {
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("skipped: switching users needs a root test process");
+        return;
+    }
+    let mut r = spawn(RUNNER, &[]);
+    let mut s = setup();
+    s.run_as = Some((65534, 65534));
+    r.harden(s);
+    let status = proc_file(&r, "status");
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert_eq!(
+        field("Uid:"),
+        "Uid:\t65534\t65534\t65534\t65534",
+        "{status}"
+    );
+    assert_eq!(
+        field("Gid:"),
+        "Gid:\t65534\t65534\t65534\t65534",
+        "{status}"
+    );
+    assert_eq!(field("Groups:").trim(), "Groups:", "{status}");
+    r.send(&execute("(reduce + (range 10))"));
+    assert_eq!(finished(&mut r).return_value, Some(Value::Int(45)));
+}

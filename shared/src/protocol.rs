@@ -109,6 +109,9 @@ pub struct Setup {
     pub seccomp_bpf: ByteBuf,
     /// Namespaces the runner enters before anything else ([`ns`] bits); 0 for none.
     pub namespaces: u32,
+    /// `(uid, gid)` the runner switches to first (supplementary groups dropped); needs a root
+    /// supervisor. `None` keeps the supervisor's.
+    pub run_as: Option<(u32, u32)>,
 }
 
 /// Namespace bits of [`Setup::namespaces`]. The runner enters `USER` first (so the others need
@@ -132,6 +135,7 @@ impl Setup {
             landlock,
             seccomp_bpf: ByteBuf::from(seccomp_bpf),
             namespaces: 0,
+            run_as: None,
         }
     }
 }

@@ -64,6 +64,8 @@ pub struct RlimitReport {
 pub struct Enforcement {
     pub landlock: bool,
     pub namespaces: Vec<Namespace>,
+    /// The policy's `run_as`, when this host can apply it (the supervisor is root).
+    pub run_as: Option<(u32, u32)>,
     /// What the policy asked for and will not get (only non-empty for best-effort policies).
     pub skipped: Vec<String>,
 }
@@ -133,9 +135,11 @@ impl HostReport {
                 ok
             })
             .collect();
-        if policy.isolation.run_as.is_some() && self.euid != 0 {
+        let run_as = policy.isolation.run_as.map(|r| (r.uid, r.gid));
+        if run_as.is_some() && self.euid != 0 {
             unmet.push("run_as (the supervisor is not root)".to_string());
         }
+        let run_as = run_as.filter(|_| self.euid == 0);
         if policy.isolation.best_effort {
             skipped.extend(unmet);
         } else {
@@ -145,6 +149,7 @@ impl HostReport {
             Ok(Enforcement {
                 landlock,
                 namespaces,
+                run_as,
                 skipped,
             })
         } else {

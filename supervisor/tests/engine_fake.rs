@@ -416,14 +416,14 @@ async fn unenforceable_policies_are_refused_unless_best_effort() {
     std::fs::write(dir.join("f.json"), FILTER).unwrap();
     let policy = |best_effort: bool| {
         let text = format!(
-            "[isolation]\nseccomp = \"f.json\"\nlandlock = \"off\"\nnamespaces = [\"net\", \"user\"]\nbest_effort = {best_effort}\n"
+            "[isolation]\nseccomp = \"f.json\"\nlandlock = \"off\"\nnamespaces = [\"pid\", \"net\"]\nbest_effort = {best_effort}\n"
         );
         let p =
             ptc_supervisor::policy::Policy::from_toml("default", &dir.join("default.toml"), &text)
                 .unwrap();
         std::collections::BTreeMap::from([("default".to_string(), p)])
     };
-    // The runner protocol cannot carry namespaces yet, so they are never enforceable.
+    // A pid namespace is never enforceable (a runner has no children to contain).
     let err = ptc_supervisor::engine::Engine::new(ptc_supervisor::engine::EngineConfig::new(
         &runner,
         policy(false),
@@ -431,13 +431,26 @@ async fn unenforceable_policies_are_refused_unless_best_effort() {
     .unwrap_err()
     .to_string();
     assert!(
-        err.contains("default") && err.contains("namespace"),
+        err.contains("default") && err.contains("pid namespace"),
         "{err}"
     );
     let engine = engine(&runner, policy(true));
     let e = engine.enforcement("default").unwrap();
+    let net_here = ptc_supervisor::check::host_report()
+        .namespace_available(ptc_supervisor::policy::Namespace::Net);
+    assert_eq!(
+        e.namespaces
+            .contains(&ptc_supervisor::policy::Namespace::Net),
+        net_here,
+        "{e:?}"
+    );
     assert!(
-        e.namespaces.is_empty() && e.skipped.iter().any(|s| s.contains("net namespace")),
+        !e.namespaces
+            .contains(&ptc_supervisor::policy::Namespace::Pid),
+        "{e:?}"
+    );
+    assert!(
+        e.skipped.iter().any(|s| s.contains("pid namespace")),
         "{e:?}"
     );
 }

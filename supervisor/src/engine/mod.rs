@@ -275,31 +275,15 @@ impl Engine {
 }
 
 fn enforce(host: &HostReport, policy: &Policy) -> Result<Enforcement, EngineError> {
-    let mut e = host
+    let e = host
         .enforce(policy)
         .map_err(|reasons| EngineError::Unenforceable {
             policy: policy.name.clone(),
             reasons,
         })?;
-    // The runner protocol has no namespace or run-as fields yet: the runner cannot apply them.
-    let mut unsupported: Vec<String> = e
-        .namespaces
-        .drain(..)
-        .map(|ns| format!("{} namespace (runner support pending)", ns.as_str()))
-        .collect();
-    if policy.isolation.run_as.is_some() {
-        unsupported.push("run_as (runner support pending)".to_string());
-    }
-    if !unsupported.is_empty() && !policy.isolation.best_effort {
-        return Err(EngineError::Unenforceable {
-            policy: policy.name.clone(),
-            reasons: unsupported,
-        });
-    }
-    for s in &unsupported {
+    for s in &e.skipped {
         tracing::warn!(policy = %policy.name, skipped = %s, "best-effort policy: not enforced");
     }
-    e.skipped.extend(unsupported);
     Ok(e)
 }
 

@@ -53,6 +53,7 @@ fn encode_setup(policy: &Policy, e: &Enforcement, limits: &Limits) -> Result<Vec
         .iter()
         .map(|n| n.setup_bit())
         .fold(0, |a, b| a | b);
+    setup.run_as = e.run_as;
     encode_frame(&SupervisorToRunner::Setup(setup), DEFAULT_MAX_FRAME).map_err(|e| e.to_string())
 }
 
