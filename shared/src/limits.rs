@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 /// Limits for one execution. Defaults are documented on each field.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(default)]
+#[serde(default, deny_unknown_fields)]
 pub struct Limits {
     /// Wall-clock deadline (default 1000 ms).
     pub timeout_ms: u64,

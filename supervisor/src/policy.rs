@@ -138,29 +138,10 @@ pub const MAX_WARM: usize = 256;
 #[serde(deny_unknown_fields)]
 struct PolicyFile {
     #[serde(default)]
-    limits: LimitsFile,
+    limits: Limits,
     isolation: IsolationFile,
     #[serde(default)]
     pool: PoolFile,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct LimitsFile {
-    timeout_ms: Option<u64>,
-    cpu_ms: Option<u64>,
-    heap_bytes: Option<u64>,
-    max_steps: Option<u64>,
-    max_depth: Option<u32>,
-    max_iterations: Option<u64>,
-    max_tool_calls: Option<u32>,
-    max_program_bytes: Option<u64>,
-    max_nesting: Option<u32>,
-    max_context_bytes: Option<u64>,
-    max_result_bytes: Option<u64>,
-    max_prints_bytes: Option<u64>,
-    max_print_entry_bytes: Option<u64>,
-    max_tool_result_bytes: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -199,32 +180,6 @@ fn warm_default() -> usize {
     2
 }
 
-impl LimitsFile {
-    /// Overlays the given fields on the defaults.
-    fn resolve(&self) -> Limits {
-        let d = Limits::default();
-        macro_rules! pick {
-            ($($f:ident),*) => { Limits { $( $f: self.$f.unwrap_or(d.$f), )* } };
-        }
-        pick!(
-            timeout_ms,
-            cpu_ms,
-            heap_bytes,
-            max_steps,
-            max_depth,
-            max_iterations,
-            max_tool_calls,
-            max_program_bytes,
-            max_nesting,
-            max_context_bytes,
-            max_result_bytes,
-            max_prints_bytes,
-            max_print_entry_bytes,
-            max_tool_result_bytes
-        )
-    }
-}
-
 impl Policy {
     /// Loads and validates one policy file; the policy's name is the file stem.
     pub fn load(file: &Path) -> Result<Policy, PolicyError> {
@@ -246,7 +201,8 @@ impl Policy {
             file: file.to_path_buf(),
             message: e.to_string().trim_end().to_string(),
         })?;
-        let limits = parsed.limits.resolve();
+        // Omitted fields take the defaults; unknown ones are errors naming the key.
+        let limits = parsed.limits;
         validate_limits(file, &limits)?;
         if parsed.pool.warm > MAX_WARM {
             return Err(field_err(file, "pool.warm", format!("at most {MAX_WARM}")));
