@@ -77,7 +77,18 @@ impl Analyzer<'_> {
             }
         }
         let mut entries = Vec::new();
+        // `:as` is bound first (as in Clojure): `:or` defaults may read it.
         let mut as_slot = None;
+        for pair in items.chunks(2) {
+            if let [k, v] = pair
+                && matches!(&k.kind, FormKind::Keyword(kw) if &**kw == "as")
+            {
+                let name = v
+                    .as_sym()
+                    .ok_or_else(|| err(v.pos, ":as needs a name", None))?;
+                as_slot = Some(self.bind_local(name));
+            }
+        }
         for pair in items.chunks(2) {
             let [k, v] = pair else {
                 return Err(err(whole.pos, "map pattern needs key/value pairs", None));
@@ -110,13 +121,7 @@ impl Analyzer<'_> {
                         });
                     }
                 }
-                FormKind::Keyword(kw) if &**kw == "as" => {
-                    let name = v
-                        .as_sym()
-                        .ok_or_else(|| err(v.pos, ":as needs a name", None))?;
-                    as_slot = Some(self.bind_local(name));
-                }
-                FormKind::Keyword(kw) if &**kw == "or" => {}
+                FormKind::Keyword(kw) if &**kw == "as" || &**kw == "or" => {}
                 _ => {
                     let key = super::forms::quote(v);
                     let default = match k.as_sym() {

@@ -148,11 +148,41 @@ fn branches<'e>(
     *live = union;
 }
 
+/// A pattern binds in order (`:as` first, then items or entries, then `& rest`), and a default
+/// may read what was bound before it. Walking backwards: each binding kills its slot, then the
+/// default evaluated just before it is visited.
 fn visit_pattern(p: &mut Pattern, live: &mut Live, recur_live: Option<&Live>) {
-    let mut bound = Live::new();
-    pattern_slots(p, &mut bound);
-    live.retain(|s| !bound.contains(s));
-    pattern_defaults(p, &mut |d| visit(d, live, recur_live));
+    match p {
+        Pattern::Bind(s) => {
+            live.remove(s);
+        }
+        Pattern::Seq {
+            items,
+            rest,
+            as_slot,
+        } => {
+            if let Some(r) = rest {
+                visit_pattern(r, live, recur_live);
+            }
+            for item in items.iter_mut().rev() {
+                visit_pattern(item, live, recur_live);
+            }
+            if let Some(s) = as_slot {
+                live.remove(s);
+            }
+        }
+        Pattern::Map { entries, as_slot } => {
+            for e in entries.iter_mut().rev() {
+                visit_pattern(&mut e.pattern, live, recur_live);
+                if let Some(d) = e.default.as_mut() {
+                    visit(d, live, recur_live);
+                }
+            }
+            if let Some(s) = as_slot {
+                live.remove(s);
+            }
+        }
+    }
 }
 
 fn visit_loop(l: &mut Loop, live: &mut Live, recur_live_outer: Option<&Live>) {
@@ -273,27 +303,6 @@ fn pattern_reads(p: &Pattern, out: &mut Live) {
                     reads(d, out);
                 }
                 pattern_reads(&e.pattern, out);
-            }
-        }
-    }
-}
-
-fn pattern_defaults(p: &mut Pattern, f: &mut dyn FnMut(&mut Expr)) {
-    match p {
-        Pattern::Bind(_) => {}
-        Pattern::Seq { items, rest, .. } => {
-            items.iter_mut().for_each(|i| pattern_defaults(i, f));
-            if let Some(r) = rest {
-                pattern_defaults(r, f);
-            }
-        }
-        Pattern::Map { entries, .. } => {
-            for e in entries.iter_mut() {
-                // Defaults are evaluated while binding, after the value being destructured.
-                if let Some(d) = e.default.as_mut() {
-                    f(d);
-                }
-                pattern_defaults(&mut e.pattern, f);
             }
         }
     }
