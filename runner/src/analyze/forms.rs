@@ -31,28 +31,6 @@ pub(super) fn regex_literal(src: &str, pos: Pos) -> AResult {
         })
 }
 
-/// Adds the slots a pattern binds to `out`.
-fn liveness_bound(p: &Pattern, out: &mut Vec<u32>) {
-    match p {
-        Pattern::Bind(s) => out.push(*s),
-        Pattern::Seq {
-            items,
-            rest,
-            as_slot,
-        } => {
-            items.iter().for_each(|i| liveness_bound(i, out));
-            if let Some(r) = rest {
-                liveness_bound(r, out);
-            }
-            out.extend(*as_slot);
-        }
-        Pattern::Map { entries, as_slot } => {
-            entries.iter().for_each(|e| liveness_bound(&e.pattern, out));
-            out.extend(*as_slot);
-        }
-    }
-}
-
 /// Converts a quoted form to a value.
 pub fn quote(f: &Form) -> Value {
     match &f.kind {
@@ -295,11 +273,7 @@ impl Analyzer<'_> {
             }
         }
         let mut body = self.with_recur(all.len(), |a| a.body(body, true))?;
-        let mut bound = raw.clone();
-        for (p, _) in &patterns {
-            liveness_bound(p, &mut bound);
-        }
-        super::liveness::mark_moves_fn(&mut body, &bound);
+        super::liveness::mark_moves_fn(&mut body, &raw, &patterns);
         let frame_size = self.scopes.last().map_or(0, |s| s.frame_size);
         if let Some(s) = self.scopes.last_mut() {
             s.locals.clear();

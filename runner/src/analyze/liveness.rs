@@ -20,8 +20,13 @@ use std::collections::HashSet;
 
 type Live = HashSet<u32>;
 
-/// Marks moves in a fn arity's body; `bound` are the slots the arity's parameters bind.
-pub fn mark_moves_fn(body: &mut Expr, bound: &[u32]) {
+/// Marks moves in a fn arity's body: `raw` are its argument slots, `patterns` the
+/// destructuring of some of them.
+pub fn mark_moves_fn(body: &mut Expr, raw: &[u32], patterns: &[(Pattern, u32)]) {
+    let mut bound: Live = raw.iter().copied().collect();
+    for (p, _) in patterns {
+        pattern_slots(p, &mut bound);
+    }
     let recur_live = fn_recur_live(body, bound);
     let mut live = Live::new();
     visit(body, &mut live, Some(&recur_live));
@@ -36,8 +41,7 @@ pub fn mark_moves_seq(forms: &mut [Expr]) {
 }
 
 /// The slots a fn arity must keep live at its `recur`: what the body reads but does not bind.
-fn fn_recur_live(body: &Expr, params: &[u32]) -> Live {
-    let mut bound: Live = params.iter().copied().collect();
+fn fn_recur_live(body: &Expr, mut bound: Live) -> Live {
     bound_in(body, &mut bound);
     let mut r = Live::new();
     reads(body, &mut r);
@@ -288,24 +292,13 @@ fn pattern_slots(p: &Pattern, out: &mut Live) {
     }
 }
 
+/// Slots read by a pattern's defaults.
 fn pattern_reads(p: &Pattern, out: &mut Live) {
-    match p {
-        Pattern::Bind(_) => {}
-        Pattern::Seq { items, rest, .. } => {
-            items.iter().for_each(|i| pattern_reads(i, out));
-            if let Some(r) = rest {
-                pattern_reads(r, out);
-            }
+    walk_pattern(p, &mut |x| {
+        if let Expr::Local(s) | Expr::Move(s) = x {
+            out.insert(*s);
         }
-        Pattern::Map { entries, .. } => {
-            for e in entries {
-                if let Some(d) = &e.default {
-                    reads(d, out);
-                }
-                pattern_reads(&e.pattern, out);
-            }
-        }
-    }
+    });
 }
 
 /// Calls `f` on `e` and every sub-expression of this frame (not nested fn bodies).
