@@ -10,7 +10,6 @@ use ptc_runner::{RunOptions, Tool, run};
 use ptc_shared::{Limits, Step, Value};
 use ptc_tests::compare::matches;
 use ptc_tests::corpus::{self, Case, Expect};
-use std::collections::HashMap;
 
 /// The case's limits. Cases that set none get a generous deadline: the suite runs unoptimized,
 /// and only cases about the deadline should ever meet it.
@@ -121,40 +120,12 @@ fn judge(case: &Case, expect: &Expect, step: &Step) -> Option<String> {
     None
 }
 
-/// Divergence overrides: id → (DIV id, our expectation).
-fn overrides() -> HashMap<String, (String, Expect)> {
-    let path = corpus::root().join("overrides.edn");
-    let Ok(body) = std::fs::read_to_string(&path) else {
-        return HashMap::new();
-    };
-    let key = |m: &Value, k: &str| m.get_key(&Value::keyword(k)).cloned();
-    body.lines()
-        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with(';'))
-        .filter_map(|l| ptc_runner::edn::parse(l).ok())
-        .filter_map(|m| {
-            let id = key(&m, "id")?.to_string().trim_matches('"').to_string();
-            let div = key(&m, "div").map(|d| d.to_string()).unwrap_or_default();
-            let expect = match (key(&m, "expect"), key(&m, "expect-error")) {
-                (_, Some(r)) => Expect::Error(Some(
-                    r.to_string()
-                        .trim_start_matches(':')
-                        .trim_matches('"')
-                        .to_string(),
-                )),
-                (Some(v), None) => Expect::Value(v),
-                (None, None) => return None,
-            };
-            Some((id, (div, expect)))
-        })
-        .collect()
-}
-
 #[test]
 fn conformance_corpus() {
     let mut cases = corpus::clojure_cases().unwrap_or_else(|e| panic!("reading corpus: {e}"));
     cases.extend(corpus::ptc_cases().unwrap_or_else(|e| panic!("reading ptc corpus: {e}")));
     let filter = std::env::var("CONFORMANCE_FILTER").unwrap_or_default();
-    let overrides = overrides();
+    let overrides = corpus::overrides().unwrap_or_else(|e| panic!("reading overrides: {e}"));
     let mut per_file: std::collections::BTreeMap<String, (usize, usize)> = Default::default();
     let mut failures = Vec::new();
     for case in cases.iter().filter(|c| c.id.contains(&filter)) {

@@ -86,29 +86,58 @@ fn base_case(m: &Value, file: &str, expect: Expect) -> Case {
     }
 }
 
+/// The `.edn` files of a corpus directory, sorted, with their stems.
+fn edn_files(dir: &Path) -> Result<Vec<(String, PathBuf)>, String> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "edn"))
+        .collect();
+    files.sort();
+    Ok(files
+        .into_iter()
+        .map(|p| {
+            (
+                p.file_stem()
+                    .map(|s| s.to_string_lossy().to_string())
+                    .unwrap_or_default(),
+                p,
+            )
+        })
+        .collect())
+}
+
+/// Clojure-judged cases where we differ on purpose (`overrides.edn`): id → (DIV id, our
+/// expectation). A line that does not parse, or has no expectation, is an error.
+pub fn overrides() -> Result<HashMap<String, (String, Expect)>, String> {
+    let path = root().join("overrides.edn");
+    let mut out = HashMap::new();
+    for m in lines(&path)? {
+        let id = text(get(&m, "id"));
+        let expect = match (get(&m, "expect"), get(&m, "expect-error")) {
+            (_, Some(r)) => Expect::Error(Some(text(Some(r)))),
+            (Some(v), None) => Expect::Value(v.clone()),
+            (None, None) => {
+                return Err(format!(
+                    "overrides.edn: {id} has no :expect or :expect-error"
+                ));
+            }
+        };
+        out.insert(id, (text(get(&m, "div")), expect));
+    }
+    Ok(out)
+}
+
 /// Every Clojure-judged case with Clojure's expectation.
 pub fn clojure_cases() -> Result<Vec<Case>, String> {
     let mut out = Vec::new();
-    let dir = root().join("cases");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .map_err(|e| e.to_string())?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    files.sort();
-    for path in files
-        .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "edn"))
-    {
-        let stem = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().to_string())
-            .unwrap_or_default();
+    for (stem, path) in edn_files(&root().join("cases"))? {
         let expected: HashMap<String, Value> =
             lines(&root().join("expected").join(format!("{stem}.edn")))?
                 .into_iter()
                 .map(|m| (text(get(&m, "id")), m))
                 .collect();
-        for m in lines(path)? {
+        for m in lines(&path)? {
             let id = text(get(&m, "id"));
             let e = expected
                 .get(&id)
@@ -131,20 +160,8 @@ pub fn clojure_cases() -> Result<Vec<Case>, String> {
 /// Every PTC-specific case.
 pub fn ptc_cases() -> Result<Vec<Case>, String> {
     let mut out = Vec::new();
-    let mut files: Vec<_> = std::fs::read_dir(root().join("ptc"))
-        .map_err(|e| e.to_string())?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .collect();
-    files.sort();
-    for path in files
-        .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "edn"))
-    {
-        let stem = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().to_string())
-            .unwrap_or_default();
-        for m in lines(path)? {
+    for (stem, path) in edn_files(&root().join("ptc"))? {
+        for m in lines(&path)? {
             let expect = match (get(&m, "expect"), get(&m, "expect-error")) {
                 (_, Some(r)) => Expect::Error(Some(text(Some(r)))),
                 (Some(v), None) => Expect::Value(v.clone()),
