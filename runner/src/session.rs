@@ -239,16 +239,14 @@ fn evaluate(
             format!("the result is not data: {m}"),
         )
     })?;
-    let printed = ptc_shared::value::pr_str(&result).len() as u64;
-    if printed > limits.max_result_bytes {
-        let e = EvalError::limit(
-            Limit::ResultSize,
-            format!(
-                "result is {printed} bytes, over the limit of {}",
-                limits.max_result_bytes
-            ),
+    // Checked without printing past the limit: a huge result must not cost a huge string.
+    let max = usize::try_from(limits.max_result_bytes).unwrap_or(usize::MAX);
+    if ptc_shared::value::print::pr_str_exceeds(&result, max) {
+        let message = format!(
+            "result is over the limit of {} bytes (as printed)",
+            limits.max_result_bytes
         );
-        return Err(e.to_fail());
+        return Err(EvalError::limit(Limit::ResultSize, message).to_fail());
     }
     finish_memory(&mut step, &interp, input_memory);
     step.history = std::iter::once(result.clone())

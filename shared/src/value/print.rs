@@ -7,18 +7,26 @@ use std::fmt::Write;
 /// Clojure's `pr-str` of a value: `{:a 1, :b "x"}`.
 pub fn pr_str(v: &Value) -> String {
     let mut out = String::new();
-    write_value(&mut out, v, true);
+    write_value(&mut out, v, true, usize::MAX);
     out
 }
 
 /// Clojure's `print-str` of a value: like `pr-str` but strings inside print bare.
 pub fn print_str(v: &Value) -> String {
     let mut out = String::new();
-    write_value(&mut out, v, false);
+    write_value(&mut out, v, false, usize::MAX);
     out
 }
 
-fn write_value(out: &mut String, v: &Value, readably: bool) {
+/// Whether `pr-str` of `v` is longer than `max` bytes. Printing stops once past `max`, so a
+/// size limit is checked without building a string larger than the limit.
+pub fn pr_str_exceeds(v: &Value, max: usize) -> bool {
+    let mut out = String::new();
+    write_value(&mut out, v, true, max)
+}
+
+/// Appends `v`; returns true (and stops early) once `out` is longer than `cap`.
+fn write_value(out: &mut String, v: &Value, readably: bool, cap: usize) -> bool {
     match v {
         Value::Nil => out.push_str("nil"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -26,28 +34,34 @@ fn write_value(out: &mut String, v: &Value, readably: bool) {
             let _ = write!(out, "{i}");
         }
         Value::Float(f) => out.push_str(&format_float(*f)),
+        Value::Str(s) if out.len().saturating_add(s.len()) > cap => return true,
         Value::Str(s) if readably => write_quoted(out, s),
         Value::Str(s) => out.push_str(s),
         Value::Keyword(k) => {
             out.push(':');
             out.push_str(k);
         }
-        Value::Vector(xs) => write_seq(out, "[", "]", xs.iter(), readably),
-        Value::List(xs) => write_seq(out, "(", ")", xs.iter(), readably),
-        Value::Set(xs) => write_seq(out, "#{", "}", xs.iter(), readably),
+        Value::Vector(xs) => return write_seq(out, "[", "]", xs.iter(), readably, cap),
+        Value::List(xs) => return write_seq(out, "(", ")", xs.iter(), readably, cap),
+        Value::Set(xs) => return write_seq(out, "#{", "}", xs.iter(), readably, cap),
         Value::Map(m) => {
             out.push('{');
             for (i, (k, x)) in m.iter().enumerate() {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                write_value(out, k, readably);
+                if write_value(out, k, readably, cap) {
+                    return true;
+                }
                 out.push(' ');
-                write_value(out, x, readably);
+                if write_value(out, x, readably, cap) {
+                    return true;
+                }
             }
             out.push('}');
         }
     }
+    out.len() > cap
 }
 
 fn write_seq<'a>(
@@ -56,15 +70,19 @@ fn write_seq<'a>(
     close: &str,
     xs: impl Iterator<Item = &'a Value>,
     readably: bool,
-) {
+    cap: usize,
+) -> bool {
     out.push_str(open);
     for (i, x) in xs.enumerate() {
         if i > 0 {
             out.push(' ');
         }
-        write_value(out, x, readably);
+        if write_value(out, x, readably, cap) {
+            return true;
+        }
     }
     out.push_str(close);
+    out.len() > cap
 }
 
 /// Writes a string the way Clojure's reader would read it back.
@@ -125,6 +143,18 @@ mod tests {
         assert_eq!(format_float(0.001), "0.001");
         assert_eq!(format_float(-0.5), "-0.5");
         assert_eq!(format_float(0.1 + 0.2), "0.30000000000000004");
+    }
+
+    #[test]
+    fn size_check_stops_at_the_cap() {
+        let big = Value::Vector(vec![Value::string("x".repeat(1000)); 1000]);
+        assert!(pr_str_exceeds(&big, 10_000));
+        assert!(!pr_str_exceeds(&big, 2_000_000));
+        assert_eq!(
+            pr_str_exceeds(&Value::Int(12345), 4),
+            pr_str(&Value::Int(12345)).len() > 4
+        );
+        assert!(!pr_str_exceeds(&Value::Int(12345), 5));
     }
 
     #[test]
