@@ -18,10 +18,9 @@ use std::rc::Rc;
 /// A fixed-seed hasher, so map and set order is the same on every run. (A program can only
 /// slow itself down with colliding keys, within its own limits.)
 pub type FixedState = foldhash::fast::FixedState;
-pub type PVec = imbl::Vector<Value>;
-pub type PHashMap =
-    imbl::GenericHashMap<Value, Value, FixedState, imbl::shared_ptr::DefaultSharedPtr>;
-pub type PSet = imbl::GenericHashSet<Value, FixedState, imbl::shared_ptr::DefaultSharedPtr>;
+pub type PVec = imbl::GenericVector<Value, imbl::shared_ptr::RcK>;
+pub type PHashMap = imbl::GenericHashMap<Value, Value, FixedState, imbl::shared_ptr::RcK>;
+pub type PSet = imbl::GenericHashSet<Value, FixedState, imbl::shared_ptr::RcK>;
 pub type POrdMap = imbl::OrdMap<Value, Value>;
 
 /// A shared, persistent collection. Cloning shares; `make_mut` copies only when shared.

@@ -2,7 +2,7 @@
 //! is not shared is changed in place and one that is shared is copied structurally (imbl),
 //! which keeps `(reduce conj [] xs)` and `(reduce #(assoc %1 %2 %2) {} xs)` linear.
 
-use super::{BuiltinDef, expected};
+use super::{BuiltinDef, Fast, expected};
 use crate::def;
 use crate::error::{ErrorKind, EvalError, EvalResult};
 use crate::eval::Interp;
@@ -18,7 +18,8 @@ pub static TABLE: &[BuiltinDef] = &[
         "(get {:a 1} :a) ;=> 1",
         |_, a| Ok(get(&a[0], &a[1])
             .or_else(|| a.get(2).cloned())
-            .unwrap_or_default())
+            .unwrap_or_default()),
+        Fast::Two(|m, k| Some(Ok(get(m, k).unwrap_or_default())))
     ),
     def!(
         "get-in",
@@ -94,7 +95,12 @@ pub static TABLE: &[BuiltinDef] = &[
         1,
         "Number of items.",
         "(count [1 2]) ;=> 2",
-        count
+        count,
+        Fast::One(|c| match c {
+            Value::Vector(v) | Value::List(v) =>
+                Some(Ok(Value::Int(i64::try_from(v.len()).unwrap_or(i64::MAX)))),
+            _ => None,
+        })
     ),
     def!(
         "first",
@@ -102,7 +108,8 @@ pub static TABLE: &[BuiltinDef] = &[
         1,
         "First item, or nil.",
         "(first [1 2]) ;=> 1",
-        |i, a| nth_opt(i, &a[0], 0)
+        |i, a| nth_opt(i, &a[0], 0),
+        Fast::One(|c| nth_of_list(c, 0))
     ),
     def!(
         "second",
@@ -110,7 +117,8 @@ pub static TABLE: &[BuiltinDef] = &[
         1,
         "Second item, or nil.",
         "(second [1 2]) ;=> 2",
-        |i, a| nth_opt(i, &a[0], 1)
+        |i, a| nth_opt(i, &a[0], 1),
+        Fast::One(|c| nth_of_list(c, 1))
     ),
     def!(
         "nth",
@@ -513,6 +521,15 @@ fn count(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
         other => return Err(expected("count", "a collection", other)),
     };
     Ok(Value::Int(i64::try_from(n).unwrap_or(i64::MAX)))
+}
+
+/// For fast paths: element `n` of a vector or list (nil when out of range), `None` for other
+/// types.
+fn nth_of_list(c: &Value, n: usize) -> Option<EvalResult> {
+    match c {
+        Value::Vector(xs) | Value::List(xs) => Some(Ok(xs.get(n).cloned().unwrap_or_default())),
+        _ => None,
+    }
 }
 
 /// Element `n` of any seqable, or nil.

@@ -4,7 +4,7 @@
 //! Sorting is stable and O(n log n); `group-by`, `frequencies` and `distinct` hash, O(n).
 
 use super::xform::{XStep, xform};
-use super::{BuiltinDef, expected};
+use super::{BuiltinDef, Fast, expected};
 use crate::def;
 use crate::error::{EvalError, EvalResult};
 use crate::eval::Interp;
@@ -20,18 +20,26 @@ pub static TABLE: &[BuiltinDef] = &[
         _,
         "Equality of values (1 and 1.0 differ).",
         "(= [1 2] '(1 2)) ;=> true",
-        |i, a| all_equal(i, a).map(Value::Bool)
+        |i, a| all_equal(i, a).map(Value::Bool),
+        Fast::Two(|a, b| scalars_equal(a, b).map(|e| Ok(Value::Bool(e))))
     ),
-    def!("not=", 1, _, "Not equal.", "(not= 1 2) ;=> true", |i, a| {
-        all_equal(i, a).map(|b| Value::Bool(!b))
-    }),
+    def!(
+        "not=",
+        1,
+        _,
+        "Not equal.",
+        "(not= 1 2) ;=> true",
+        |i, a| all_equal(i, a).map(|b| Value::Bool(!b)),
+        Fast::Two(|a, b| scalars_equal(a, b).map(|e| Ok(Value::Bool(!e))))
+    ),
     def!(
         "not",
         1,
         1,
         "Logical not.",
         "(not nil) ;=> true",
-        |_, a| Ok(Value::Bool(!a[0].truthy()))
+        |_, a| Ok(Value::Bool(!a[0].truthy())),
+        Fast::One(|a| Some(Ok(Value::Bool(!a.truthy()))))
     ),
     super::hof::IDENTITY_ENTRY,
     def!(
@@ -357,6 +365,18 @@ fn drop_while(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
 }
 
 /// Clojure `=` over all arguments; lazy seqs in them are realized first (within the limits).
+/// For the fast path of `=`: equality when neither side is a collection or lazy seq (nothing
+/// to realize or walk), else `None`.
+fn scalars_equal(a: &Value, b: &Value) -> Option<bool> {
+    let scalar = |v: &Value| {
+        !matches!(
+            v,
+            Value::Vector(_) | Value::List(_) | Value::Map(_) | Value::Set(_) | Value::Lazy(_)
+        )
+    };
+    (scalar(a) && scalar(b)).then(|| deep_equal(a, b))
+}
+
 fn all_equal(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult<bool> {
     let mut vals = Vec::with_capacity(a.len());
     for x in a {

@@ -2,7 +2,7 @@
 //! wrap), comparison, and `Math/`. Integer ops stay integers; any float operand makes a float.
 //! `(/ 1 2)` is 0.5: PTC-Lisp has no ratios (DIV-1 in docs/divergences.md).
 
-use super::{BuiltinDef, expected};
+use super::{BuiltinDef, Fast, expected};
 use crate::def;
 use crate::error::{ErrorKind, EvalError, EvalResult};
 use crate::eval::Interp;
@@ -16,7 +16,8 @@ pub static TABLE: &[BuiltinDef] = &[
         _,
         "Sum of the numbers.",
         "(+ 1 2 3) ;=> 6",
-        |_, a| fold(a, "+", Value::Int(0), add2)
+        |_, a| fold(a, "+", Value::Int(0), add2),
+        Fast::Two(|a, b| both_numbers(a, b).then(|| add2(a, b)))
     ),
     def!(
         "-",
@@ -24,7 +25,8 @@ pub static TABLE: &[BuiltinDef] = &[
         _,
         "Subtracts the rest from the first; negates one argument.",
         "(- 10 4) ;=> 6",
-        minus
+        minus,
+        Fast::Two(|a, b| both_numbers(a, b).then(|| sub2(a, b)))
     ),
     def!(
         "*",
@@ -32,7 +34,8 @@ pub static TABLE: &[BuiltinDef] = &[
         _,
         "Product of the numbers.",
         "(* 2 3) ;=> 6",
-        |_, a| fold(a, "*", Value::Int(1), mul2)
+        |_, a| fold(a, "*", Value::Int(1), mul2),
+        Fast::Two(|a, b| both_numbers(a, b).then(|| mul2(a, b)))
     ),
     def!(
         "/",
@@ -42,28 +45,32 @@ pub static TABLE: &[BuiltinDef] = &[
         "(/ 10 4) ;=> 2.5",
         divide
     ),
-    def!("inc", 1, 1, "Adds one.", "(inc 1) ;=> 2", |_, a| add2(
-        &a[0],
-        &Value::Int(1)
-    )),
-    def!("dec", 1, 1, "Subtracts one.", "(dec 1) ;=> 0", |_, a| sub2(
-        &a[0],
-        &Value::Int(1)
-    )),
+    def!(
+        "inc",
+        1,
+        1,
+        "Adds one.",
+        "(inc 1) ;=> 2",
+        |_, a| add2(&a[0], &Value::Int(1)),
+        Fast::One(|a| Some(add2(a, &Value::Int(1))))
+    ),
+    def!(
+        "dec",
+        1,
+        1,
+        "Subtracts one.",
+        "(dec 1) ;=> 0",
+        |_, a| sub2(&a[0], &Value::Int(1)),
+        Fast::One(|a| Some(sub2(a, &Value::Int(1))))
+    ),
     def!(
         "quot",
         2,
         2,
         "Integer division truncated toward zero.",
         "(quot 7 2) ;=> 3",
-        |_, a| int_div(
-            &a[0],
-            &a[1],
-            "quot",
-            // The JVM wraps the one overflowing case, (quot MIN -1), as Clojure does.
-            |x, y| Some(x.wrapping_div(y)),
-            |x, y| (x / y).trunc()
-        )
+        |_, a| quot2(&a[0], &a[1]),
+        Fast::Two(|a, b| Some(quot2(a, b)))
     ),
     def!(
         "rem",
@@ -71,13 +78,8 @@ pub static TABLE: &[BuiltinDef] = &[
         2,
         "Remainder with the sign of the dividend.",
         "(rem -7 2) ;=> -1",
-        |_, a| int_div(
-            &a[0],
-            &a[1],
-            "rem",
-            |x, y| Some(x.wrapping_rem(y)),
-            |x, y| x % y
-        )
+        |_, a| rem2(&a[0], &a[1]),
+        Fast::Two(|a, b| Some(rem2(a, b)))
     ),
     def!(
         "mod",
@@ -85,27 +87,8 @@ pub static TABLE: &[BuiltinDef] = &[
         2,
         "Modulus with the sign of the divisor.",
         "(mod -7 2) ;=> 1",
-        |_, a| int_div(
-            &a[0],
-            &a[1],
-            "mod",
-            |x, y| {
-                let r = x.wrapping_rem(y);
-                Some(if r != 0 && (r < 0) != (y < 0) {
-                    r + y
-                } else {
-                    r
-                })
-            },
-            |x, y| {
-                let r = x % y;
-                if r != 0.0 && (r < 0.0) != (y < 0.0) {
-                    r + y
-                } else {
-                    r
-                }
-            }
-        )
+        |_, a| mod2(&a[0], &a[1]),
+        Fast::Two(|a, b| Some(mod2(a, b)))
     ),
     def!(
         "max",
@@ -145,7 +128,8 @@ pub static TABLE: &[BuiltinDef] = &[
         _,
         "Strictly increasing.",
         "(< 1 2 3) ;=> true",
-        |_, a| chain(a, "<", |o| o == Ordering::Less)
+        |_, a| chain(a, "<", |o| o == Ordering::Less),
+        Fast::Two(|a, b| int_cmp(a, b).map(|o| Ok(Value::Bool(o == Ordering::Less))))
     ),
     def!(
         ">",
@@ -153,7 +137,8 @@ pub static TABLE: &[BuiltinDef] = &[
         _,
         "Strictly decreasing.",
         "(> 3 2) ;=> true",
-        |_, a| chain(a, ">", |o| o == Ordering::Greater)
+        |_, a| chain(a, ">", |o| o == Ordering::Greater),
+        Fast::Two(|a, b| int_cmp(a, b).map(|o| Ok(Value::Bool(o == Ordering::Greater))))
     ),
     def!(
         "<=",
@@ -161,7 +146,8 @@ pub static TABLE: &[BuiltinDef] = &[
         _,
         "Non-decreasing.",
         "(<= 1 1 2) ;=> true",
-        |_, a| chain(a, "<=", |o| o != Ordering::Greater)
+        |_, a| chain(a, "<=", |o| o != Ordering::Greater),
+        Fast::Two(|a, b| int_cmp(a, b).map(|o| Ok(Value::Bool(o != Ordering::Greater))))
     ),
     def!(
         ">=",
@@ -169,7 +155,8 @@ pub static TABLE: &[BuiltinDef] = &[
         _,
         "Non-increasing.",
         "(>= 2 2 1) ;=> true",
-        |_, a| chain(a, ">=", |o| o != Ordering::Less)
+        |_, a| chain(a, ">=", |o| o != Ordering::Less),
+        Fast::Two(|a, b| int_cmp(a, b).map(|o| Ok(Value::Bool(o != Ordering::Less))))
     ),
     def!(
         "compare",
@@ -607,5 +594,61 @@ pub fn compare_total(a: &Value, b: &Value) -> Ordering {
     match compare(a, b) {
         Ok(c) => c.cmp(&0),
         Err(_) => a.type_name().cmp(b.type_name()),
+    }
+}
+
+/// `quot` of two numbers.
+pub fn quot2(a: &Value, b: &Value) -> EvalResult {
+    int_div(
+        a,
+        b,
+        "quot",
+        // The JVM wraps the one overflowing case, (quot MIN -1), as Clojure does.
+        |x, y| Some(x.wrapping_div(y)),
+        |x, y| (x / y).trunc(),
+    )
+}
+
+/// `rem` of two numbers.
+pub fn rem2(a: &Value, b: &Value) -> EvalResult {
+    int_div(a, b, "rem", |x, y| Some(x.wrapping_rem(y)), |x, y| x % y)
+}
+
+/// `mod` of two numbers.
+pub fn mod2(a: &Value, b: &Value) -> EvalResult {
+    int_div(
+        a,
+        b,
+        "mod",
+        |x, y| {
+            let r = x.wrapping_rem(y);
+            Some(if r != 0 && (r < 0) != (y < 0) {
+                r + y
+            } else {
+                r
+            })
+        },
+        |x, y| {
+            let r = x % y;
+            if r != 0.0 && (r < 0.0) != (y < 0.0) {
+                r + y
+            } else {
+                r
+            }
+        },
+    )
+}
+
+/// For fast paths: whether both operands are numbers (then the two-argument fold is the
+/// binary op itself).
+fn both_numbers(a: &Value, b: &Value) -> bool {
+    matches!(a, Value::Int(_) | Value::Float(_)) && matches!(b, Value::Int(_) | Value::Float(_))
+}
+
+/// For fast paths: the order of two integers (no NaN to consider).
+fn int_cmp(a: &Value, b: &Value) -> Option<Ordering> {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
+        _ => None,
     }
 }

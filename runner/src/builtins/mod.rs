@@ -38,6 +38,20 @@ pub use math::{add2, compare_total, num_cmp};
 /// A builtin's implementation: owned arguments, so `conj`/`assoc` can update in place.
 pub type BuiltinFn = fn(&mut Interp<'_>, Vec<Value>) -> EvalResult;
 
+/// An allocation-free entry point for the commonest argument types of a hot builtin.
+///
+/// It answers `None` for anything it does not handle, and the evaluator then calls `f` with an
+/// argument vector; when it answers, the answer is the one `f` would give (a test checks this
+/// for every fast path over a grid of sample values).
+#[derive(Clone, Copy, Debug)]
+pub enum Fast {
+    None,
+    /// Called with exactly one argument.
+    One(fn(&Value) -> Option<EvalResult>),
+    /// Called with exactly two arguments.
+    Two(fn(&Value, &Value) -> Option<EvalResult>),
+}
+
 /// One builtin: name, arity, doc, example, implementation.
 pub struct BuiltinDef {
     pub name: &'static str,
@@ -47,6 +61,7 @@ pub struct BuiltinDef {
     pub doc: &'static str,
     pub example: &'static str,
     pub f: BuiltinFn,
+    pub fast: Fast,
 }
 
 impl std::fmt::Debug for BuiltinDef {
@@ -55,10 +70,17 @@ impl std::fmt::Debug for BuiltinDef {
     }
 }
 
-/// Declares a table entry: `def!("inc", 1, 1, "doc", "(inc 1) ;=> 2", inc)`; `max` `_` = variadic.
+/// Declares a table entry: `def!("inc", 1, 1, "doc", "(inc 1) ;=> 2", inc)`; `max` `_` = variadic;
+/// an optional last argument is the entry's [`Fast`] path.
 #[macro_export]
 macro_rules! def {
-    ($name:expr, $min:expr, _, $doc:expr, $ex:expr, $f:expr) => {
+    (@fast) => {
+        $crate::builtins::Fast::None
+    };
+    (@fast $fast:expr) => {
+        $fast
+    };
+    ($name:expr, $min:expr, _, $doc:expr, $ex:expr, $f:expr $(, $fast:expr)?) => {
         $crate::builtins::BuiltinDef {
             name: $name,
             min: $min,
@@ -66,9 +88,10 @@ macro_rules! def {
             doc: $doc,
             example: $ex,
             f: $f,
+            fast: $crate::def!(@fast $($fast)?),
         }
     };
-    ($name:expr, $min:expr, $max:expr, $doc:expr, $ex:expr, $f:expr) => {
+    ($name:expr, $min:expr, $max:expr, $doc:expr, $ex:expr, $f:expr $(, $fast:expr)?) => {
         $crate::builtins::BuiltinDef {
             name: $name,
             min: $min,
@@ -76,6 +99,7 @@ macro_rules! def {
             doc: $doc,
             example: $ex,
             f: $f,
+            fast: $crate::def!(@fast $($fast)?),
         }
     };
 }
@@ -254,6 +278,27 @@ pub fn call(interp: &mut Interp<'_>, b: &'static BuiltinDef, args: Vec<Value>) -
     (b.f)(interp, args)
 }
 
+/// Calls a builtin with one argument: its fast path when it has one that takes the argument,
+/// else the general entry.
+pub fn call1(interp: &mut Interp<'_>, b: &'static BuiltinDef, x: Value) -> EvalResult {
+    if let Fast::One(g) = b.fast
+        && let Some(r) = g(&x)
+    {
+        return r;
+    }
+    call(interp, b, vec![x])
+}
+
+/// Calls a builtin with two arguments, as [`call1`] does with one.
+pub fn call2(interp: &mut Interp<'_>, b: &'static BuiltinDef, x: Value, y: Value) -> EvalResult {
+    if let Fast::Two(g) = b.fast
+        && let Some(r) = g(&x, &y)
+    {
+        return r;
+    }
+    call(interp, b, vec![x, y])
+}
+
 /// Calls a clojure.core builtin by name (for builtins defined in terms of others).
 pub fn call_named(interp: &mut Interp<'_>, name: &str, args: Vec<Value>) -> EvalResult {
     match lookup(None, name) {
@@ -325,4 +370,104 @@ pub fn expected(op: &str, what: &str, got: &Value) -> EvalError {
             crate::print::pr_str_short(got)
         ),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::{ToolFailure, ToolHost};
+    use crate::value::MapImpl;
+
+    struct NoTools;
+    impl ToolHost for NoTools {
+        fn call(
+            &mut self,
+            _: &str,
+            _: ptc_shared::Value,
+        ) -> Result<ptc_shared::Value, ToolFailure> {
+            Err(ToolFailure::NotFound)
+        }
+    }
+
+    fn samples() -> Vec<Value> {
+        let mut m = MapImpl::default();
+        m.insert(Value::kw("a"), Value::Int(1));
+        vec![
+            Value::Nil,
+            Value::Bool(false),
+            Value::Bool(true),
+            Value::Int(0),
+            Value::Int(1),
+            Value::Int(-7),
+            Value::Int(7),
+            Value::Int(i64::MAX),
+            Value::Int(i64::MIN),
+            Value::Float(2.5),
+            Value::Float(-0.0),
+            Value::Float(f64::NAN),
+            Value::Char('x'),
+            Value::str("ab"),
+            Value::kw("a"),
+            Value::vector([Value::Int(1), Value::Int(2)]),
+            Value::list([Value::Int(3)]),
+            Value::vector([]),
+            Value::map(m),
+            Value::set([Value::Int(1)]),
+        ]
+    }
+
+    /// What a call answered, comparable: the printed value, or the error's text.
+    fn outcome(r: EvalResult) -> String {
+        match r {
+            Ok(v) => crate::print::pr_str(&v),
+            Err(e) => format!("error: {e}"),
+        }
+    }
+
+    #[test]
+    fn every_fast_path_answers_as_the_general_entry() {
+        let mut host = NoTools;
+        let mut interp = Interp::new(&mut host, &[], ptc_shared::Limits::default());
+        let (mut ones, mut twos, mut answered) = (0, 0, 0);
+        for (_, b) in all_entries() {
+            match b.fast {
+                Fast::None => {}
+                Fast::One(g) => {
+                    ones += 1;
+                    for x in samples() {
+                        if let Some(fast) = g(&x) {
+                            answered += 1;
+                            let slow = (b.f)(&mut interp, vec![x.clone()]);
+                            assert_eq!(outcome(fast), outcome(slow), "({} {x:?})", b.name);
+                        }
+                    }
+                }
+                Fast::Two(g) => {
+                    twos += 1;
+                    for x in samples() {
+                        for y in samples() {
+                            if let Some(fast) = g(&x, &y) {
+                                answered += 1;
+                                let slow = (b.f)(&mut interp, vec![x.clone(), y.clone()]);
+                                assert_eq!(
+                                    outcome(fast),
+                                    outcome(slow),
+                                    "({} {x:?} {y:?})",
+                                    b.name
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            ones >= 5 && twos >= 10,
+            "fast paths: {ones} unary, {twos} binary"
+        );
+        assert!(
+            answered > 500,
+            "the grid reached the fast paths {answered} times"
+        );
+    }
 }

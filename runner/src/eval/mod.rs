@@ -16,6 +16,7 @@ mod special;
 
 use crate::analyze::{Arity, Expr, FnTemplate};
 use crate::api::ToolHost;
+use crate::builtins::Fast;
 use crate::error::{EvalError, EvalResult, Limit};
 use crate::value::{MapImpl, Value};
 use ptc_shared::{Limits, ToolCallRecord};
@@ -337,6 +338,16 @@ impl<'h> Interp<'h> {
                 let m = self.eval(arg, env)?;
                 Ok(crate::builtins::coll::get(&m, f).unwrap_or_default())
             }
+            // Hot builtins with a fast path take their arguments without an argument vector.
+            (Value::Builtin(b), [x]) if matches!(b.fast, Fast::One(_)) => {
+                let x = self.eval(x, env)?;
+                crate::builtins::call1(self, b, x)
+            }
+            (Value::Builtin(b), [x, y]) if matches!(b.fast, Fast::Two(_)) => {
+                let x = self.eval(x, env)?;
+                let y = self.eval(y, env)?;
+                crate::builtins::call2(self, b, x, y)
+            }
             _ => {
                 let args = self.eval_all(&c.args, env)?;
                 self.apply_named(f, args, &c.name)
@@ -438,6 +449,7 @@ impl<'h> Interp<'h> {
                 self.enter_lambda(l, base)
             }
             Value::Keyword(_) => Ok(crate::builtins::coll::get(&x, f).unwrap_or_default()),
+            Value::Builtin(b) => crate::builtins::call1(self, b, x),
             _ => self.apply(f, vec![x]),
         }
     }
@@ -451,6 +463,7 @@ impl<'h> Interp<'h> {
                 self.stack.push(y);
                 self.enter_lambda(l, base)
             }
+            Value::Builtin(b) => crate::builtins::call2(self, b, x, y),
             _ => self.apply(f, vec![x, y]),
         }
     }
