@@ -33,6 +33,8 @@ pub enum Expr {
     History(usize),
     Vector(Vec<Expr>),
     Map(Vec<(Expr, Expr)>),
+    /// A map literal whose keys are distinct constants.
+    Record(Vec<(Expr, Expr)>),
     Set(Vec<Expr>),
     If(Box<(Expr, Expr, Expr)>),
     Do(Vec<Expr>),

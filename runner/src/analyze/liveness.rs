@@ -67,7 +67,7 @@ fn visit(e: &mut Expr, live: &mut Live, recur_live: Option<&Live>) {
         | Expr::Method(_, xs, _) => {
             visit_rev(xs, live, recur_live);
         }
-        Expr::Map(pairs) => {
+        Expr::Map(pairs) | Expr::Record(pairs) => {
             for (k, v) in pairs.iter_mut().rev() {
                 visit(v, live, recur_live);
                 visit(k, live, recur_live);
@@ -317,7 +317,7 @@ fn walk(e: &Expr, f: &mut dyn FnMut(&Expr)) {
         | Expr::Fn(_, xs) => {
             xs.iter().for_each(|x| walk(x, f));
         }
-        Expr::Map(pairs) => pairs.iter().for_each(|(k, v)| {
+        Expr::Map(pairs) | Expr::Record(pairs) => pairs.iter().for_each(|(k, v)| {
             walk(k, f);
             walk(v, f);
         }),

@@ -186,6 +186,9 @@ impl Analyzer<'_> {
             });
             return Ok(Expr::Const(Value::map(m.collect())));
         }
+        if distinct_const_keys(&pairs) {
+            return Ok(Expr::Record(pairs));
+        }
         Ok(Expr::Map(pairs))
     }
 
@@ -420,4 +423,14 @@ impl Analyzer<'_> {
             self.no_tail(f)
         }
     }
+}
+
+/// Whether every key of a map literal is a constant and no two are equal: such a literal (the
+/// usual `{:id x :total y}`) needs no duplicate-key check when evaluated.
+fn distinct_const_keys(pairs: &[(Expr, Expr)]) -> bool {
+    let mut seen = std::collections::HashSet::new();
+    pairs.iter().all(|(k, _)| match k {
+        Expr::Const(k) => seen.insert(k),
+        _ => false,
+    })
 }

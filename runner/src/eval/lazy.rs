@@ -477,8 +477,33 @@ fn step(g: &mut Gen, interp: &mut Interp<'_>) -> EvalResult<Option<Value>> {
     }
 }
 
+/// Integer ranges, the usual case, without the generic numeric comparisons; `None` when an
+/// operand is not an integer.
+fn int_range_step(
+    next: &mut Value,
+    step: &Value,
+    end: Option<&Value>,
+) -> Option<EvalResult<Option<Value>>> {
+    let (Value::Int(n), Value::Int(st)) = (&*next, step) else {
+        return None;
+    };
+    let end = match end {
+        None => None,
+        Some(Value::Int(e)) => Some(*e),
+        Some(_) => return None,
+    };
+    let (n, st) = (*n, *st);
+    if end.is_some_and(|e| if st >= 0 { n >= e } else { n <= e }) {
+        return Some(Ok(None));
+    }
+    Some(crate::builtins::add2(next, step).map(|after| Some(std::mem::replace(next, after))))
+}
+
 fn range_step(next: &mut Value, step: &Value, end: Option<&Value>) -> EvalResult<Option<Value>> {
     use std::cmp::Ordering::{Greater, Less};
+    if let Some(r) = int_range_step(next, step, end) {
+        return r;
+    }
     if let Some(end) = end {
         let going_up = crate::builtins::num_cmp(step, &Value::Int(0))? != Less;
         let ord = crate::builtins::num_cmp(next, end)?;

@@ -212,6 +212,14 @@ impl<'h> Interp<'h> {
                 }
                 Ok(Value::map(m))
             }
+            Expr::Record(pairs) => {
+                let mut m = MapImpl::with_capacity(pairs.len());
+                for (k, v) in pairs {
+                    let k = self.eval(k, env)?;
+                    m.insert_new(k, self.eval(v, env)?);
+                }
+                Ok(Value::map(m))
+            }
             Expr::If(b) => {
                 let (t, then, els) = &**b;
                 if self.eval(t, env)?.truthy() {
