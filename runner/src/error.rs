@@ -75,34 +75,56 @@ impl Limit {
 }
 
 /// An evaluation error.
+///
+/// Every payload is boxed so that the enum is two words and `EvalResult<Value>` is no bigger
+/// than a `Value`: every `eval` returns one, and the size was measurable in the call path.
+/// Errors are rare; `Recur`, the one raised per loop iteration, carries nothing.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum EvalError {
-    #[error("{message}")]
-    Runtime {
-        kind: ErrorKind,
-        message: String,
-        op: Option<String>,
-        pos: Option<Pos>,
-    },
+    #[error("{}", .0.message)]
+    Runtime(Box<RuntimeError>),
     /// `(throw x)`: the thrown value (an exception from `ex-info`, or anything).
     #[error("{}", thrown_message(.0))]
-    Thrown(Value),
-    #[error("tool {tool} failed: {message}")]
-    Tool { tool: String, message: String },
-    #[error("{message}")]
-    ToolNotFound { message: String },
-    #[error("{message}")]
-    Limit { limit: Limit, message: String },
+    Thrown(Box<Value>),
+    #[error("tool {} failed: {}", .0.tool, .0.message)]
+    Tool(Box<ToolError>),
+    #[error("{0}")]
+    ToolNotFound(Box<String>),
+    #[error("{}", .0.message)]
+    Limit(Box<LimitError>),
     #[error("return")]
-    Return(Value),
+    Return(Box<Value>),
     #[error("fail")]
-    Fail(Value),
+    Fail(Box<Value>),
     #[error("{}", .0.message)]
     Terminal(Box<Fail>),
     /// Internal control flow: `recur` on its way to its loop or fn. The analyzer only allows
     /// `recur` in tail position, so it never escapes one.
     #[error("recur outside a loop")]
     Recur,
+}
+
+/// A runtime error: what went wrong, in which builtin or form, where.
+#[derive(Debug, Clone)]
+pub struct RuntimeError {
+    pub kind: ErrorKind,
+    pub message: String,
+    pub op: Option<String>,
+    pub pos: Option<Pos>,
+}
+
+/// A tool that answered with an error.
+#[derive(Debug, Clone)]
+pub struct ToolError {
+    pub tool: String,
+    pub message: String,
+}
+
+/// A limit hit.
+#[derive(Debug, Clone)]
+pub struct LimitError {
+    pub limit: Limit,
+    pub message: String,
 }
 
 fn thrown_message(v: &Value) -> String {
@@ -114,15 +136,19 @@ fn thrown_message(v: &Value) -> String {
 
 pub type EvalResult<T = Value> = Result<T, EvalError>;
 
+// The point of boxing every payload: a result is no bigger than a value (on 64-bit targets).
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<EvalResult>() == std::mem::size_of::<Value>());
+
 impl EvalError {
     /// A runtime error of `kind` raised by builtin or form `op`.
     pub fn new(kind: ErrorKind, op: &str, message: impl Into<String>) -> EvalError {
-        EvalError::Runtime {
+        EvalError::Runtime(Box::new(RuntimeError {
             kind,
             message: message.into(),
             op: Some(op.to_string()),
             pos: None,
-        }
+        }))
     }
 
     pub fn type_err(op: &str, message: impl Into<String>) -> EvalError {
@@ -134,26 +160,26 @@ impl EvalError {
     }
 
     pub fn limit(limit: Limit, message: impl Into<String>) -> EvalError {
-        EvalError::Limit {
+        EvalError::Limit(Box::new(LimitError {
             limit,
             message: message.into(),
-        }
+        }))
     }
 
     /// Whether `try`/`catch` may see this error. Limits and run endings never are.
     pub fn catchable(&self) -> bool {
         matches!(
             self,
-            EvalError::Runtime { .. } | EvalError::Thrown(_) | EvalError::Tool { .. }
+            EvalError::Runtime(_) | EvalError::Thrown(_) | EvalError::Tool(_)
         )
     }
 
     /// Attaches a position if the error has none yet.
     pub fn at(mut self, at: Pos) -> EvalError {
-        if let EvalError::Runtime { pos, .. } = &mut self
-            && pos.is_none()
+        if let EvalError::Runtime(r) = &mut self
+            && r.pos.is_none()
         {
-            *pos = Some(at);
+            r.pos = Some(at);
         }
         self
     }
@@ -161,12 +187,13 @@ impl EvalError {
     /// The single mapping from interpreter errors to the wire's fail reasons.
     pub fn to_fail(&self) -> Fail {
         match self {
-            EvalError::Runtime {
-                kind,
-                message,
-                op,
-                pos,
-            } => {
+            EvalError::Runtime(r) => {
+                let RuntimeError {
+                    kind,
+                    message,
+                    op,
+                    pos,
+                } = &**r;
                 let msg = match pos {
                     Some(p) => format!("{message} (at {p})"),
                     None => message.clone(),
@@ -179,7 +206,7 @@ impl EvalError {
             EvalError::Thrown(v) => {
                 let f = Fail::new(FailReason::EvalError, thrown_message(v));
                 let f = f.with_detail("kind", "thrown");
-                match v {
+                match &**v {
                     Value::Error(e) => match crate::convert::to_shared(&e.data) {
                         Ok(data) if !matches!(data, ptc_shared::Value::Nil) => {
                             f.with_detail("data", data)
@@ -189,7 +216,8 @@ impl EvalError {
                     _ => f,
                 }
             }
-            EvalError::Tool { tool, message } => {
+            EvalError::Tool(t) => {
+                let ToolError { tool, message } = &**t;
                 let mut f = Fail::new(
                     FailReason::ToolError,
                     format!("tool {tool} failed: {message}"),
@@ -197,10 +225,11 @@ impl EvalError {
                 f.op = Some(tool.clone());
                 f
             }
-            EvalError::ToolNotFound { message } => {
-                Fail::new(FailReason::ToolNotFound, message.clone())
+            EvalError::ToolNotFound(message) => {
+                Fail::new(FailReason::ToolNotFound, (**message).clone())
             }
-            EvalError::Limit { limit, message } => {
+            EvalError::Limit(l) => {
+                let LimitError { limit, message } = &**l;
                 let reason = if *limit == Limit::Timeout {
                     FailReason::Timeout
                 } else {

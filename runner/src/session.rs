@@ -215,7 +215,8 @@ fn evaluate(
     let outcome = interp.run_program(&program.forms, program.frame_size);
     // A finite lazy seq in the result leaves as a list (an infinite one hits a limit here).
     let outcome = match outcome {
-        Ok(v) | Err(EvalError::Return(v)) => interp.realize_deep(v),
+        Ok(v) => interp.realize_deep(v),
+        Err(EvalError::Return(v)) => interp.realize_deep(*v),
         Err(e) => Err(e),
     };
     let mut step = Step::default();

@@ -213,7 +213,7 @@ pub static TABLE: &[BuiltinDef] = &[
         1,
         "Ends the run successfully with v.",
         "(return 42)",
-        |_, a| Err(EvalError::Return(a.into_iter().next().unwrap_or_default()))
+        |_, a| Err(EvalError::Return(Box::new(a.into_iter().next().unwrap_or_default())))
     ),
     def!(
         "fail",
@@ -221,7 +221,7 @@ pub static TABLE: &[BuiltinDef] = &[
         1,
         "Ends the run with reason `failed` (message from v or its :message/:reason).",
         "(fail {:reason \"no data\"})",
-        |_, a| Err(EvalError::Fail(a.into_iter().next().unwrap_or_default()))
+        |_, a| Err(EvalError::Fail(Box::new(a.into_iter().next().unwrap_or_default())))
     ),
     def!(
         "keyword",

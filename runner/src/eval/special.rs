@@ -12,7 +12,7 @@ use std::time::Instant;
 /// `(throw x)`: only exceptions can be thrown, as in Clojure.
 pub(super) fn throw_value(v: Value, pos: Pos) -> EvalError {
     match v {
-        Value::Error(_) => EvalError::Thrown(v),
+        Value::Error(_) => EvalError::Thrown(Box::new(v)),
         other => EvalError::type_err(
             "throw",
             format!(
@@ -27,12 +27,12 @@ pub(super) fn throw_value(v: Value, pos: Pos) -> EvalError {
 /// Whether an error is an instance of the class a `catch` names.
 fn class_matches(class: ExClass, e: &EvalError) -> bool {
     let kind = match e {
-        EvalError::Runtime { kind, .. } => Some(*kind),
+        EvalError::Runtime(r) => Some(r.kind),
         _ => None,
     };
     match class {
         ExClass::Any => true,
-        ExClass::ExInfo => matches!(e, EvalError::Thrown(_) | EvalError::Tool { .. }),
+        ExClass::ExInfo => matches!(e, EvalError::Thrown(_) | EvalError::Tool(_)),
         ExClass::Arithmetic => kind == Some(ErrorKind::ArithmeticError),
         ExClass::IndexOutOfBounds => kind == Some(ErrorKind::IndexOutOfBounds),
         ExClass::ClassCast => matches!(kind, Some(ErrorKind::TypeError | ErrorKind::NotCallable)),
@@ -54,11 +54,11 @@ fn class_matches(class: ExClass, e: &EvalError) -> bool {
 /// The value a `catch` binds for an error.
 fn caught_value(e: EvalError) -> Value {
     match e {
-        EvalError::Thrown(v) => v,
-        EvalError::Runtime { kind, message, .. } => Value::Error(Rc::new(ExInfo {
-            message,
+        EvalError::Thrown(v) => *v,
+        EvalError::Runtime(r) => Value::Error(Rc::new(ExInfo {
+            message: r.message,
             data: Value::Nil,
-            kind: Some(kind.as_str()),
+            kind: Some(r.kind.as_str()),
         })),
         other => Value::Error(Rc::new(ExInfo {
             message: other.to_string(),
@@ -207,11 +207,15 @@ impl Interp<'_> {
     pub(crate) fn call_named_tool(&mut self, name: &str, args: Vec<Value>) -> EvalResult {
         match name {
             "return" => {
-                return Err(EvalError::Return(
+                return Err(EvalError::Return(Box::new(
                     args.into_iter().next().unwrap_or_default(),
-                ));
+                )));
             }
-            "fail" => return Err(EvalError::Fail(args.into_iter().next().unwrap_or_default())),
+            "fail" => {
+                return Err(EvalError::Fail(Box::new(
+                    args.into_iter().next().unwrap_or_default(),
+                )));
+            }
             _ => {}
         }
         if !self.tool_names.iter().any(|t| t == name) {
@@ -220,9 +224,9 @@ impl Interp<'_> {
             } else {
                 format!("available: {}", self.tool_names.join(", "))
             };
-            return Err(EvalError::ToolNotFound {
-                message: format!("unknown tool `{name}` ({available})"),
-            });
+            return Err(EvalError::ToolNotFound(Box::new(format!(
+                "unknown tool `{name}` ({available})"
+            ))));
         }
         if self.tool_calls.len() as u64 >= u64::from(self.limits.max_tool_calls) {
             return Err(EvalError::limit(
@@ -256,16 +260,16 @@ impl Interp<'_> {
             }
             Err(ToolFailure::NotFound) => {
                 record.error = Some("not found".into());
-                Err(EvalError::ToolNotFound {
-                    message: format!("unknown tool `{name}`"),
-                })
+                Err(EvalError::ToolNotFound(Box::new(format!(
+                    "unknown tool `{name}`"
+                ))))
             }
             Err(ToolFailure::Error(m)) => {
                 record.error = Some(m.clone());
-                Err(EvalError::Tool {
+                Err(EvalError::Tool(Box::new(crate::error::ToolError {
                     tool: name.to_string(),
                     message: m,
-                })
+                })))
             }
             Err(ToolFailure::Terminal(f)) => {
                 record.error = Some(f.message.clone());
