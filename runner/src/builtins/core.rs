@@ -10,7 +10,7 @@ use crate::error::{EvalError, EvalResult};
 use crate::eval::Interp;
 use crate::eval::lazy::{Gen, LazySeq, lazy_or_list};
 use crate::eval::seq::SeqIter;
-use crate::value::{Coll, ExInfo, MapImpl, PVec, Value};
+use crate::value::{Coll, ExInfo, FixedState, MapImpl, PVec, Value};
 use std::rc::Rc;
 
 pub static TABLE: &[BuiltinDef] = &[
@@ -516,11 +516,18 @@ fn sort_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
 
 // Value hashes and compares without its lazy-seq cache, the only interior mutability.
 #[allow(clippy::mutable_key_type)]
+// Value hashes and compares without its lazy-seq cache, the only interior mutability.
+#[allow(clippy::mutable_key_type)]
 fn group_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     let mut groups: Vec<(Value, PVec)> = Vec::new();
-    let mut index: std::collections::HashMap<Value, usize> = std::collections::HashMap::new();
+    let mut index: std::collections::HashMap<Value, usize, FixedState> =
+        std::collections::HashMap::with_hasher(FixedState::default());
     for x in i.seq_vec(&a[1])? {
-        let k = i.apply1(&a[0], x.clone())?;
+        // A keyword, the usual grouping fn, reads the element without a call.
+        let k = match &a[0] {
+            f @ Value::Keyword(_) => super::coll::get(&x, f).unwrap_or_default(),
+            f => i.apply1(f, x.clone())?,
+        };
         match index.get(&k) {
             Some(&g) => {
                 if let Some((_, v)) = groups.get_mut(g) {
@@ -533,12 +540,11 @@ fn group_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
             }
         }
     }
-    Ok(Value::map(
-        groups
-            .into_iter()
-            .map(|(k, v)| (k, Value::Vector(Coll::new(v))))
-            .collect::<MapImpl>(),
-    ))
+    let mut m = MapImpl::with_capacity(groups.len());
+    for (k, v) in groups {
+        m.insert_new(k, Value::Vector(Coll::new(v)));
+    }
+    Ok(Value::map(m))
 }
 
 // Value hashes and compares without its lazy-seq cache, the only interior mutability.
