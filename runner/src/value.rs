@@ -74,6 +74,10 @@ impl<T: Default> Drop for Coll<T> {
 /// Maps with at most this many entries are kept as an insertion-ordered vector.
 pub const SMALL_MAP: usize = 8;
 
+/// The entries of a small map: up to four live inside the map itself, so the usual record-like
+/// map literal (`{:id i :total t}`) costs one allocation, not two.
+pub type SmallEntries = smallvec::SmallVec<[(Value, Value); 4]>;
+
 /// An exception value, as thrown by `throw` / `ex-info` or produced by a caught error.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExInfo {
@@ -124,7 +128,7 @@ pub enum Value {
 /// A map: small insertion-ordered, large hashed, or sorted (`sorted-map`).
 #[derive(Clone, Debug)]
 pub enum MapImpl {
-    Small(Vec<(Value, Value)>),
+    Small(SmallEntries),
     Hash(PHashMap),
     Sorted(POrdMap),
 }
@@ -153,7 +157,7 @@ impl Value {
         Value::Map(Coll::new(m))
     }
     pub fn empty_map() -> Value {
-        Value::Map(Coll::new(MapImpl::Small(Vec::new())))
+        Value::Map(Coll::new(MapImpl::Small(SmallEntries::new())))
     }
     pub fn set(items: impl IntoIterator<Item = Value>) -> Value {
         Value::Set(Coll::new(SetImpl::Hash(items.into_iter().collect())))
@@ -201,7 +205,7 @@ impl Value {
 
 impl Default for MapImpl {
     fn default() -> MapImpl {
-        MapImpl::Small(Vec::new())
+        MapImpl::Small(SmallEntries::new())
     }
 }
 
@@ -215,7 +219,7 @@ impl MapImpl {
     /// An empty map sized for `n` entries.
     pub fn with_capacity(n: usize) -> MapImpl {
         if n <= SMALL_MAP {
-            MapImpl::Small(Vec::with_capacity(n))
+            MapImpl::Small(SmallEntries::with_capacity(n))
         } else {
             MapImpl::Hash(PHashMap::default())
         }
@@ -311,14 +315,14 @@ impl MapImpl {
     pub fn empty_like(&self) -> MapImpl {
         match self {
             MapImpl::Sorted(_) => MapImpl::Sorted(POrdMap::new()),
-            _ => MapImpl::Small(Vec::new()),
+            _ => MapImpl::Small(SmallEntries::new()),
         }
     }
 }
 
 impl FromIterator<(Value, Value)> for MapImpl {
     fn from_iter<I: IntoIterator<Item = (Value, Value)>>(iter: I) -> MapImpl {
-        let mut m = MapImpl::Small(Vec::new());
+        let mut m = MapImpl::Small(SmallEntries::new());
         for (k, v) in iter {
             m.insert(k, v);
         }

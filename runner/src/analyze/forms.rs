@@ -47,7 +47,7 @@ pub fn quote(f: &Form) -> Value {
         FormKind::Vector(xs) => Value::vector(xs.iter().map(quote)),
         FormKind::Set(xs) => Value::set(xs.iter().map(quote)),
         FormKind::Map(xs) => {
-            let mut m = crate::value::MapImpl::Small(Vec::new());
+            let mut m = crate::value::MapImpl::default();
             for pair in xs.chunks(2) {
                 if let [k, v] = pair {
                     m.insert(quote(k), quote(v));

@@ -332,7 +332,7 @@ fn get_in(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
 /// `(assoc coll k v)` for maps, nil and vectors (index ≤ count).
 pub fn assoc(coll: Value, k: Value, v: Value) -> EvalResult {
     match coll {
-        Value::Nil => Ok(Value::map(MapImpl::Small(vec![(k, v)]))),
+        Value::Nil => Ok(Value::map(MapImpl::Small(smallvec::smallvec![(k, v)]))),
         Value::Map(mut m) => {
             sorted_key_check(&m, &k)?;
             m.make_mut().insert(k, v);
@@ -647,7 +647,7 @@ fn pairs_map(a: Vec<Value>, op: &str) -> EvalResult {
             format!("{op} needs an even number of arguments"),
         ));
     }
-    let mut m = MapImpl::Small(Vec::new());
+    let mut m = MapImpl::default();
     let mut it = a.into_iter();
     while let (Some(k), Some(v)) = (it.next(), it.next()) {
         m.insert(k, v);

@@ -213,7 +213,9 @@ pub static TABLE: &[BuiltinDef] = &[
         1,
         "Ends the run successfully with v.",
         "(return 42)",
-        |_, a| Err(EvalError::Return(Box::new(a.into_iter().next().unwrap_or_default())))
+        |_, a| Err(EvalError::Return(Box::new(
+            a.into_iter().next().unwrap_or_default()
+        )))
     ),
     def!(
         "fail",
@@ -221,7 +223,9 @@ pub static TABLE: &[BuiltinDef] = &[
         1,
         "Ends the run with reason `failed` (message from v or its :message/:reason).",
         "(fail {:reason \"no data\"})",
-        |_, a| Err(EvalError::Fail(Box::new(a.into_iter().next().unwrap_or_default())))
+        |_, a| Err(EvalError::Fail(Box::new(
+            a.into_iter().next().unwrap_or_default()
+        )))
     ),
     def!(
         "keyword",
@@ -514,8 +518,6 @@ fn sort_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     Ok(Value::list(sort_keyed(i, items, cmp)?))
 }
 
-// Value hashes and compares without its lazy-seq cache, the only interior mutability.
-#[allow(clippy::mutable_key_type)]
 // Value hashes and compares without its lazy-seq cache, the only interior mutability.
 #[allow(clippy::mutable_key_type)]
 fn group_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {

@@ -177,7 +177,7 @@ fn update_entries(i: &mut Interp<'_>, m: &Value, f: &Value, keys: bool) -> EvalR
         other => return Err(expected(op, "a map", other)),
     };
     let mut out = if keys {
-        MapImpl::Small(Vec::new())
+        MapImpl::default()
     } else {
         m.empty_like()
     };
@@ -254,7 +254,7 @@ fn select_keys(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     let keys = i.seq_vec(&a[1])?;
     let mut out = match &a[0] {
         Value::Map(m) => m.empty_like(),
-        _ => MapImpl::Small(Vec::new()),
+        _ => MapImpl::default(),
     };
     for k in keys {
         let found = match &a[0] {
@@ -272,7 +272,7 @@ fn select_keys(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
 fn zipmap(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     let mut ks = SeqIter::new(i, &a[0])?;
     let mut vs = SeqIter::new(i, &a[1])?;
-    let mut m = MapImpl::Small(Vec::new());
+    let mut m = MapImpl::default();
     while let (Some(k), Some(v)) = (ks.next(i)?, vs.next(i)?) {
         i.tick()?;
         m.insert(k, v);

@@ -196,7 +196,7 @@ impl<'h> Interp<'h> {
                 Ok(set)
             }
             Expr::Map(pairs) => {
-                let mut m = MapImpl::Small(Vec::with_capacity(pairs.len()));
+                let mut m = MapImpl::with_capacity(pairs.len());
                 for (k, v) in pairs {
                     let k = self.eval(k, env)?;
                     if m.contains_key(&k) {

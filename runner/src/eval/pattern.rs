@@ -106,7 +106,7 @@ fn pairs_to_map(xs: &crate::value::PVec) -> Value {
     {
         return m.clone();
     }
-    let mut m = MapImpl::Small(Vec::new());
+    let mut m = MapImpl::default();
     let mut it = xs.iter();
     while let (Some(k), Some(v)) = (it.next(), it.next()) {
         m.insert(k.clone(), v.clone());
