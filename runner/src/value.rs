@@ -29,9 +29,9 @@ pub type POrdMap = imbl::OrdMap<Value, Value>;
 /// so dropping 100k-deep data (easy to build with `loop`) would overflow the stack. When the
 /// last owner drops, the contents are dropped on a stack that `stacker` grows on demand.
 #[derive(Debug, Default)]
-pub struct Coll<T: Default>(Rc<T>);
+pub struct Coll<T: Contents>(Rc<T>);
 
-impl<T: Default> Coll<T> {
+impl<T: Contents> Coll<T> {
     pub fn new(t: T) -> Coll<T> {
         Coll(Rc::new(t))
     }
@@ -49,25 +49,58 @@ impl<T: Default> Coll<T> {
     }
 }
 
-impl<T: Default> Clone for Coll<T> {
+impl<T: Contents> Clone for Coll<T> {
     fn clone(&self) -> Coll<T> {
         Coll(self.0.clone())
     }
 }
 
-impl<T: Default> std::ops::Deref for Coll<T> {
+impl<T: Contents> std::ops::Deref for Coll<T> {
     type Target = T;
     fn deref(&self) -> &T {
         &self.0
     }
 }
 
-impl<T: Default> Drop for Coll<T> {
+impl<T: Contents> Drop for Coll<T> {
     fn drop(&mut self) {
-        if let Some(inner) = Rc::get_mut(&mut self.0) {
+        if let Some(inner) = Rc::get_mut(&mut self.0)
+            && !inner.is_flat()
+        {
             let contents = std::mem::take(inner);
             stacker::maybe_grow(64 * 1024, 1024 * 1024, move || drop(contents));
         }
+    }
+}
+
+/// What a [`Coll`] holds.
+pub trait Contents: Default {
+    /// True when no element can hold a collection, so dropping cannot recurse and needs no
+    /// stack guard (and no move out of the `Rc`). Checked only on small collections.
+    fn is_flat(&self) -> bool;
+}
+
+/// Collections up to this length are checked for flatness when dropped.
+const FLAT_CHECK: usize = 16;
+
+impl Contents for PVec {
+    fn is_flat(&self) -> bool {
+        self.len() <= FLAT_CHECK && self.iter().all(Value::is_scalar)
+    }
+}
+
+impl Contents for MapImpl {
+    fn is_flat(&self) -> bool {
+        match self {
+            MapImpl::Small(entries) => entries.iter().all(|(k, v)| k.is_scalar() && v.is_scalar()),
+            _ => false,
+        }
+    }
+}
+
+impl Contents for SetImpl {
+    fn is_flat(&self) -> bool {
+        false
     }
 }
 
@@ -161,6 +194,24 @@ impl Value {
     }
     pub fn set(items: impl IntoIterator<Item = Value>) -> Value {
         Value::Set(Coll::new(SetImpl::Hash(items.into_iter().collect())))
+    }
+
+    /// Whether the value can hold no other value (so dropping it cannot recurse).
+    pub fn is_scalar(&self) -> bool {
+        matches!(
+            self,
+            Value::Nil
+                | Value::Bool(_)
+                | Value::Int(_)
+                | Value::Float(_)
+                | Value::Char(_)
+                | Value::Str(_)
+                | Value::Keyword(_)
+                | Value::Symbol(_)
+                | Value::Builtin(_)
+                | Value::Regex(_)
+                | Value::Temporal(_)
+        )
     }
 
     /// Clojure truthiness.

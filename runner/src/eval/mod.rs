@@ -18,7 +18,7 @@ use crate::analyze::{Arity, Expr, FnTemplate};
 use crate::api::ToolHost;
 use crate::builtins::Fast;
 use crate::error::{EvalError, EvalResult, Limit};
-use crate::value::{MapImpl, Value};
+use crate::value::{Coll, MapImpl, Value};
 use ptc_shared::{Limits, ToolCallRecord};
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -213,12 +213,14 @@ impl<'h> Interp<'h> {
                 Ok(Value::map(m))
             }
             Expr::Record(pairs) => {
-                let mut m = MapImpl::with_capacity(pairs.len());
+                // Filled in place: a small map is a few hundred bytes, not worth moving.
+                let mut coll = Coll::new(MapImpl::default());
+                let m = coll.make_mut();
                 for (k, v) in pairs {
                     let k = self.eval(k, env)?;
                     m.insert_new(k, self.eval(v, env)?);
                 }
-                Ok(Value::map(m))
+                Ok(Value::Map(coll))
             }
             Expr::If(b) => {
                 let (t, then, els) = &**b;
