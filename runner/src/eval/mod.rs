@@ -505,12 +505,10 @@ impl<'h> Interp<'h> {
                 Value::list(rest)
             });
         }
-        self.stack.resize(
-            base + (arity.frame_size as usize)
-                .max(self.stack.len() - base)
-                .max(1),
-            Value::Nil,
-        );
+        let frame_end = base + (arity.frame_size as usize).max(1);
+        if frame_end > self.stack.len() {
+            self.stack.resize(frame_end, Value::Nil);
+        }
         self.depth += 1;
         let env = Env {
             base,
