@@ -260,8 +260,16 @@ pub fn lazy_or_list(g: Gen, lazy: bool, interp: &mut Interp<'_>) -> EvalResult {
     if lazy {
         return Ok(LazySeq::value(g));
     }
-    let items = drain(g, interp)?;
-    Ok(Value::List(Coll::new(items.into_iter().collect::<PVec>())))
+    // Straight into the list: no intermediate vector.
+    let mut g = g;
+    let mut out = PVec::new();
+    while let Some(v) = step(&mut g, interp)? {
+        if out.len() as u64 >= interp.limits.max_iterations {
+            return Err(too_long(interp));
+        }
+        out.push_back(v);
+    }
+    Ok(Value::List(Coll::new(out)))
 }
 
 /// Realizes up to `cap` elements: a list if the seq ends by then, else the lazy seq. For

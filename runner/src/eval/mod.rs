@@ -16,7 +16,7 @@ mod special;
 
 use crate::analyze::{Arity, Expr, FnTemplate};
 use crate::api::ToolHost;
-use crate::builtins::Fast;
+use crate::builtins::{BuiltinDef, Fast};
 use crate::error::{EvalError, EvalResult, Limit};
 use crate::value::{Coll, MapImpl, Value};
 use ptc_shared::{Limits, ToolCallRecord};
@@ -259,8 +259,15 @@ impl<'h> Interp<'h> {
             }
             Expr::Call(c) => {
                 self.tick()?;
-                let f = self.eval(&c.f, env)?;
-                self.call(&f, c, env).map_err(|e| e.at(c.pos))
+                let r = match &c.f {
+                    // A builtin named in the source: no callee value to build and drop.
+                    Expr::Builtin(b) => self.call_builtin(b, c, env),
+                    f => {
+                        let f = self.eval(f, env)?;
+                        self.call(&f, c, env)
+                    }
+                };
+                r.map_err(|e| e.at(c.pos))
             }
             Expr::Def(name, v) => {
                 let v = self.eval(v, env)?;
@@ -361,6 +368,30 @@ impl<'h> Interp<'h> {
             _ => {
                 let args = self.eval_all(&c.args, env)?;
                 self.apply_named(f, args, &c.name)
+            }
+        }
+    }
+
+    /// A call of a builtin: its fast path when the arity matches one, else an argument vector.
+    fn call_builtin(
+        &mut self,
+        b: &'static BuiltinDef,
+        c: &crate::analyze::Call,
+        env: Env<'_>,
+    ) -> EvalResult {
+        match (b.fast, c.args.as_slice()) {
+            (Fast::One(_), [x]) => {
+                let x = self.eval(x, env)?;
+                crate::builtins::call1(self, b, x)
+            }
+            (Fast::Two(_), [x, y]) => {
+                let x = self.eval(x, env)?;
+                let y = self.eval(y, env)?;
+                crate::builtins::call2(self, b, x, y)
+            }
+            _ => {
+                let args = self.eval_all(&c.args, env)?;
+                crate::builtins::call(self, b, args)
             }
         }
     }
