@@ -44,6 +44,8 @@ pub enum Expr {
     Recur(Vec<Expr>, Pos),
     Fn(Rc<FnTemplate>, Vec<Expr>),
     Call(Box<Call>),
+    /// A two-argument call of a builtin with an inline integer path.
+    Prim(Box<PrimCall>),
     Def(Rc<str>, Box<Expr>),
     /// `defonce`: defines only when the name has no value yet.
     DefOnce(Rc<str>, Box<Expr>),
@@ -59,6 +61,16 @@ pub enum Expr {
     DynTool(Vec<Expr>, Pos),
     /// `(.method target args...)`.
     Method(Rc<str>, Vec<Expr>, Pos),
+}
+
+/// `(op x y)` for a builtin `op` with an inline integer path; other operands go to `builtin`.
+#[derive(Debug)]
+pub struct PrimCall {
+    pub op: crate::eval::prim::Prim,
+    pub builtin: &'static BuiltinDef,
+    pub x: Expr,
+    pub y: Expr,
+    pub pos: Pos,
 }
 
 /// A function call.

@@ -95,6 +95,10 @@ fn visit(e: &mut Expr, live: &mut Live, recur_live: Option<&Live>) {
             visit_rev(&mut c.args, live, recur_live);
             visit(&mut c.f, live, recur_live);
         }
+        Expr::Prim(p) => {
+            visit(&mut p.y, live, recur_live);
+            visit(&mut p.x, live, recur_live);
+        }
         Expr::Def(_, v) | Expr::DefOnce(_, v) | Expr::Throw(v, _) => visit(v, live, recur_live),
         Expr::And(xs) | Expr::Or(xs) => {
             // Each operand may be the last one evaluated.
@@ -341,6 +345,10 @@ fn walk(e: &Expr, f: &mut dyn FnMut(&Expr)) {
         Expr::Call(c) => {
             walk(&c.f, f);
             c.args.iter().for_each(|x| walk(x, f));
+        }
+        Expr::Prim(p) => {
+            walk(&p.x, f);
+            walk(&p.y, f);
         }
         Expr::Def(_, v) | Expr::DefOnce(_, v) | Expr::Throw(v, _) => walk(v, f),
         Expr::Case(c) => {

@@ -218,7 +218,20 @@ impl Analyzer<'_> {
             }
         }
         let f = self.no_tail(head)?;
-        let args = self.analyze_all(args)?;
+        let mut args = self.analyze_all(args)?;
+        if let Expr::Builtin(builtin) = f
+            && let Some(op) = crate::eval::prim::Prim::of(builtin.name)
+            && args.len() == 2
+            && let (Some(y), Some(x)) = (args.pop(), args.pop())
+        {
+            return Ok(Expr::Prim(Box::new(PrimCall {
+                op,
+                builtin,
+                x,
+                y,
+                pos,
+            })));
+        }
         let name: Rc<str> = Rc::from(head.describe());
         Ok(Expr::Call(Box::new(Call { f, args, pos, name })))
     }

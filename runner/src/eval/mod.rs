@@ -11,6 +11,7 @@
 
 pub mod lazy;
 mod pattern;
+pub mod prim;
 pub mod seq;
 mod special;
 
@@ -257,6 +258,10 @@ impl<'h> Interp<'h> {
                     captures,
                 })))
             }
+            Expr::Prim(p) => {
+                self.tick()?;
+                self.eval_prim(p, env).map_err(|e| e.at(p.pos))
+            }
             Expr::Call(c) => {
                 self.tick()?;
                 let r = match &c.f {
@@ -370,6 +375,18 @@ impl<'h> Interp<'h> {
                 self.apply_named(f, args, &c.name)
             }
         }
+    }
+
+    /// `(op x y)` of a builtin with an inline integer path (see `prim`).
+    fn eval_prim(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
+        let x = self.eval(&p.x, env)?;
+        let y = self.eval(&p.y, env)?;
+        if let (Value::Int(a), Value::Int(b)) = (&x, &y)
+            && let Some(v) = p.op.ints(*a, *b)
+        {
+            return Ok(v);
+        }
+        crate::builtins::call2(self, p.builtin, x, y)
     }
 
     /// A call of a builtin: its fast path when the arity matches one, else an argument vector.
