@@ -299,7 +299,17 @@ impl MapImpl {
     /// Exact-key lookup.
     pub fn get(&self, k: &Value) -> Option<&Value> {
         match self {
-            MapImpl::Small(v) => v.iter().find(|(key, _)| key == k).map(|(_, x)| x),
+            MapImpl::Small(v) => {
+                // Keywords of one program are interned: identity finds the usual hit cheaply.
+                if let Value::Keyword(want) = k
+                    && let Some((_, x)) = v
+                        .iter()
+                        .find(|(key, _)| matches!(key, Value::Keyword(s) if Rc::ptr_eq(s, want)))
+                {
+                    return Some(x);
+                }
+                v.iter().find(|(key, _)| key == k).map(|(_, x)| x)
+            }
             MapImpl::Hash(m) => m.get(k),
             MapImpl::Sorted(m) => m.get(k),
         }

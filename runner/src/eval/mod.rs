@@ -87,7 +87,7 @@ impl<'h> Interp<'h> {
     }
 
     /// Counts one evaluation step; checks the budget and, every 1024 steps, the deadline.
-    #[inline]
+    #[inline(always)]
     pub fn tick(&mut self) -> EvalResult<()> {
         self.steps += 1;
         if self.steps > self.limits.max_steps {
