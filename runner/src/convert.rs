@@ -3,9 +3,8 @@
 //! converting one is an error that names what was found. Characters become one-char strings,
 //! dates their ISO-8601 text, exceptions a map with `:message` and `:data`.
 
-use crate::value::{ExInfo, MapImpl, Value};
+use crate::value::{ExInfo, MapImpl, Text, Value};
 use ptc_shared::value::{MAX_DEPTH, Map as SMap, Value as S};
-use std::rc::Rc;
 
 /// Plain data → interpreter value.
 pub fn from_shared(v: &S) -> Value {
@@ -19,18 +18,18 @@ const INTERN_MAX: usize = 64;
 /// Converts plain data into interpreter values, sharing repeated short strings.
 #[derive(Default)]
 struct Importer {
-    strings: std::collections::HashSet<Rc<str>, foldhash::fast::RandomState>,
+    strings: std::collections::HashSet<Text, foldhash::fast::RandomState>,
 }
 
 impl Importer {
-    fn text(&mut self, s: &str) -> Rc<str> {
+    fn text(&mut self, s: &str) -> Text {
         if s.len() > INTERN_MAX {
-            return Rc::from(s);
+            return Text::from(s);
         }
         if let Some(rc) = self.strings.get(s) {
             return rc.clone();
         }
-        let rc: Rc<str> = Rc::from(s);
+        let rc = Text::from(s);
         self.strings.insert(rc.clone());
         rc
     }

@@ -74,34 +74,45 @@ impl Limit {
     }
 }
 
-/// An evaluation error.
-///
-/// Every payload is boxed so that the enum is two words and `EvalResult<Value>` is no bigger
-/// than a `Value`: every `eval` returns one, and the size was measurable in the call path.
-/// Errors are rare; `Recur`, the one raised per loop iteration, carries nothing.
+/// An evaluation error: one pointer wide, so that an `EvalResult<Value>` is no bigger than a
+/// `Value` (two words, returned in registers: every `eval` returns one). The body is boxed;
+/// `Recur`, the one raised per loop iteration, carries nothing and allocates nothing.
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum EvalError {
-    #[error("{}", .0.message)]
-    Runtime(Box<RuntimeError>),
-    /// `(throw x)`: the thrown value (an exception from `ex-info`, or anything).
-    #[error("{}", thrown_message(.0))]
-    Thrown(Box<Value>),
-    #[error("tool {} failed: {}", .0.tool, .0.message)]
-    Tool(Box<ToolError>),
-    #[error("{0}")]
-    ToolNotFound(Box<String>),
-    #[error("{}", .0.message)]
-    Limit(Box<LimitError>),
-    #[error("return")]
-    Return(Box<Value>),
-    #[error("fail")]
-    Fail(Box<Value>),
-    #[error("{}", .0.message)]
-    Terminal(Box<Fail>),
+    #[error(transparent)]
+    Body(Box<ErrorBody>),
     /// Internal control flow: `recur` on its way to its loop or fn. The analyzer only allows
     /// `recur` in tail position, so it never escapes one.
     #[error("recur outside a loop")]
     Recur,
+}
+
+/// What an evaluation error is.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ErrorBody {
+    #[error("{}", .0.message)]
+    Runtime(RuntimeError),
+    /// `(throw x)`: the thrown value (an exception from `ex-info`, or anything).
+    #[error("{}", thrown_message(.0))]
+    Thrown(Value),
+    #[error("tool {} failed: {}", .0.tool, .0.message)]
+    Tool(ToolError),
+    #[error("{0}")]
+    ToolNotFound(String),
+    #[error("{}", .0.message)]
+    Limit(LimitError),
+    #[error("return")]
+    Return(Value),
+    #[error("fail")]
+    Fail(Value),
+    #[error("{}", .0.message)]
+    Terminal(Fail),
+}
+
+impl From<ErrorBody> for EvalError {
+    fn from(body: ErrorBody) -> EvalError {
+        EvalError::Body(Box::new(body))
+    }
 }
 
 /// A runtime error: what went wrong, in which builtin or form, where.
@@ -143,12 +154,13 @@ const _: () = assert!(std::mem::size_of::<EvalResult>() == std::mem::size_of::<V
 impl EvalError {
     /// A runtime error of `kind` raised by builtin or form `op`.
     pub fn new(kind: ErrorKind, op: &str, message: impl Into<String>) -> EvalError {
-        EvalError::Runtime(Box::new(RuntimeError {
+        ErrorBody::Runtime(RuntimeError {
             kind,
             message: message.into(),
             op: Some(op.to_string()),
             pos: None,
-        }))
+        })
+        .into()
     }
 
     pub fn type_err(op: &str, message: impl Into<String>) -> EvalError {
@@ -160,23 +172,33 @@ impl EvalError {
     }
 
     pub fn limit(limit: Limit, message: impl Into<String>) -> EvalError {
-        EvalError::Limit(Box::new(LimitError {
+        ErrorBody::Limit(LimitError {
             limit,
             message: message.into(),
-        }))
+        })
+        .into()
+    }
+
+    /// What the error is; `None` for `recur`.
+    pub fn body(&self) -> Option<&ErrorBody> {
+        match self {
+            EvalError::Body(b) => Some(b),
+            EvalError::Recur => None,
+        }
     }
 
     /// Whether `try`/`catch` may see this error. Limits and run endings never are.
     pub fn catchable(&self) -> bool {
         matches!(
-            self,
-            EvalError::Runtime(_) | EvalError::Thrown(_) | EvalError::Tool(_)
+            self.body(),
+            Some(ErrorBody::Runtime(_) | ErrorBody::Thrown(_) | ErrorBody::Tool(_))
         )
     }
 
     /// Attaches a position if the error has none yet.
     pub fn at(mut self, at: Pos) -> EvalError {
-        if let EvalError::Runtime(r) = &mut self
+        if let EvalError::Body(b) = &mut self
+            && let ErrorBody::Runtime(r) = &mut **b
             && r.pos.is_none()
         {
             r.pos = Some(at);
@@ -187,13 +209,22 @@ impl EvalError {
     /// The single mapping from interpreter errors to the wire's fail reasons.
     pub fn to_fail(&self) -> Fail {
         match self {
-            EvalError::Runtime(r) => {
+            EvalError::Recur => Fail::new(FailReason::EvalError, "recur outside a loop"),
+            EvalError::Body(b) => b.to_fail(),
+        }
+    }
+}
+
+impl ErrorBody {
+    fn to_fail(&self) -> Fail {
+        match self {
+            ErrorBody::Runtime(r) => {
                 let RuntimeError {
                     kind,
                     message,
                     op,
                     pos,
-                } = &**r;
+                } = r;
                 let msg = match pos {
                     Some(p) => format!("{message} (at {p})"),
                     None => message.clone(),
@@ -203,10 +234,10 @@ impl EvalError {
                 f.op = op.clone();
                 f
             }
-            EvalError::Thrown(v) => {
+            ErrorBody::Thrown(v) => {
                 let f = Fail::new(FailReason::EvalError, thrown_message(v));
                 let f = f.with_detail("kind", "thrown");
-                match &**v {
+                match v {
                     Value::Error(e) => match crate::convert::to_shared(&e.data) {
                         Ok(data) if !matches!(data, ptc_shared::Value::Nil) => {
                             f.with_detail("data", data)
@@ -216,8 +247,8 @@ impl EvalError {
                     _ => f,
                 }
             }
-            EvalError::Tool(t) => {
-                let ToolError { tool, message } = &**t;
+            ErrorBody::Tool(t) => {
+                let ToolError { tool, message } = t;
                 let mut f = Fail::new(
                     FailReason::ToolError,
                     format!("tool {tool} failed: {message}"),
@@ -225,11 +256,11 @@ impl EvalError {
                 f.op = Some(tool.clone());
                 f
             }
-            EvalError::ToolNotFound(message) => {
-                Fail::new(FailReason::ToolNotFound, (**message).clone())
+            ErrorBody::ToolNotFound(message) => {
+                Fail::new(FailReason::ToolNotFound, message.clone())
             }
-            EvalError::Limit(l) => {
-                let LimitError { limit, message } = &**l;
+            ErrorBody::Limit(l) => {
+                let LimitError { limit, message } = l;
                 let reason = if *limit == Limit::Timeout {
                     FailReason::Timeout
                 } else {
@@ -237,10 +268,9 @@ impl EvalError {
                 };
                 Fail::new(reason, message.clone()).with_detail("limit", limit.name())
             }
-            EvalError::Return(_) => Fail::new(FailReason::EvalError, "return outside a run"),
-            EvalError::Recur => Fail::new(FailReason::EvalError, "recur outside a loop"),
-            EvalError::Fail(v) => fail_from_value(v),
-            EvalError::Terminal(f) => (**f).clone(),
+            ErrorBody::Return(_) => Fail::new(FailReason::EvalError, "return outside a run"),
+            ErrorBody::Fail(v) => fail_from_value(v),
+            ErrorBody::Terminal(f) => f.clone(),
         }
     }
 }

@@ -7,7 +7,7 @@
 use crate::analyze::analyze_program;
 use crate::api::{RunOptions, ToolHost};
 use crate::convert::{from_shared, is_data, to_shared};
-use crate::error::{EvalError, Limit};
+use crate::error::{ErrorBody, EvalError, Limit};
 use crate::eval::Interp;
 use crate::reader::read_all;
 use ptc_shared::value::Map as SMap;
@@ -216,7 +216,10 @@ fn evaluate(
     // A finite lazy seq in the result leaves as a list (an infinite one hits a limit here).
     let outcome = match outcome {
         Ok(v) => interp.realize_deep(v),
-        Err(EvalError::Return(v)) => interp.realize_deep(*v),
+        Err(EvalError::Body(b)) => match *b {
+            ErrorBody::Return(v) => interp.realize_deep(v),
+            other => Err(other.into()),
+        },
         Err(e) => Err(e),
     };
     let mut step = Step::default();

@@ -23,6 +23,67 @@ pub type PHashMap = imbl::GenericHashMap<Value, Value, FixedState, imbl::shared_
 pub type PSet = imbl::GenericHashSet<Value, FixedState, imbl::shared_ptr::RcK>;
 pub type POrdMap = imbl::OrdMap<Value, Value>;
 
+/// The text of a string, keyword or symbol: shared, immutable, and one pointer wide (the text
+/// sits behind the count), so that a `Value` is two words and an `EvalResult` comes back in
+/// registers.
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Text(Rc<Box<str>>);
+
+impl Text {
+    pub fn ptr_eq(a: &Text, b: &Text) -> bool {
+        Rc::ptr_eq(&a.0, &b.0)
+    }
+}
+
+impl std::ops::Deref for Text {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for Text {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for Text {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for Text {
+    fn from(s: &str) -> Text {
+        Text(Rc::new(Box::from(s)))
+    }
+}
+
+impl From<String> for Text {
+    fn from(s: String) -> Text {
+        Text(Rc::new(s.into_boxed_str()))
+    }
+}
+
+impl From<&String> for Text {
+    fn from(s: &String) -> Text {
+        Text::from(s.as_str())
+    }
+}
+
+impl std::fmt::Debug for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self.0, f)
+    }
+}
+
+impl std::fmt::Display for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 /// A shared, persistent collection. Cloning shares; `make_mut` copies only when shared.
 ///
 /// Its `Drop` exists for one reason: the compiler's drop glue recurses once per nesting level,
@@ -140,9 +201,9 @@ pub enum Value {
     Int(i64),
     Float(f64),
     Char(char),
-    Str(Rc<str>),
-    Keyword(Rc<str>),
-    Symbol(Rc<str>),
+    Str(Text),
+    Keyword(Text),
+    Symbol(Text),
     Vector(Coll<PVec>),
     /// A list or a realized sequence.
     List(Coll<PVec>),
@@ -175,10 +236,10 @@ pub enum SetImpl {
 
 impl Value {
     pub fn str(s: &str) -> Value {
-        Value::Str(Rc::from(s))
+        Value::Str(crate::value::Text::from(s))
     }
     pub fn kw(s: &str) -> Value {
-        Value::Keyword(Rc::from(s))
+        Value::Keyword(crate::value::Text::from(s))
     }
     pub fn vector(items: impl IntoIterator<Item = Value>) -> Value {
         Value::Vector(Coll::new(items.into_iter().collect()))
@@ -304,7 +365,7 @@ impl MapImpl {
                 if let Value::Keyword(want) = k
                     && let Some((_, x)) = v
                         .iter()
-                        .find(|(key, _)| matches!(key, Value::Keyword(s) if Rc::ptr_eq(s, want)))
+                        .find(|(key, _)| matches!(key, Value::Keyword(s) if Text::ptr_eq(s, want)))
                 {
                     return Some(x);
                 }
@@ -446,7 +507,7 @@ impl PartialEq for Value {
             (Char(a), Char(b)) => a == b,
             // Keywords of one program are interned by the reader: pointer equality is the fast path.
             (Str(a), Str(b)) | (Keyword(a), Keyword(b)) | (Symbol(a), Symbol(b)) => {
-                Rc::ptr_eq(a, b) || a == b
+                Text::ptr_eq(a, b) || a == b
             }
             (Vector(a) | List(a), Vector(b) | List(b)) => **a == **b,
             (Lazy(a), Lazy(b)) => Rc::ptr_eq(a, b),

@@ -110,7 +110,7 @@ impl Analyzer<'_> {
                         let key = match &**kw {
                             "keys" => Value::kw(name),
                             "strs" => Value::str(name),
-                            _ => Value::Symbol(Rc::from(name)),
+                            _ => Value::Symbol(crate::value::Text::from(name)),
                         };
                         let default = self.default_for(local, &defaults)?;
                         let pattern = Pattern::Bind(self.bind_local(local));

@@ -544,12 +544,12 @@ impl Analyzer<'_> {
                         f: Expr::Builtin(b),
                         args: rest,
                         pos,
-                        name: name.clone(),
+                        name: Rc::from(&**name),
                     }))
                 }
                 _ => {
                     self.check_tool(name, pos)?;
-                    Expr::Tool(name.clone(), rest, pos)
+                    Expr::Tool(Rc::from(&**name), rest, pos)
                 }
             });
         }

@@ -263,7 +263,7 @@ impl Analyzer<'_> {
     }
 
     /// Resolves a symbol in value position.
-    fn resolve_symbol(&mut self, s: &Rc<str>, pos: Pos) -> AResult {
+    fn resolve_symbol(&mut self, s: &crate::value::Text, pos: Pos) -> AResult {
         let depth = self.scopes.len() - 1;
         if let Some(e) = self.resolve_local(s, depth) {
             return Ok(e);
@@ -271,8 +271,8 @@ impl Analyzer<'_> {
         if let Some(e) = forms::special_symbol(s) {
             return Ok(e);
         }
-        if self.globals.contains(s) {
-            return Ok(Expr::Global(s.clone(), pos));
+        if self.globals.contains(&**s) {
+            return Ok(Expr::Global(Rc::from(&**s), pos));
         }
         if let Some((ns, name)) = s
             .split_once('/')

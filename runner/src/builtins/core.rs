@@ -6,7 +6,7 @@
 use super::xform::{XStep, xform};
 use super::{BuiltinDef, Fast, expected};
 use crate::def;
-use crate::error::{EvalError, EvalResult};
+use crate::error::{ErrorBody, EvalResult};
 use crate::eval::Interp;
 use crate::eval::lazy::{Gen, LazySeq, lazy_or_list};
 use crate::eval::seq::SeqIter;
@@ -213,9 +213,7 @@ pub static TABLE: &[BuiltinDef] = &[
         1,
         "Ends the run successfully with v.",
         "(return 42)",
-        |_, a| Err(EvalError::Return(Box::new(
-            a.into_iter().next().unwrap_or_default()
-        )))
+        |_, a| Err(ErrorBody::Return(a.into_iter().next().unwrap_or_default()).into())
     ),
     def!(
         "fail",
@@ -223,9 +221,7 @@ pub static TABLE: &[BuiltinDef] = &[
         1,
         "Ends the run with reason `failed` (message from v or its :message/:reason).",
         "(fail {:reason \"no data\"})",
-        |_, a| Err(EvalError::Fail(Box::new(
-            a.into_iter().next().unwrap_or_default()
-        )))
+        |_, a| Err(ErrorBody::Fail(a.into_iter().next().unwrap_or_default()).into())
     ),
     def!(
         "keyword",

@@ -263,7 +263,7 @@ fn identical(a: &Value, b: &Value) -> bool {
         }
         (Value::Map(x), Value::Map(y)) => Coll::ptr_eq(x, y),
         (Value::Set(x), Value::Set(y)) => Coll::ptr_eq(x, y),
-        (Value::Str(x), Value::Str(y)) => std::rc::Rc::ptr_eq(x, y),
+        (Value::Str(x), Value::Str(y)) => crate::value::Text::ptr_eq(x, y),
         (Value::Float(_), Value::Float(_)) => false,
         _ => a == b,
     }

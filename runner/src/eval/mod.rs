@@ -277,14 +277,18 @@ impl<'h> Interp<'h> {
             Expr::Def(name, v) => {
                 let v = self.eval(v, env)?;
                 self.globals.insert(name.clone(), v.clone());
-                Ok(Value::Symbol(Rc::from(format!("#'user/{name}"))))
+                Ok(Value::Symbol(crate::value::Text::from(format!(
+                    "#'user/{name}"
+                ))))
             }
             Expr::DefOnce(name, v) => {
                 if !self.globals.contains_key(name) {
                     let v = self.eval(v, env)?;
                     self.globals.insert(name.clone(), v);
                 }
-                Ok(Value::Symbol(Rc::from(format!("#'user/{name}"))))
+                Ok(Value::Symbol(crate::value::Text::from(format!(
+                    "#'user/{name}"
+                ))))
             }
             Expr::And(xs) => {
                 let mut last = Value::Bool(true);

@@ -3,7 +3,7 @@
 use super::{Env, Interp};
 use crate::analyze::{Case, ExClass, For, ForClause, Try};
 use crate::api::ToolFailure;
-use crate::error::{ErrorKind, EvalError, EvalResult, Limit, Pos};
+use crate::error::{ErrorBody, ErrorKind, EvalError, EvalResult, Limit, Pos};
 use crate::value::{ExInfo, Value};
 use ptc_shared::ToolCallRecord;
 use std::rc::Rc;
@@ -12,7 +12,7 @@ use std::time::Instant;
 /// `(throw x)`: only exceptions can be thrown, as in Clojure.
 pub(super) fn throw_value(v: Value, pos: Pos) -> EvalError {
     match v {
-        Value::Error(_) => EvalError::Thrown(Box::new(v)),
+        Value::Error(_) => ErrorBody::Thrown(v).into(),
         other => EvalError::type_err(
             "throw",
             format!(
@@ -26,13 +26,13 @@ pub(super) fn throw_value(v: Value, pos: Pos) -> EvalError {
 
 /// Whether an error is an instance of the class a `catch` names.
 fn class_matches(class: ExClass, e: &EvalError) -> bool {
-    let kind = match e {
-        EvalError::Runtime(r) => Some(r.kind),
+    let kind = match e.body() {
+        Some(ErrorBody::Runtime(r)) => Some(r.kind),
         _ => None,
     };
     match class {
         ExClass::Any => true,
-        ExClass::ExInfo => matches!(e, EvalError::Thrown(_) | EvalError::Tool(_)),
+        ExClass::ExInfo => matches!(e.body(), Some(ErrorBody::Thrown(_) | ErrorBody::Tool(_))),
         ExClass::Arithmetic => kind == Some(ErrorKind::ArithmeticError),
         ExClass::IndexOutOfBounds => kind == Some(ErrorKind::IndexOutOfBounds),
         ExClass::ClassCast => matches!(kind, Some(ErrorKind::TypeError | ErrorKind::NotCallable)),
@@ -53,9 +53,19 @@ fn class_matches(class: ExClass, e: &EvalError) -> bool {
 
 /// The value a `catch` binds for an error.
 fn caught_value(e: EvalError) -> Value {
-    match e {
-        EvalError::Thrown(v) => *v,
-        EvalError::Runtime(r) => Value::Error(Rc::new(ExInfo {
+    let body = match e {
+        EvalError::Body(b) => *b,
+        recur @ EvalError::Recur => {
+            return Value::Error(Rc::new(ExInfo {
+                message: recur.to_string(),
+                data: Value::Nil,
+                kind: None,
+            }));
+        }
+    };
+    match body {
+        ErrorBody::Thrown(v) => v,
+        ErrorBody::Runtime(r) => Value::Error(Rc::new(ExInfo {
             message: r.message,
             data: Value::Nil,
             kind: Some(r.kind.as_str()),
@@ -207,14 +217,10 @@ impl Interp<'_> {
     pub(crate) fn call_named_tool(&mut self, name: &str, args: Vec<Value>) -> EvalResult {
         match name {
             "return" => {
-                return Err(EvalError::Return(Box::new(
-                    args.into_iter().next().unwrap_or_default(),
-                )));
+                return Err(ErrorBody::Return(args.into_iter().next().unwrap_or_default()).into());
             }
             "fail" => {
-                return Err(EvalError::Fail(Box::new(
-                    args.into_iter().next().unwrap_or_default(),
-                )));
+                return Err(ErrorBody::Fail(args.into_iter().next().unwrap_or_default()).into());
             }
             _ => {}
         }
@@ -224,9 +230,9 @@ impl Interp<'_> {
             } else {
                 format!("available: {}", self.tool_names.join(", "))
             };
-            return Err(EvalError::ToolNotFound(Box::new(format!(
-                "unknown tool `{name}` ({available})"
-            ))));
+            return Err(
+                ErrorBody::ToolNotFound(format!("unknown tool `{name}` ({available})")).into(),
+            );
         }
         if self.tool_calls.len() as u64 >= u64::from(self.limits.max_tool_calls) {
             return Err(EvalError::limit(
@@ -260,20 +266,19 @@ impl Interp<'_> {
             }
             Err(ToolFailure::NotFound) => {
                 record.error = Some("not found".into());
-                Err(EvalError::ToolNotFound(Box::new(format!(
-                    "unknown tool `{name}`"
-                ))))
+                Err(ErrorBody::ToolNotFound(format!("unknown tool `{name}`")).into())
             }
             Err(ToolFailure::Error(m)) => {
                 record.error = Some(m.clone());
-                Err(EvalError::Tool(Box::new(crate::error::ToolError {
+                Err(ErrorBody::Tool(crate::error::ToolError {
                     tool: name.to_string(),
                     message: m,
-                })))
+                })
+                .into())
             }
             Err(ToolFailure::Terminal(f)) => {
                 record.error = Some(f.message.clone());
-                Err(EvalError::Terminal(Box::new(f)))
+                Err(ErrorBody::Terminal(f).into())
             }
         };
         self.tool_calls.push(record);

@@ -1,7 +1,7 @@
 //! The reader's output: forms with their source positions.
 
 use crate::error::Pos;
-use std::rc::Rc;
+use crate::value::Text;
 
 /// A form and where it starts.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,22 +17,22 @@ pub enum FormKind {
     Bool(bool),
     Int(i64),
     Float(f64),
-    Str(Rc<str>),
+    Str(Text),
     Char(char),
-    Keyword(Rc<str>),
-    Symbol(Rc<str>),
+    Keyword(Text),
+    Symbol(Text),
     List(Vec<Form>),
     Vector(Vec<Form>),
     /// Keys and values alternate.
     Map(Vec<Form>),
     Set(Vec<Form>),
-    Regex(Rc<str>),
+    Regex(Text),
 }
 
 impl Form {
     pub fn sym(name: &str, pos: Pos) -> Form {
         Form {
-            kind: FormKind::Symbol(Rc::from(name)),
+            kind: FormKind::Symbol(Text::from(name)),
             pos,
         }
     }
@@ -95,7 +95,7 @@ pub(crate) fn scan_anon_args(forms: &mut [Form]) -> (usize, bool) {
         match &mut f.kind {
             FormKind::Symbol(s) => {
                 if &**s == "%" {
-                    *s = Rc::from("%1");
+                    *s = Text::from("%1");
                     max = max.max(1);
                 } else if &**s == "%&" {
                     rest = true;

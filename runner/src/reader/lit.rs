@@ -1,7 +1,7 @@
 //! Literal tokens: strings, characters, numbers, keywords and symbols.
 
 use super::{FormKind, ParseError, Reader};
-use std::rc::Rc;
+use crate::value::Text;
 
 impl Reader {
     /// Reads a `"..."` string (the opening quote is next); also used for `#"regex"` bodies,
@@ -138,7 +138,7 @@ impl Reader {
             "nil" => FormKind::Nil,
             "true" => FormKind::Bool(true),
             "false" => FormKind::Bool(false),
-            _ => FormKind::Symbol(Rc::from(tok.as_str())),
+            _ => FormKind::Symbol(Text::from(tok.as_str())),
         })
     }
 

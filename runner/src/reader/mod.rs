@@ -10,7 +10,7 @@ mod lit;
 pub use form::{Form, FormKind};
 
 use crate::error::Pos;
-use std::rc::Rc;
+use crate::value::Text;
 
 /// A reader error: where, what, and a hint for the author.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -64,7 +64,7 @@ pub(crate) struct Reader {
     max_nesting: u32,
     in_anon_fn: bool,
     /// One `Rc` per distinct keyword, so keyword comparisons are usually a pointer check.
-    keywords: std::collections::HashMap<String, Rc<str>>,
+    keywords: std::collections::HashMap<String, Text>,
 }
 
 impl Reader {
@@ -73,11 +73,11 @@ impl Reader {
     }
 
     /// The shared `Rc` of keyword `k`.
-    pub(crate) fn intern(&mut self, k: &str) -> Rc<str> {
+    pub(crate) fn intern(&mut self, k: &str) -> Text {
         if let Some(rc) = self.keywords.get(k) {
             return rc.clone();
         }
-        let rc: Rc<str> = Rc::from(k);
+        let rc = Text::from(k);
         self.keywords.insert(k.to_string(), rc.clone());
         rc
     }
@@ -147,7 +147,7 @@ impl Reader {
                     Some("unbalanced brackets: remove it or add the opening one"),
                 ));
             }
-            '"' => FormKind::Str(Rc::from(self.read_string()?)),
+            '"' => FormKind::Str(Text::from(self.read_string()?)),
             '\\' => FormKind::Char(self.read_char()?),
             '\'' => {
                 self.bump();
@@ -294,7 +294,7 @@ impl Reader {
                 self.read_required(pos)?;
                 return Ok(None);
             }
-            Some('"') => FormKind::Regex(Rc::from(self.read_string()?)),
+            Some('"') => FormKind::Regex(Text::from(self.read_string()?)),
             Some('\'') => {
                 self.bump();
                 let inner = self.read_required(pos)?;
