@@ -253,6 +253,10 @@ fn reduce(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
         (Some(init), Some(coll)) => (Some(init), coll),
         _ => return Ok(Value::Nil),
     };
+    let (init, coll) = match (init, coll) {
+        (init, Value::Vector(xs) | Value::List(xs)) => return reduce_coll(i, &f, init, &xs),
+        other => other,
+    };
     let mut it = SeqIter::new(i, &coll)?;
     // Drop our handle, so an unshared source is not kept alive twice.
     drop(coll);
@@ -267,6 +271,27 @@ fn reduce(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
         i.tick()?;
         // Move the accumulator in, so builtins like conj can update it in place.
         acc = i.apply2(&f, acc, x)?;
+        if let Some(v) = unreduced(&acc) {
+            return Ok(v);
+        }
+    }
+    Ok(acc)
+}
+
+/// `reduce` over a vector or list: the collection's own iterator, no index lookups.
+fn reduce_coll(i: &mut Interp<'_>, f: &Value, init: Option<Value>, xs: &PVec) -> EvalResult {
+    let mut it = xs.iter();
+    let mut acc = match init {
+        Some(v) => v,
+        None => match it.next() {
+            Some(first) => first.clone(),
+            None => return i.apply(f, vec![]),
+        },
+    };
+    for x in it {
+        i.tick()?;
+        // Move the accumulator in, so builtins like conj can update it in place.
+        acc = i.apply2(f, acc, x.clone())?;
         if let Some(v) = unreduced(&acc) {
             return Ok(v);
         }
