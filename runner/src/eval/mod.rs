@@ -385,12 +385,14 @@ impl<'h> Interp<'h> {
     fn eval_prim(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
         let x = self.eval(&p.x, env)?;
         let y = self.eval(&p.y, env)?;
-        if let (Value::Int(a), Value::Int(b)) = (&x, &y)
-            && let Some(v) = p.op.ints(*a, *b)
-        {
-            return Ok(v);
+        // Matched by value: two integers leave nothing to drop.
+        match (x, y) {
+            (Value::Int(a), Value::Int(b)) => match p.op.ints(a, b) {
+                Some(v) => Ok(v),
+                None => crate::builtins::call2(self, p.builtin, Value::Int(a), Value::Int(b)),
+            },
+            (x, y) => crate::builtins::call2(self, p.builtin, x, y),
         }
-        crate::builtins::call2(self, p.builtin, x, y)
     }
 
     /// A call of a builtin: its fast path when the arity matches one, else an argument vector.
