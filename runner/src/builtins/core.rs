@@ -288,12 +288,15 @@ fn range(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
             left: None,
         }));
     }
+    let lazy = ((e - s) / st).is_nan() || (e - s) / st > EAGER_RANGE;
+    if let (false, Value::Int(s), Value::Int(e), Value::Int(st)) = (lazy, &start, &end, &step) {
+        return crate::eval::lazy::int_range_list(i, *s, *e, *st);
+    }
     let g = Gen::Range {
         next: start,
         step,
         end: Some(end),
     };
-    let lazy = ((e - s) / st).is_nan() || (e - s) / st > EAGER_RANGE;
     lazy_or_list(g, lazy, i)
 }
 

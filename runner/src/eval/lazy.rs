@@ -485,6 +485,36 @@ fn step(g: &mut Gen, interp: &mut Interp<'_>) -> EvalResult<Option<Value>> {
     }
 }
 
+/// A finite integer range as a list, built in one loop. Steps and limits are counted as the
+/// generator would count them (one step per element plus the end), so budgets hit the same way.
+pub(crate) fn int_range_list(
+    interp: &mut Interp<'_>,
+    start: i64,
+    end: i64,
+    step: i64,
+) -> EvalResult {
+    let span = if step > 0 {
+        i128::from(end) - i128::from(start)
+    } else {
+        i128::from(start) - i128::from(end)
+    };
+    let step_abs = i128::from(step).abs().max(1);
+    let n = u64::try_from((span.max(0) + step_abs - 1) / step_abs).unwrap_or(u64::MAX);
+    let max = interp.limits.max_iterations;
+    if n > max {
+        interp.tick_n(max.saturating_add(1))?;
+        return Err(too_long(interp));
+    }
+    interp.tick_n(n.saturating_add(1))?;
+    let mut out = PVec::new();
+    let mut x = start;
+    for _ in 0..n {
+        out.push_back(Value::Int(x));
+        x = x.wrapping_add(step);
+    }
+    Ok(Value::List(Coll::new(out)))
+}
+
 /// Integer ranges, the usual case, without the generic numeric comparisons; `None` when an
 /// operand is not an integer.
 fn int_range_step(
