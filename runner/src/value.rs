@@ -234,6 +234,10 @@ pub enum SetImpl {
     Sorted(imbl::OrdSet<Value>),
 }
 
+// Two words: every evaluation step moves values, and results travel in registers (error.rs).
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<Value>() == 16);
+
 impl Value {
     pub fn str(s: &str) -> Value {
         Value::Str(crate::value::Text::from(s))
