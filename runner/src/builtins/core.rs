@@ -520,32 +520,57 @@ fn sort_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
 // Value hashes and compares without its lazy-seq cache, the only interior mutability.
 #[allow(clippy::mutable_key_type)]
 fn group_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
-    let mut groups: Vec<(Value, PVec)> = Vec::new();
-    let mut index: std::collections::HashMap<Value, usize, FixedState> =
-        std::collections::HashMap::with_hasher(FixedState::default());
-    for x in i.seq_vec(&a[1])? {
+    let mut g = Groups::default();
+    match &a[1] {
+        // A vector or list is walked in place; anything else is realized first.
+        Value::Vector(xs) | Value::List(xs) => {
+            i.tick_n(xs.len() as u64)?;
+            for x in xs.iter() {
+                g.add(i, &a[0], x.clone())?;
+            }
+        }
+        other => {
+            for x in i.seq_vec(other)? {
+                g.add(i, &a[0], x)?;
+            }
+        }
+    }
+    let mut m = MapImpl::with_capacity(g.groups.len());
+    for (k, v) in g.groups {
+        m.insert_new(k, Value::Vector(Coll::new(v)));
+    }
+    Ok(Value::map(m))
+}
+
+/// `group-by`'s groups in first-seen order, indexed by key. (`Value` hashes and compares
+/// without its lazy-seq cache, the only interior mutability.)
+#[derive(Default)]
+#[allow(clippy::mutable_key_type)]
+struct Groups {
+    groups: Vec<(Value, PVec)>,
+    index: std::collections::HashMap<Value, usize, FixedState>,
+}
+
+impl Groups {
+    fn add(&mut self, i: &mut Interp<'_>, f: &Value, x: Value) -> EvalResult<()> {
         // A keyword, the usual grouping fn, reads the element without a call.
-        let k = match &a[0] {
-            f @ Value::Keyword(_) => super::coll::get(&x, f).unwrap_or_default(),
+        let k = match f {
+            Value::Keyword(_) => super::coll::get(&x, f).unwrap_or_default(),
             f => i.apply1(f, x.clone())?,
         };
-        match index.get(&k) {
+        match self.index.get(&k) {
             Some(&g) => {
-                if let Some((_, v)) = groups.get_mut(g) {
+                if let Some((_, v)) = self.groups.get_mut(g) {
                     v.push_back(x);
                 }
             }
             None => {
-                index.insert(k.clone(), groups.len());
-                groups.push((k, PVec::unit(x)));
+                self.index.insert(k.clone(), self.groups.len());
+                self.groups.push((k, PVec::unit(x)));
             }
         }
+        Ok(())
     }
-    let mut m = MapImpl::with_capacity(groups.len());
-    for (k, v) in groups {
-        m.insert_new(k, Value::Vector(Coll::new(v)));
-    }
-    Ok(Value::map(m))
 }
 
 // Value hashes and compares without its lazy-seq cache, the only interior mutability.
