@@ -163,6 +163,18 @@ impl<'h> Interp<'h> {
         }
     }
 
+    /// Evaluates an operand: constants and locals, the usual leaves, are read without a full
+    /// `eval` dispatch.
+    #[inline(always)]
+    fn operand(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
+        match e {
+            Expr::Const(v) => Ok(v.clone()),
+            Expr::Local(i) => Ok(self.slot(env, *i)),
+            Expr::Move(i) => Ok(self.take_slot(env, *i)),
+            _ => self.eval(e, env),
+        }
+    }
+
     /// Evaluates one expression.
     pub(crate) fn eval(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
         match e {
@@ -218,8 +230,8 @@ impl<'h> Interp<'h> {
                 let mut coll = Coll::new(MapImpl::default());
                 let m = coll.make_mut();
                 for (k, v) in pairs {
-                    let k = self.eval(k, env)?;
-                    m.insert_new(k, self.eval(v, env)?);
+                    let k = self.operand(k, env)?;
+                    m.insert_new(k, self.operand(v, env)?);
                 }
                 Ok(Value::Map(coll))
             }
@@ -350,7 +362,7 @@ impl<'h> Interp<'h> {
             (Value::Fn(l), _) => {
                 let base = self.stack.len();
                 for a in &c.args {
-                    match self.eval(a, env) {
+                    match self.operand(a, env) {
                         Ok(v) => self.stack.push(v),
                         Err(e) => {
                             self.stack.truncate(base);
@@ -383,8 +395,8 @@ impl<'h> Interp<'h> {
 
     /// `(op x y)` of a builtin with an inline integer path (see `prim`).
     fn eval_prim(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
-        let x = self.eval(&p.x, env)?;
-        let y = self.eval(&p.y, env)?;
+        let x = self.operand(&p.x, env)?;
+        let y = self.operand(&p.y, env)?;
         // Matched by value: two integers leave nothing to drop.
         match (x, y) {
             (Value::Int(a), Value::Int(b)) => match p.op.ints(a, b) {
@@ -404,12 +416,12 @@ impl<'h> Interp<'h> {
     ) -> EvalResult {
         match (b.fast, c.args.as_slice()) {
             (Fast::One(_), [x]) => {
-                let x = self.eval(x, env)?;
+                let x = self.operand(x, env)?;
                 crate::builtins::call1(self, b, x)
             }
             (Fast::Two(_), [x, y]) => {
-                let x = self.eval(x, env)?;
-                let y = self.eval(y, env)?;
+                let x = self.operand(x, env)?;
+                let y = self.operand(y, env)?;
                 crate::builtins::call2(self, b, x, y)
             }
             _ => {
@@ -422,7 +434,7 @@ impl<'h> Interp<'h> {
     fn eval_all(&mut self, xs: &[Expr], env: Env<'_>) -> EvalResult<Vec<Value>> {
         let mut out = Vec::with_capacity(xs.len());
         for x in xs {
-            out.push(self.eval(x, env)?);
+            out.push(self.operand(x, env)?);
         }
         Ok(out)
     }
