@@ -292,8 +292,19 @@ fn reduce_coll(i: &mut Interp<'_>, f: &Value, init: Option<Value>, xs: &PVec) ->
             None => return i.apply(f, vec![]),
         },
     };
+    // `(reduce + xs)` and friends: integer steps inline, anything else through the builtin.
+    let prim = match f {
+        Value::Builtin(b) => crate::eval::prim::Prim::of(b.name),
+        _ => None,
+    };
     for x in it {
         i.tick()?;
+        if let (Some(op), Value::Int(a), Value::Int(b)) = (prim, &acc, x)
+            && let Some(v) = op.ints(*a, *b)
+        {
+            acc = v;
+            continue;
+        }
         // Move the accumulator in, so builtins like conj can update it in place.
         acc = i.apply2(f, acc, x.clone())?;
         if let Some(v) = unreduced(&acc) {
