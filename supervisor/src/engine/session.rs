@@ -9,7 +9,7 @@
 //!
 //! A `Finished` Step is complete when it arrives (the runner only `_exit`s afterwards), so it is
 //! accepted at once with the CPU time read exactly from the still-unreaped process, and the exit
-//! is confirmed in the background ([`finished_early`], [`confirm_exit`]): nothing after the final
+//! is left to the zygote or confirmed in the background ([`settle_finished`]): nothing after the final
 //! frame can change the Step, and the process teardown is a large share of a warm execution.
 
 use super::pool::{Pool, Warm};
@@ -197,7 +197,10 @@ async fn drive(
     kill_at: Instant,
 ) -> Step {
     let Warm { mut proc, sock } = runner;
-    let sock = match sock_to_tokio(sock) {
+    // Sent before the socket is registered with the runtime: a fresh registration has no
+    // readiness yet, so an async write would first wait a turn of the event loop.
+    let sent = send_now(&sock, &frame);
+    let sock = match UnixStream::from_std(sock) {
         Ok(s) => s,
         Err(e) => {
             return failed_step(
@@ -218,7 +221,8 @@ async fn drive(
         pending: None,
         calls: 0,
     };
-    let ending = match tokio::time::timeout_at(kill_at.into(), conv.converse(&frame)).await {
+    let rest = frame.get(sent..).unwrap_or_default();
+    let ending = match tokio::time::timeout_at(kill_at.into(), conv.converse(rest)).await {
         Ok(e) => e,
         Err(_) => Ending::Deadline,
     };
@@ -283,9 +287,11 @@ async fn drive(
 ///
 /// The runner `_exit`s right after `Finished`, and its teardown takes 100–200 µs, half of a warm
 /// execution. Nothing after the final frame can change the Step, so the CPU time is read exactly
-/// from the still-unreaped process and the exit is confirmed in the background. If the exit was
-/// already reported, its exact CPU time is used; if neither is available, the exit is awaited.
-/// An unclean exit after `Finished` (a kernel signal, a non-zero code) is logged, not reported.
+/// from the still-unreaped process and the runner is let go: a zygote's child is killed at once
+/// (it is exiting anyway; the zygote reaps it and its reader logs an unclean end, see
+/// `zygote.rs`), our own child's exit is confirmed in the background. If the exit was already
+/// reported, its exact CPU time is used; if neither is available, the exit is awaited. An
+/// unclean exit after `Finished` (a kernel signal, a non-zero code) is logged, not reported.
 async fn settle_finished(mut proc: RunnerProc) -> u64 {
     match proc.try_reap() {
         Ok(Some(exit)) => {
@@ -294,7 +300,9 @@ async fn settle_finished(mut proc: RunnerProc) -> u64 {
         }
         Ok(None) => {
             if let Some(cpu) = proc.cpu_ms_now() {
-                confirm_exit(proc);
+                if !proc.reaped_by_zygote() {
+                    confirm_exit(proc);
+                }
                 return cpu;
             }
         }
@@ -330,9 +338,19 @@ fn confirm_exit(mut proc: RunnerProc) {
     });
 }
 
-fn sock_to_tokio(sock: std::os::unix::net::UnixStream) -> std::io::Result<UnixStream> {
-    sock.set_nonblocking(true)?;
-    UnixStream::from_std(sock)
+/// Writes what the (non-blocking) socket takes of `frame` right now; returns how much. An error
+/// stops early: the async write of the rest then meets it and ends the conversation.
+fn send_now(sock: &std::os::unix::net::UnixStream, frame: &[u8]) -> usize {
+    let mut sent = 0;
+    while let Some(rest) = frame.get(sent..).filter(|r| !r.is_empty()) {
+        match rustix::net::send(sock, rest, rustix::net::SendFlags::NOSIGNAL) {
+            Ok(0) => break,
+            Ok(n) => sent += n,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(_) => break,
+        }
+    }
+    sent
 }
 
 struct Conversation<'a> {
@@ -347,8 +365,9 @@ struct Conversation<'a> {
 }
 
 impl Conversation<'_> {
-    async fn converse(&mut self, exec_frame: &[u8]) -> Ending {
-        if self.sock.write_all(exec_frame).await.is_err() {
+    /// `exec_rest`: what [`send_now`] could not write of the `Execute` frame.
+    async fn converse(&mut self, exec_rest: &[u8]) -> Ending {
+        if !exec_rest.is_empty() && self.sock.write_all(exec_rest).await.is_err() {
             return Ending::Eof;
         }
         loop {
