@@ -24,9 +24,11 @@ use ptc_shared::protocol::{
 use ptc_shared::{Fail, FailReason, Limits, Step, ToolCallRecord, Usage, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 
+/// Read buffer for a runner's frames (larger frames are read past it).
+const RUNNER_READ_BUF: usize = 4096;
 /// How long a runner may take to exit after its final frame (or after we killed it).
 const EXIT_GRACE: Duration = Duration::from_millis(200);
 const SIGKILL: i32 = 9;
@@ -234,7 +236,8 @@ async fn drive(
         }
     };
     let mut conv = Conversation {
-        sock,
+        // Buffered: a small frame (the usual `Finished`) is one read, not a header and a body.
+        sock: BufReader::with_capacity(RUNNER_READ_BUF, sock),
         sigs,
         limits,
         tools,
@@ -256,7 +259,7 @@ async fn drive(
         ));
     }
     let records = std::mem::take(&mut conv.records);
-    let sock = conv.sock;
+    let sock = conv.sock.into_inner();
     if let Ending::Finished(step) = ending {
         let (cpu, proc) = settle_finished(proc).await;
         let step = match accept(*step, limits, &base, records, start, cpu) {
@@ -397,7 +400,7 @@ fn send_now(sock: &std::os::unix::net::UnixStream, frame: &[u8]) -> usize {
 }
 
 struct Conversation<'a> {
-    sock: UnixStream,
+    sock: BufReader<UnixStream>,
     sigs: &'a ToolSigs,
     limits: &'a Limits,
     tools: Arc<dyn ToolHandler>,
