@@ -8,6 +8,8 @@
 //!   `tokio` feature, async.
 //! - [`protocol`]: the supervisor ↔ runner messages, protocol version and runner exit codes.
 //! - [`client_protocol`]: the client ↔ supervisor (daemon) messages.
+//! - `outbox` (feature `tokio`): frames out over a shared Unix stream, written in place when the
+//!   socket takes them, else queued for a writer task.
 //! - `client` (feature `client`): the async and blocking client library.
 //! - `seccomp` (feature `seccomp`): the runner's seccomp program compiled from JSON, as bytes.
 //!
@@ -20,6 +22,8 @@ pub mod client;
 pub mod client_protocol;
 pub mod codec;
 pub mod limits;
+#[cfg(feature = "tokio")]
+pub mod outbox;
 pub mod protocol;
 #[cfg(feature = "seccomp")]
 pub mod seccomp;

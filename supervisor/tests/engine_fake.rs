@@ -410,6 +410,29 @@ async fn warm_pool_fills_and_is_used_once_per_runner() {
 }
 
 #[tokio::test]
+async fn pooled_runners_that_failed_their_setup_are_skipped() {
+    let dir = temp_dir("pool-bad");
+    let counter = dir.join("spawned");
+    // The first two runners (the pool's fill) die before `Ready`; later ones work.
+    let body = format!(
+        "n=$(cat {c} 2>/dev/null | wc -l); echo x >> {c}; [ \"$n\" -lt 2 ] && exit 92; cat $F0 >&3; rf; cat $F1 >&3",
+        c = counter.display()
+    );
+    let runner = fake_runner(&dir, &[ready(), finished(5)], &body);
+    let engine = engine(&runner, policies(&dir, "", 2));
+    let until = Instant::now() + Duration::from_secs(5);
+    while std::fs::read_to_string(&counter).map_or(0, |t| t.lines().count()) < 2 {
+        assert!(Instant::now() < until, "the pool never started its runners");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let step = engine.execute(request("x"), Arc::new(NoTools)).await;
+    assert_eq!(step.return_value, Some(Value::Int(5)), "{step:?}");
+    // The pool refills with working runners, and only confirmed ones count as warm.
+    assert!(engine.wait_warm(Duration::from_secs(5)).await);
+    assert_eq!(engine.warm_count("default"), 2);
+}
+
+#[tokio::test]
 async fn unenforceable_policies_are_refused_unless_best_effort() {
     let dir = temp_dir("enforce");
     let runner = fake_runner(&dir, &[ready()], "exit 0");

@@ -1,10 +1,11 @@
 //! The daemon backend: one Unix stream connection carrying many concurrent requests.
 //!
-//! A reader task owns the read half: it completes pending requests with their `Step` and runs
-//! tool calls (each in its own task, so a slow tool never blocks other requests). A writer task
-//! owns the write half and drains a channel, flushing when the channel is empty, so concurrent
-//! requests share syscalls. When the connection ends, every pending request completes with a
-//! `runner_crashed` Step saying the connection was lost (or with the server's refusal reason).
+//! A reader task owns the (buffered) read half: it completes pending requests with their `Step`
+//! and runs tool calls (each in its own task, so a slow tool never blocks other requests). Frames
+//! out go through an [`Outbox`]: written by the sending task itself when the socket takes them,
+//! so a request costs no hop to another task, else queued for its writer task. When the
+//! connection ends, every pending request completes with a `runner_crashed` Step saying the
+//! connection was lost (or with the server's refusal reason).
 //!
 //! Invariant: a request's future that is dropped before its Step arrived sends `Cancel`, so the
 //! server kills its runner; a `Step` for an id no longer pending is ignored.
@@ -16,15 +17,16 @@ use crate::client_protocol::{
     peek_hello_version,
 };
 use crate::codec::{CodecError, encode_frame, read_frame_bytes_async, write_frame_async};
+use crate::outbox::Outbox;
 use crate::{Fail, FailReason, Step};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use tokio::io::{AsyncWriteExt, BufWriter};
+use tokio::io::BufReader;
 use tokio::net::UnixStream;
-use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::sync::{mpsc, oneshot};
+use tokio::net::unix::OwnedReadHalf;
+use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 /// Largest frame accepted from the server (a Step carries results, prints and the tool trace).
@@ -40,7 +42,9 @@ struct Shared {
     pending: Mutex<HashMap<u64, Pending>>,
     /// Set once the connection is gone: the Fail every later request gets.
     closed: Mutex<Option<Fail>>,
-    out: mpsc::UnboundedSender<ClientToServer>,
+    out: Outbox,
+    /// The server's frame limit, from its `Welcome`.
+    max_frame: u32,
 }
 
 /// A live connection to a daemon.
@@ -83,14 +87,15 @@ impl Remote {
             (Err(e @ ClientError::Refused { .. }), _) | (Err(e), Ok(())) => return Err(e),
             (_, Err(e)) => return Err(e.into()),
         };
-        let (tx, rx) = mpsc::unbounded_channel();
+        let (out, drain) = Outbox::new(wr);
         let shared = Arc::new(Shared {
             pending: Mutex::new(HashMap::new()),
             closed: Mutex::new(None),
-            out: tx,
+            out,
+            max_frame,
         });
-        let reader = tokio::spawn(read_loop(rd, Arc::clone(&shared)));
-        let writer = tokio::spawn(write_loop(wr, rx, max_frame, Arc::clone(&shared)));
+        let reader = tokio::spawn(read_loop(BufReader::new(rd), Arc::clone(&shared)));
+        let writer = tokio::spawn(write_loop(drain, Arc::clone(&shared)));
         Ok(Remote {
             shared,
             next_id: AtomicU64::new(1),
@@ -157,7 +162,7 @@ fn lost(detail: impl std::fmt::Display) -> Fail {
     )
 }
 
-async fn read_loop(mut rd: OwnedReadHalf, shared: Arc<Shared>) {
+async fn read_loop(mut rd: BufReader<OwnedReadHalf>, shared: Arc<Shared>) {
     let fail = loop {
         let msg =
             match crate::codec::read_frame_async::<ServerToClient, _>(&mut rd, SERVER_MAX_FRAME)
@@ -201,10 +206,10 @@ fn spawn_tool(shared: &Arc<Shared>, request_id: u64, call_id: u64, name: &str, a
         return; // the request was cancelled meanwhile
     };
     let fut = tools.call(name, args);
-    let out = shared.out.clone();
+    let shared = Arc::clone(shared);
     tokio::spawn(async move {
         let result = fut.await;
-        let _ = out.send(ClientToServer::ToolResult {
+        let _ = shared.send(&ClientToServer::ToolResult {
             request_id,
             call_id,
             result,
@@ -212,58 +217,51 @@ fn spawn_tool(shared: &Arc<Shared>, request_id: u64, call_id: u64, name: &str, a
     });
 }
 
+/// The outbox's writer task; a write error there ends the connection.
 async fn write_loop(
-    wr: OwnedWriteHalf,
-    mut rx: mpsc::UnboundedReceiver<ClientToServer>,
-    max_frame: u32,
+    drain: impl std::future::Future<Output = std::io::Result<()>>,
     shared: Arc<Shared>,
 ) {
-    let mut wr = BufWriter::new(wr);
-    while let Some(msg) = rx.recv().await {
-        if let Err(e) = write_one(&mut wr, &msg, max_frame, &shared).await {
-            shared.close(lost(e));
-            return;
-        }
-        if rx.is_empty()
-            && let Err(e) = wr.flush().await
-        {
-            shared.close(lost(e));
-            return;
-        }
+    if let Err(e) = drain.await {
+        shared.close(lost(e));
     }
 }
 
-/// Writes one message; a message too large to send fails only its own request.
-async fn write_one(
-    wr: &mut BufWriter<OwnedWriteHalf>,
-    msg: &ClientToServer,
-    max_frame: u32,
-    shared: &Shared,
-) -> std::io::Result<()> {
-    match encode_frame(msg, max_frame) {
-        Ok(frame) => wr.write_all(&frame).await,
-        Err(e) => {
-            let fail = Fail::new(FailReason::InvalidRequest, format!("request not sent: {e}"));
-            match msg {
-                ClientToServer::Run { id, .. } => finish(shared, *id, fail),
-                ClientToServer::ToolResult {
-                    request_id,
-                    call_id,
-                    ..
-                } => {
-                    // The tool's answer is too large for the wire: send the error instead.
-                    let err = ClientToServer::ToolResult {
-                        request_id: *request_id,
-                        call_id: *call_id,
-                        result: Err(format!("tool result not sent: {e}")),
-                    };
-                    if let Ok(frame) = encode_frame(&err, max_frame) {
-                        return wr.write_all(&frame).await;
-                    }
-                }
-                _ => {}
+impl Shared {
+    /// Encodes and sends one message. A message too large for the server's frame limit fails
+    /// only its own request (a tool result is replaced by an error); a write error ends the
+    /// connection. `Err` means the message was not sent.
+    fn send(&self, msg: &ClientToServer) -> Result<(), ()> {
+        let frame = match encode_frame(msg, self.max_frame) {
+            Ok(f) => f,
+            Err(e) => return self.unsendable(msg, &e),
+        };
+        self.out.send(frame).map_err(|e| self.close(lost(e)))
+    }
+
+    fn unsendable(&self, msg: &ClientToServer, e: &CodecError) -> Result<(), ()> {
+        match msg {
+            ClientToServer::Run { id, .. } => {
+                let fail = Fail::new(FailReason::InvalidRequest, format!("request not sent: {e}"));
+                finish(self, *id, fail);
+                Err(())
             }
-            Ok(())
+            ClientToServer::ToolResult {
+                request_id,
+                call_id,
+                ..
+            } => {
+                // The tool's answer is too large for the wire: send the error instead.
+                let err = ClientToServer::ToolResult {
+                    request_id: *request_id,
+                    call_id: *call_id,
+                    result: Err(format!("tool result not sent: {e}")),
+                };
+                // Not `send`: a server limit too small even for this must not recurse.
+                let frame = encode_frame(&err, self.max_frame).map_err(|_| ())?;
+                self.out.send(frame).map_err(|e| self.close(lost(e)))
+            }
+            _ => Err(()),
         }
     }
 }
@@ -292,7 +290,7 @@ impl Drop for CancelOnDrop {
                 .ok()
                 .and_then(|mut p| p.remove(&self.id));
             if removed.is_some() {
-                let _ = self.shared.out.send(ClientToServer::Cancel {
+                let _ = self.shared.send(&ClientToServer::Cancel {
                     request_id: self.id,
                 });
             }
@@ -320,9 +318,8 @@ impl Remote {
             id,
             request: Box::new(request),
         };
-        if self.shared.out.send(run).is_err() {
-            finish(&self.shared, id, lost("writer stopped"));
-        }
+        // On failure the request is already finished (too large) or the connection closed.
+        let _ = self.shared.send(&run);
         Ok((id, rx))
     }
 }
@@ -350,7 +347,7 @@ impl Backend for Remote {
                 step = &mut rx => step,
                 () = cancel.cancelled() => {
                     // The server answers a Cancel with the request's `cancelled` Step.
-                    let _ = guard.shared.out.send(ClientToServer::Cancel { request_id: id });
+                    let _ = guard.shared.send(&ClientToServer::Cancel { request_id: id });
                     rx.await
                 }
             };

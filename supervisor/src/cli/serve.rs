@@ -53,14 +53,16 @@ pub fn serve(args: ServeArgs) -> ExitCode {
     };
     let source = inherited.map_or(ListenerSource::Bind, ListenerSource::Inherited);
     rt.block_on(async move {
-        let daemon = match Daemon::bind(config, config_path, args.socket, source) {
-            Ok(d) => d,
-            Err(e) => return fail(2, &e.to_string()),
-        };
+        // Handlers first: once the socket is bound, clients (and tests) may take the daemon as
+        // started, and a SIGHUP or SIGTERM before this would kill it with the default action.
         let (tx, rx) = tokio::sync::mpsc::channel(4);
         if let Err(e) = forward_signals(tx) {
             return fail(1, &format!("cannot install signal handlers: {e}"));
         }
+        let daemon = match Daemon::bind(config, config_path, args.socket, source) {
+            Ok(d) => d,
+            Err(e) => return fail(2, &e.to_string()),
+        };
         daemon.run(rx).await;
         ExitCode::SUCCESS
     })

@@ -1,8 +1,10 @@
 //! One client connection: access control, handshake, and many concurrent requests.
 //!
-//! Tasks per connection: a reader (decodes frames into a channel, so the main loop's `select!`
-//! stays cancel-safe), a writer (drains a channel of outgoing frames, flushing when it is empty),
-//! and one task per request, all owned by the connection's `JoinSet`.
+//! Tasks per connection: a reader (decodes frames from a buffered read half into a channel, so
+//! the main loop's `select!` stays cancel-safe), one task per request, all owned by the
+//! connection's `JoinSet`, and the writer task of the connection's [`Outbox`]: a request task
+//! writes its `Step` (or `ToolCall`) itself when the socket takes it, so an answer costs no hop to
+//! another task; only frames that find the socket full or others queued go through the writer.
 //!
 //! Invariants:
 //! - The peer's uid/gid come from the kernel (SO_PEERCRED), never from the client's word.
@@ -21,16 +23,19 @@ use ptc_shared::client_protocol::{
 use ptc_shared::codec::{
     CodecError, decode_body, encode_frame, read_frame_async, read_frame_bytes_async,
 };
+use ptc_shared::outbox::Outbox;
 use ptc_shared::{FailReason, Step, Value};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncWriteExt, BufWriter, ReadHalf, WriteHalf};
-
-type RecvHalf = ReadHalf<Stream>;
-type SendHalf = WriteHalf<Stream>;
+use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::{mpsc, oneshot};
+
+type RecvHalf = BufReader<OwnedReadHalf>;
+type SendHalf = OwnedWriteHalf;
 use tokio::task::JoinSet;
 
 /// How long a client may take to send `Hello`.
@@ -48,10 +53,19 @@ pub struct Peer {
 
 type ToolReply = oneshot::Sender<Result<Value, String>>;
 
+impl Conn {
+    /// Sends one frame to the client; `Err` once the connection cannot be written to.
+    fn send(&self, msg: &ServerToClient) -> Result<(), ()> {
+        // A Step too large for any frame cannot happen (limits bound results); drop it if it does.
+        let frame = encode_frame(msg, u32::MAX).map_err(|_| ())?;
+        self.out.send(frame).map_err(|_| ())
+    }
+}
+
 /// Per-connection state shared by its request tasks.
 struct Conn {
     peer: Peer,
-    out: mpsc::UnboundedSender<ServerToClient>,
+    out: Outbox,
     calls: Mutex<HashMap<(u64, u64), ToolReply>>,
     requests: Mutex<HashMap<u64, oneshot::Sender<()>>>,
     next_call: AtomicU64,
@@ -66,8 +80,8 @@ pub(crate) async fn serve(stream: Stream, shared: Arc<Shared>) {
             return;
         }
     };
-    let (mut rd, wr) = tokio::io::split(stream);
-    let mut wr = BufWriter::new(wr);
+    let (rd, mut wr) = into_tokio(stream).into_split();
+    let mut rd = BufReader::new(rd);
     let max_frame = shared.current().config.max_frame_bytes;
     if admit(&shared, peer, &mut rd, &mut wr).await.is_err() {
         return;
@@ -81,6 +95,13 @@ pub(crate) async fn serve(stream: Stream, shared: Arc<Shared>) {
         return;
     }
     run_connection(peer, shared, rd, wr, max_frame).await;
+}
+
+/// The tokio stream under interprocess's wrapper (a Unix socket on every platform we build for),
+/// for its owned halves: `try_write` from any task, and no lock shared between the halves.
+fn into_tokio(stream: Stream) -> UnixStream {
+    let Stream::UdSocket(s) = stream;
+    UnixStream::from(s)
 }
 
 fn peer_of(stream: &Stream) -> std::io::Result<Peer> {
@@ -98,7 +119,7 @@ async fn admit(
     shared: &Shared,
     peer: Peer,
     rd: &mut RecvHalf,
-    wr: &mut BufWriter<SendHalf>,
+    wr: &mut SendHalf,
 ) -> Result<(), ()> {
     if !shared.current().config.allows(peer.uid, peer.gid) {
         let (uid, gid, pid) = (peer.uid, peer.gid, peer.pid);
@@ -123,10 +144,10 @@ async fn run_connection(
     peer: Peer,
     shared: Arc<Shared>,
     rd: RecvHalf,
-    wr: BufWriter<SendHalf>,
+    wr: SendHalf,
     max_frame: u32,
 ) {
-    let (out, out_rx) = mpsc::unbounded_channel();
+    let (out, drain) = Outbox::new(wr);
     let conn = Arc::new(Conn {
         peer,
         out,
@@ -134,20 +155,20 @@ async fn run_connection(
         requests: Mutex::new(HashMap::new()),
         next_call: AtomicU64::new(1),
     });
-    let writer = tokio::spawn(write_loop(wr, out_rx));
+    let writer = tokio::spawn(drain);
     let (frames_tx, frames_rx) = mpsc::channel(16);
     let reader = tokio::spawn(read_loop(rd, max_frame, frames_tx));
     let end = dispatch(&conn, &shared, frames_rx).await;
     reader.abort();
     if let Some(msg) = end {
         tracing::info!(uid = peer.uid, pid = peer.pid, %msg, "closing connection after a bad frame");
-        let _ = conn.out.send(ServerToClient::Refused {
+        let _ = conn.send(&ServerToClient::Refused {
             reason: FailReason::InvalidRequest,
             message: msg,
         });
     }
     drop(conn);
-    // The writer ends once every request task (holding `out`) is gone; bound the final flush.
+    // The writer ends once every request task (holding `out`) is gone; bound the final writes.
     let _ = tokio::time::timeout(Duration::from_millis(500), writer).await;
 }
 
@@ -177,13 +198,12 @@ fn version_msg(theirs: u32) -> String {
     )
 }
 
-async fn write(wr: &mut BufWriter<SendHalf>, msg: &ServerToClient) -> std::io::Result<()> {
+async fn write(wr: &mut SendHalf, msg: &ServerToClient) -> std::io::Result<()> {
     let frame = encode_frame(msg, u32::MAX).map_err(std::io::Error::other)?;
-    wr.write_all(&frame).await?;
-    wr.flush().await
+    wr.write_all(&frame).await
 }
 
-async fn refuse(wr: &mut BufWriter<SendHalf>, reason: FailReason, message: String) {
+async fn refuse(wr: &mut SendHalf, reason: FailReason, message: String) {
     let _ = tokio::time::timeout(
         Duration::from_millis(500),
         write(wr, &ServerToClient::Refused { reason, message }),
@@ -200,22 +220,6 @@ async fn read_loop(
         let r = read_frame_async::<ClientToServer, _>(&mut rd, max_frame).await;
         let stop = !matches!(r, Ok(Some(_)));
         if tx.send(r).await.is_err() || stop {
-            return;
-        }
-    }
-}
-
-async fn write_loop(wr: BufWriter<SendHalf>, mut rx: mpsc::UnboundedReceiver<ServerToClient>) {
-    let mut wr = wr;
-    while let Some(msg) = rx.recv().await {
-        // A Step too large for any frame cannot happen (limits bound results); skip if it does.
-        let Ok(frame) = encode_frame(&msg, u32::MAX) else {
-            continue;
-        };
-        if wr.write_all(&frame).await.is_err() {
-            return;
-        }
-        if rx.is_empty() && wr.flush().await.is_err() {
             return;
         }
     }
@@ -326,7 +330,7 @@ async fn request_task(
     if let Ok(mut r) = conn.requests.lock() {
         r.remove(&id);
     }
-    let _ = conn.out.send(ServerToClient::Step {
+    let _ = conn.send(&ServerToClient::Step {
         request_id: id,
         step: Box::new(step),
     });
@@ -393,7 +397,7 @@ impl ToolHandler for ConnTools {
         if let Ok(mut c) = self.conn.calls.lock() {
             c.insert(key, tx);
         }
-        let sent = self.conn.out.send(ServerToClient::ToolCall {
+        let sent = self.conn.send(&ServerToClient::ToolCall {
             request_id: self.request_id,
             call_id,
             name,
@@ -416,8 +420,7 @@ impl ToolHandler for ConnTools {
 
 /// Tells a connection over the limit that the daemon is busy, then closes it.
 pub(crate) async fn refuse_busy(stream: Stream) {
-    let (_rd, wr) = tokio::io::split(stream);
-    let mut wr = BufWriter::new(wr);
+    let (_rd, mut wr) = into_tokio(stream).into_split();
     refuse(
         &mut wr,
         FailReason::Busy,

@@ -203,9 +203,10 @@ impl Engine {
         self.spawner.zygote_pid()
     }
 
-    /// Warm runners ready right now for `policy` (for tests, benchmarks and status lines).
+    /// Warm runners ready right now for `policy`: hardened, their `Ready` received (for tests,
+    /// benchmarks and status lines).
     pub fn warm_count(&self, policy: &str) -> usize {
-        self.pools.get(policy).map_or(0, |p| p.ready_count())
+        self.pools.get(policy).map_or(0, |p| p.confirmed_count())
     }
 
     /// Waits (up to `max`) until every pool holds its configured number of warm runners.
@@ -215,7 +216,7 @@ impl Engine {
             if self
                 .pools
                 .values()
-                .all(|p| p.ready_count() >= p.prepared().policy.warm)
+                .all(|p| p.confirmed_count() >= p.prepared().policy.warm)
             {
                 return true;
             }

@@ -1,19 +1,29 @@
-//! Warm pools: per policy, runners that are already spawned, hardened and waiting for `Execute`.
+//! Warm pools: per policy, runners that are already spawned with the policy's `Setup` and
+//! hardening themselves (or done, waiting for `Execute`).
 //!
-//! A pooled runner has received the policy's `Setup` and answered `Ready`; it is handed out once and
-//! never returns to the pool. The pool is refilled in the background up to the policy's `warm`
-//! count (ready + in flight never exceeds it) when an execution that took a pooled runner ends,
-//! so a runner's start-up CPU never competes with the request on a small machine. When the pool is empty, or the request tightened the
-//! heap or CPU limit (which are baked into `Setup` as rlimits), the runner is spawned cold on the
-//! request's path instead. Pooled runners hold no tokio registration, so a pool survives any
-//! runtime; runners found dead when taken are discarded (and reaped by their handle).
+//! A pooled runner is handed out once and never returns to the pool. The pool is refilled in the
+//! background up to the policy's `warm` count (pooled + being spawned never exceeds it) when an
+//! execution that took a pooled runner ends, so a runner's start-up CPU never competes with the
+//! request on a small machine. When the pool is empty, or the request tightened the heap or CPU
+//! limit (which are baked into `Setup` as rlimits), the runner is spawned on the request's path
+//! instead. Runners found dead when taken are discarded (and reaped by their handle).
+//!
+//! Refilling costs no async task: the spawner hands the new runner straight to the pool from the
+//! thread that learned of it (see [`super::process::Spawner::spawn_then`]). Its `Ready` is read
+//! when it is taken — by then it is normally waiting in the socket, so that is one non-blocking
+//! read, not a turn of the event loop — or by [`Pool::confirmed_count`]. A runner is only ever
+//! given an `Execute` after its `Ready` was read and its landlock status accepted.
+//! Pooled runners hold no tokio registration, so a pool survives any runtime.
 
 use super::process::{ProcessError, RunnerProc, Spawner};
 use crate::check::Enforcement;
 use crate::policy::{LandlockMode, Policy};
 use ptc_shared::Limits;
-use ptc_shared::codec::{DEFAULT_MAX_FRAME, encode_frame, read_frame_async};
+use ptc_shared::codec::{
+    DEFAULT_MAX_FRAME, HEADER_LEN, decode_body, encode_frame, read_frame_async,
+};
 use ptc_shared::protocol::{LandlockStatus, RunnerToSupervisor, Setup, SupervisorToRunner};
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -57,11 +67,19 @@ fn encode_setup(policy: &Policy, e: &Enforcement, limits: &Limits) -> Result<Vec
     encode_frame(&SupervisorToRunner::Setup(setup), DEFAULT_MAX_FRAME).map_err(|e| e.to_string())
 }
 
-/// A hardened runner waiting for its `Execute`. The socket is in non-blocking mode.
+/// A hardened runner waiting for its `Execute`: its `Ready` has been read and accepted. The
+/// socket is in non-blocking mode.
 #[derive(Debug)]
 pub(crate) struct Warm {
     pub proc: RunnerProc,
     pub sock: std::os::unix::net::UnixStream,
+}
+
+/// A pooled runner: `ready` is false until its `Ready` frame has been read and accepted.
+#[derive(Debug)]
+struct Pooled {
+    warm: Warm,
+    ready: bool,
 }
 
 /// Why a runner could not be started.
@@ -77,7 +95,8 @@ pub(crate) enum StartError {
 pub(crate) struct Pool {
     prepared: Prepared,
     spawner: Spawner,
-    ready: Mutex<Vec<Warm>>,
+    /// Oldest first: the runner taken is the one most likely to have finished its setup.
+    ready: Mutex<VecDeque<Pooled>>,
     filling: AtomicUsize,
 }
 
@@ -86,7 +105,7 @@ impl Pool {
         Pool {
             prepared,
             spawner,
-            ready: Mutex::new(Vec::new()),
+            ready: Mutex::new(VecDeque::new()),
             filling: AtomicUsize::new(0),
         }
     }
@@ -101,9 +120,9 @@ impl Pool {
 
     /// Starts background fills up to `warm`. Does nothing outside a tokio runtime.
     pub fn refill(self: &Arc<Self>) {
-        let Ok(rt) = tokio::runtime::Handle::try_current() else {
+        if tokio::runtime::Handle::try_current().is_err() {
             return;
-        };
+        }
         let want = self.prepared.policy.warm;
         loop {
             let have = self.ready_count() + self.filling.load(Ordering::Acquire);
@@ -112,19 +131,60 @@ impl Pool {
             }
             self.filling.fetch_add(1, Ordering::AcqRel);
             let pool = Arc::clone(self);
-            rt.spawn(async move {
-                let started = pool.start(&pool.prepared.setup_frame).await;
-                match started {
-                    Ok(w) => {
-                        if let Ok(mut r) = pool.ready.lock() {
-                            r.push(w);
-                        }
-                    }
-                    Err(e) => tracing::warn!(policy = %pool.prepared.policy.name, error = %e, "warm runner failed to start"),
-                }
-                pool.filling.fetch_sub(1, Ordering::AcqRel);
-            });
+            let setup = self.prepared.setup_frame.clone();
+            self.spawner
+                .spawn_then(setup, Box::new(move |spawned| pool.arrived(spawned)));
         }
+    }
+
+    /// A refill's runner, on the thread that spawned or forked it.
+    fn arrived(&self, spawned: Result<super::process::Spawned, ProcessError>) {
+        let pooled = spawned.and_then(|s| {
+            s.sock.set_nonblocking(true).map_err(|e| ProcessError::Os {
+                what: "runner socket",
+                source: e,
+            })?;
+            Ok(Pooled {
+                warm: Warm {
+                    proc: s.proc,
+                    sock: s.sock,
+                },
+                ready: false,
+            })
+        });
+        match pooled {
+            Ok(p) => {
+                if let Ok(mut r) = self.ready.lock() {
+                    r.push_back(p);
+                }
+            }
+            Err(e) => {
+                tracing::warn!(policy = %self.prepared.policy.name, error = %e, "warm runner failed to start");
+            }
+        }
+        self.filling.fetch_sub(1, Ordering::AcqRel);
+    }
+
+    /// Pooled runners whose `Ready` has arrived, reading it now where it is waiting (runners
+    /// that failed their setup are dropped). For tests, benchmarks and status lines.
+    pub fn confirmed_count(&self) -> usize {
+        let Ok(mut ready) = self.ready.lock() else {
+            return 0;
+        };
+        ready.retain_mut(|p| {
+            if !p.ready {
+                match self.ready_now(&p.warm.sock) {
+                    Ok(true) => p.ready = true,
+                    Ok(false) => {}
+                    Err(e) => {
+                        tracing::warn!(policy = %self.prepared.policy.name, error = %e, "warm runner failed to start");
+                        return false;
+                    }
+                }
+            }
+            true
+        });
+        ready.iter().filter(|p| p.ready).count()
     }
 
     /// A runner for one execution under `limits`: a live pooled one if it can serve them,
@@ -135,40 +195,106 @@ impl Pool {
                 .map_err(StartError::NotReady)?;
             return self.start(&frame).await;
         }
-        match self.pop_live() {
-            // Refilled by the caller once this execution is over, so the spawn's CPU does not
-            // compete with the request it would delay (see `Pool::refill`).
-            Some(w) => Ok(w),
-            None => {
-                self.refill();
-                self.start(&self.prepared.setup_frame).await
+        // Refilled by the caller once this execution is over, so the spawn's CPU does not
+        // compete with the request it would delay (see `Pool::refill`).
+        while let Some(p) = self.pop_live() {
+            match self.confirm(p).await {
+                Ok(w) => return Ok(w),
+                Err(e) => {
+                    tracing::warn!(policy = %self.prepared.policy.name, error = %e, "warm runner failed to start");
+                }
             }
         }
+        self.refill();
+        self.start(&self.prepared.setup_frame).await
     }
 
-    fn pop_live(&self) -> Option<Warm> {
+    fn pop_live(&self) -> Option<Pooled> {
         let mut ready = self.ready.lock().ok()?;
-        while let Some(mut w) = ready.pop() {
+        while let Some(mut p) = ready.pop_front() {
             // A runner that died while idle (OOM killer, operator) is reaped here and skipped.
-            if matches!(w.proc.try_reap(), Ok(None)) {
-                return Some(w);
+            if matches!(p.warm.proc.try_reap(), Ok(None)) {
+                return Some(p);
             }
         }
         None
     }
 
+    /// A pooled runner whose `Ready` has been read and accepted: at once when it is waiting in
+    /// the socket, else by waiting for it.
+    async fn confirm(&self, p: Pooled) -> Result<Warm, StartError> {
+        if p.ready || self.ready_now(&p.warm.sock)? {
+            return Ok(p.warm);
+        }
+        let Warm { proc, sock } = p.warm;
+        self.await_ready(proc, sock).await
+    }
+
+    /// Reads the runner's `Ready` if all of it has arrived (`Ok(false)` if not yet) and checks
+    /// it; one `recv` when it has. Only the `Ready` frame is consumed: a runner sends nothing
+    /// else before its `Execute`.
+    fn ready_now(&self, sock: &std::os::unix::net::UnixStream) -> Result<bool, StartError> {
+        use nix::sys::socket::{MsgFlags, recv};
+        use std::os::fd::AsRawFd;
+        let mut buf = [0u8; 64];
+        let peeked = match recv(sock.as_raw_fd(), &mut buf, MsgFlags::MSG_PEEK) {
+            Ok(n) => n,
+            Err(nix::errno::Errno::EAGAIN | nix::errno::Errno::EINTR) => return Ok(false),
+            Err(e) => return Err(StartError::NotReady(format!("runner socket: {e}"))),
+        };
+        if peeked == 0 {
+            return Err(StartError::NotReady(
+                "runner closed its socket during setup".into(),
+            ));
+        }
+        let Some(header) = buf.get(..HEADER_LEN).filter(|_| peeked >= HEADER_LEN) else {
+            return Ok(false);
+        };
+        let len = header
+            .iter()
+            .fold(0usize, |a, b| (a << 8) | usize::from(*b));
+        let Some(frame) = buf.get_mut(..HEADER_LEN + len) else {
+            return Err(StartError::NotReady(format!(
+                "unexpected first frame of {len} bytes"
+            )));
+        };
+        if peeked < frame.len() {
+            return Ok(false);
+        }
+        let got = recv(sock.as_raw_fd(), frame, MsgFlags::empty())
+            .map_err(|e| StartError::NotReady(format!("runner socket: {e}")))?;
+        let body = frame.get(HEADER_LEN..got).unwrap_or_default();
+        match decode_body::<RunnerToSupervisor>(body, DEFAULT_MAX_FRAME) {
+            Ok(RunnerToSupervisor::Ready { landlock }) => {
+                self.check_landlock(landlock).map(|()| true)
+            }
+            Ok(other) => Err(StartError::NotReady(format!(
+                "unexpected first frame {other:?}"
+            ))),
+            Err(e) => Err(StartError::NotReady(format!("bad first frame: {e}"))),
+        }
+    }
+
     /// Spawns a runner with `setup` already in its socket and waits for its `Ready`.
     async fn start(&self, setup: &[u8]) -> Result<Warm, StartError> {
         let spawned = self.spawner.spawn(setup.to_vec()).await?;
-        let mut proc = spawned.proc;
+        self.await_ready(spawned.proc, spawned.sock).await
+    }
+
+    /// Waits (up to [`SETUP_TIMEOUT`]) for a starting runner's `Ready` and checks it.
+    async fn await_ready(
+        &self,
+        mut proc: RunnerProc,
+        sock: std::os::unix::net::UnixStream,
+    ) -> Result<Warm, StartError> {
         let io = |e: std::io::Error| {
             StartError::Process(ProcessError::Os {
                 what: "runner socket",
                 source: e,
             })
         };
-        spawned.sock.set_nonblocking(true).map_err(io)?;
-        let mut sock = tokio::net::UnixStream::from_std(spawned.sock).map_err(io)?;
+        sock.set_nonblocking(true).map_err(io)?;
+        let mut sock = tokio::net::UnixStream::from_std(sock).map_err(io)?;
         let first = tokio::time::timeout(
             SETUP_TIMEOUT,
             read_frame_async::<RunnerToSupervisor, _>(&mut sock, DEFAULT_MAX_FRAME),

@@ -88,10 +88,14 @@ pub struct Spawned {
     pub sock: UnixStream,
 }
 
+/// Receives a spawn's outcome, on whichever thread learns it (the spawner thread or the
+/// zygote's reader thread). Dropping a `Spawned` kills the runner.
+pub(crate) type Reply = Box<dyn FnOnce(Result<Spawned, ProcessError>) + Send>;
+
 pub(crate) struct SpawnJob {
     /// Bytes written to the socket before the child starts (the `Setup` frame).
     pub preamble: Vec<u8>,
-    pub reply: oneshot::Sender<Result<Spawned, ProcessError>>,
+    pub reply: Reply,
 }
 
 /// Handle to the spawner thread (which owns the reaper). Cloning shares it.
@@ -137,7 +141,7 @@ impl Spawner {
                     };
                     let out = spawn_one(&c_path, &job.preamble, &reaper);
                     // The requester may have given up (cancelled); the runner is then dropped and reaped.
-                    let _ = job.reply.send(out);
+                    (job.reply)(out);
                 }
             })
             .map_err(io("starting the spawner thread"))?;
@@ -151,11 +155,23 @@ impl Spawner {
 
     /// Spawns one runner; `preamble` is already in its socket when it starts reading.
     pub async fn spawn(&self, preamble: Vec<u8>) -> Result<Spawned, ProcessError> {
-        let (reply, rx) = oneshot::channel();
-        self.jobs
-            .send(SpawnJob { preamble, reply })
-            .map_err(|_| ProcessError::SpawnerGone)?;
+        let (tx, rx) = oneshot::channel();
+        // If the requester gave up (cancelled), the runner is dropped here, which kills it.
+        self.spawn_then(
+            preamble,
+            Box::new(move |r| {
+                let _ = tx.send(r);
+            }),
+        );
         rx.await.map_err(|_| ProcessError::SpawnerGone)?
+    }
+
+    /// Spawns one runner and hands the outcome to `reply`, on the thread that learns it: no
+    /// async task has to wake up for it (the warm pools are filled this way).
+    pub(crate) fn spawn_then(&self, preamble: Vec<u8>, reply: Reply) {
+        if let Err(mpsc::SendError(job)) = self.jobs.send(SpawnJob { preamble, reply }) {
+            (job.reply)(Err(ProcessError::SpawnerGone));
+        }
     }
 }
 
@@ -293,6 +309,9 @@ pub struct RunnerProc {
     exit: ExitSource,
     /// Read end of the runner's stderr pipe (non-blocking).
     stderr: Option<std::fs::File>,
+    /// Its `/proc/PID/schedstat`, opened while the pid was known to be this process's (see
+    /// [`RunnerProc::cpu_ms_now`]); `None` if that could not be established.
+    sched: Option<std::fs::File>,
 }
 
 /// Who reaps the process and so learns how it ended.
@@ -368,11 +387,16 @@ impl RunnerProc {
         slot: Arc<ExitSlot>,
         stderr: std::fs::File,
     ) -> RunnerProc {
+        // The zygote may reap the child at any time, and then its pid can be reused. A proc file
+        // stays bound to the process it was opened for, so if the process is still running
+        // after the open (its pidfd is not readable yet), the file is this runner's.
+        let sched = open_schedstat(pid).filter(|_| still_running(pidfd.as_fd()));
         RunnerProc {
             pid,
             pidfd: Some(PidFd::Plain(pidfd)),
             exit: ExitSource::Zygote(slot),
             stderr: Some(stderr),
+            sched,
         }
     }
 
@@ -388,6 +412,8 @@ impl RunnerProc {
                 pidfd: Some(PidFd::Plain(fd)),
                 exit: ExitSource::Child(reaper),
                 stderr: None,
+                // Our own unreaped child: the pid cannot be anyone else's.
+                sched: open_schedstat(pid),
             }),
             Err(e) => {
                 // Without a pidfd we cannot kill it safely later: kill it now and reap by pid.
@@ -405,18 +431,24 @@ impl RunnerProc {
     }
 
     /// The CPU time used so far, exact (the scheduler's run time from `/proc/PID/schedstat`), or
-    /// `None` when it cannot be read or the process may already have been reaped. The read is
-    /// known to be this process's because, after it, the pidfd still names an unreaped process:
-    /// a pid cannot be reused before its process is reaped.
+    /// `None` when it cannot be read or the process may already have been reaped. One `pread` of
+    /// the file opened when the handle was made (off the request's path): that file is bound to
+    /// this process, and reading it fails once the process is reaped, so a reused pid can never
+    /// be read by mistake.
     pub fn cpu_ms_now(&self) -> Option<u64> {
-        let fd = self.pidfd.as_ref()?;
-        let text = std::fs::read_to_string(format!("/proc/{}/schedstat", self.pid)).ok()?;
+        use std::os::unix::fs::FileExt;
+        self.pidfd.as_ref()?;
+        let file = self.sched.as_ref()?;
+        let mut buf = [0u8; 128];
+        let n = file.read_at(&mut buf, 0).ok()?;
+        let text = std::str::from_utf8(buf.get(..n)?).ok()?;
         let ns: u64 = text.split_whitespace().next()?.parse().ok()?;
-        // Our own child cannot be reaped behind our back; the zygote's can.
-        if matches!(self.exit, ExitSource::Zygote(_)) && pidfd_pid(fd.fd()) != Some(self.pid) {
-            return None;
-        }
         Some(ns / 1_000_000)
+    }
+
+    /// Whether the zygote reaps this process (it was forked by it), not us.
+    pub fn reaped_by_zygote(&self) -> bool {
+        matches!(self.exit, ExitSource::Zygote(_))
     }
 
     /// The process id (for logs and tests).
@@ -565,12 +597,15 @@ impl Drop for RunnerProc {
     }
 }
 
-/// The pid a pidfd refers to while its process is unreaped (its fdinfo says `Pid: -1` after).
-fn pidfd_pid(fd: BorrowedFd<'_>) -> Option<i32> {
-    let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", fd.as_raw_fd())).ok()?;
-    info.lines()
-        .find_map(|l| l.strip_prefix("Pid:"))
-        .and_then(|p| p.trim().parse().ok())
+fn open_schedstat(pid: i32) -> Option<std::fs::File> {
+    std::fs::File::open(format!("/proc/{pid}/schedstat")).ok()
+}
+
+/// Whether the process behind `pidfd` has not exited yet (a pidfd turns readable at exit).
+fn still_running(pidfd: BorrowedFd<'_>) -> bool {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    let mut fds = [PollFd::new(pidfd, PollFlags::POLLIN)];
+    matches!(poll(&mut fds, PollTimeout::ZERO), Ok(0))
 }
 
 /// CPU time of an exited, not yet reaped child, from `/proc/PID/stat` (utime + stime). Safe to

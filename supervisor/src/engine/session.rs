@@ -9,7 +9,7 @@
 //!
 //! A `Finished` Step is complete when it arrives (the runner only `_exit`s afterwards), so it is
 //! accepted at once with the CPU time read exactly from the still-unreaped process, and the exit
-//! is confirmed in the background ([`finished_early`], [`confirm_exit`]): nothing after the final
+//! is left to the zygote or confirmed in the background ([`settle_finished`]): nothing after the final
 //! frame can change the Step, and the process teardown is a large share of a warm execution.
 
 use super::pool::{Pool, Warm};
@@ -24,9 +24,11 @@ use ptc_shared::protocol::{
 use ptc_shared::{Fail, FailReason, Limits, Step, ToolCallRecord, Usage, Value};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::io::AsyncWriteExt;
+use tokio::io::{AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 
+/// Read buffer for a runner's frames (larger frames are read past it).
+const RUNNER_READ_BUF: usize = 4096;
 /// How long a runner may take to exit after its final frame (or after we killed it).
 const EXIT_GRACE: Duration = Duration::from_millis(200);
 const SIGKILL: i32 = 9;
@@ -180,9 +182,29 @@ pub(crate) async fn run(
         }
     };
     tracing::Span::current().record("runner_pid", runner.proc.pid());
-    let step = drive(runner, frame, &sigs, &limits, tools, base, start, kill_at).await;
-    pool.refill();
+    let (step, release) = drive(runner, frame, &sigs, &limits, tools, base, start, kill_at).await;
+    release_later(pool, release);
     step
+}
+
+/// What is let go only after the Step is on its way: closing the runner's socket, killing the
+/// (exiting) runner and asking for its replacement are a handful of syscalls its client need
+/// not wait for.
+#[derive(Default)]
+struct Release {
+    _sock: Option<UnixStream>,
+    _proc: Option<RunnerProc>,
+}
+
+/// Releases in a task of its own, which the runtime runs once the current task (the one
+/// sending the Step) yields. If the runtime is shutting down, dropping the task still kills the
+/// runner (its handle kills on drop).
+fn release_later(pool: &Arc<Pool>, release: Release) {
+    let pool = Arc::clone(pool);
+    tokio::spawn(async move {
+        drop(release);
+        pool.refill();
+    });
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -195,22 +217,27 @@ async fn drive(
     base: Base,
     start: Instant,
     kill_at: Instant,
-) -> Step {
-    let Warm { mut proc, sock } = runner;
-    let sock = match sock_to_tokio(sock) {
+) -> (Step, Release) {
+    let Warm { proc, sock } = runner;
+    // Sent before the socket is registered with the runtime: a fresh registration has no
+    // readiness yet, so an async write would first wait a turn of the event loop.
+    let sent = send_now(&sock, &frame);
+    let sock = match UnixStream::from_std(sock) {
         Ok(s) => s,
         Err(e) => {
-            return failed_step(
+            let step = failed_step(
                 base,
                 crash(format!("runner socket: {e}")),
                 Vec::new(),
                 start,
                 0,
             );
+            return (step, Release::default());
         }
     };
     let mut conv = Conversation {
-        sock,
+        // Buffered: a small frame (the usual `Finished`) is one read, not a header and a body.
+        sock: BufReader::with_capacity(RUNNER_READ_BUF, sock),
         sigs,
         limits,
         tools,
@@ -218,7 +245,8 @@ async fn drive(
         pending: None,
         calls: 0,
     };
-    let ending = match tokio::time::timeout_at(kill_at.into(), conv.converse(&frame)).await {
+    let rest = frame.get(sent..).unwrap_or_default();
+    let ending = match tokio::time::timeout_at(kill_at.into(), conv.converse(rest)).await {
         Ok(e) => e,
         Err(_) => Ending::Deadline,
     };
@@ -231,14 +259,34 @@ async fn drive(
         ));
     }
     let records = std::mem::take(&mut conv.records);
-    drop(conv);
+    let sock = conv.sock.into_inner();
     if let Ending::Finished(step) = ending {
-        let cpu = settle_finished(proc).await;
-        return match accept(*step, limits, &base, records, start, cpu) {
+        let (cpu, proc) = settle_finished(proc).await;
+        let step = match accept(*step, limits, &base, records, start, cpu) {
             Ok(s) => s,
             Err((msg, records)) => failed_step(base, crash(msg), records, start, cpu),
         };
+        let release = Release {
+            _sock: Some(sock),
+            _proc: proc,
+        };
+        return (step, release);
     }
+    drop(sock);
+    let step = ended_otherwise(ending, proc, limits, base, records, start, kill_at).await;
+    (step, Release::default())
+}
+
+/// The runner ended without `Finished`: make sure it is dead and reaped, then classify.
+async fn ended_otherwise(
+    ending: Ending,
+    mut proc: RunnerProc,
+    limits: &Limits,
+    base: Base,
+    records: Vec<ToolCallRecord>,
+    start: Instant,
+    kill_at: Instant,
+) -> Step {
     let mut killed_late = false;
     if matches!(ending, Ending::Deadline | Ending::Protocol(_)) {
         proc.kill();
@@ -283,30 +331,36 @@ async fn drive(
 ///
 /// The runner `_exit`s right after `Finished`, and its teardown takes 100–200 µs, half of a warm
 /// execution. Nothing after the final frame can change the Step, so the CPU time is read exactly
-/// from the still-unreaped process and the exit is confirmed in the background. If the exit was
-/// already reported, its exact CPU time is used; if neither is available, the exit is awaited.
-/// An unclean exit after `Finished` (a kernel signal, a non-zero code) is logged, not reported.
-async fn settle_finished(mut proc: RunnerProc) -> u64 {
+/// from the still-unreaped process and the runner is let go: a zygote's child is killed once the
+/// Step is handed back (it is exiting anyway; the zygote reaps it and its reader logs an unclean
+/// end, see `zygote.rs`), our own child's exit is confirmed in the background. If the exit was already
+/// reported, its exact CPU time is used; if neither is available, the exit is awaited. An
+/// unclean exit after `Finished` (a kernel signal, a non-zero code) is logged, not reported.
+/// Returns the CPU time and, for a zygote's child, the handle to let go (kill) afterwards.
+async fn settle_finished(mut proc: RunnerProc) -> (u64, Option<RunnerProc>) {
     match proc.try_reap() {
         Ok(Some(exit)) => {
             log_unclean(proc.pid(), &exit);
-            return exit.cpu_ms;
+            return (exit.cpu_ms, None);
         }
         Ok(None) => {
             if let Some(cpu) = proc.cpu_ms_now() {
+                if proc.reaped_by_zygote() {
+                    return (cpu, Some(proc));
+                }
                 confirm_exit(proc);
-                return cpu;
+                return (cpu, None);
             }
         }
-        Err(_) => return 0,
+        Err(_) => return (0, None),
     }
     match tokio::time::timeout(EXIT_GRACE, proc.wait()).await {
         Ok(Ok(exit)) => {
             log_unclean(proc.pid(), &exit);
-            exit.cpu_ms
+            (exit.cpu_ms, None)
         }
         // Dropping the handle kills (and reaps) it.
-        _ => 0,
+        _ => (0, None),
     }
 }
 
@@ -330,13 +384,23 @@ fn confirm_exit(mut proc: RunnerProc) {
     });
 }
 
-fn sock_to_tokio(sock: std::os::unix::net::UnixStream) -> std::io::Result<UnixStream> {
-    sock.set_nonblocking(true)?;
-    UnixStream::from_std(sock)
+/// Writes what the (non-blocking) socket takes of `frame` right now; returns how much. An error
+/// stops early: the async write of the rest then meets it and ends the conversation.
+fn send_now(sock: &std::os::unix::net::UnixStream, frame: &[u8]) -> usize {
+    let mut sent = 0;
+    while let Some(rest) = frame.get(sent..).filter(|r| !r.is_empty()) {
+        match rustix::net::send(sock, rest, rustix::net::SendFlags::NOSIGNAL) {
+            Ok(0) => break,
+            Ok(n) => sent += n,
+            Err(rustix::io::Errno::INTR) => {}
+            Err(_) => break,
+        }
+    }
+    sent
 }
 
 struct Conversation<'a> {
-    sock: UnixStream,
+    sock: BufReader<UnixStream>,
     sigs: &'a ToolSigs,
     limits: &'a Limits,
     tools: Arc<dyn ToolHandler>,
@@ -347,8 +411,9 @@ struct Conversation<'a> {
 }
 
 impl Conversation<'_> {
-    async fn converse(&mut self, exec_frame: &[u8]) -> Ending {
-        if self.sock.write_all(exec_frame).await.is_err() {
+    /// `exec_rest`: what [`send_now`] could not write of the `Execute` frame.
+    async fn converse(&mut self, exec_rest: &[u8]) -> Ending {
+        if !exec_rest.is_empty() && self.sock.write_all(exec_rest).await.is_err() {
             return Ending::Eof;
         }
         loop {

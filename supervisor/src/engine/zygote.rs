@@ -19,7 +19,7 @@
 //!   The next spawn starts a new zygote; while none can be started, runners are spawned cold.
 
 use super::process::{
-    Ended, ExitSlot, ProcessError, Reaper, RunnerFds, RunnerProc, SpawnJob, Spawned, above,
+    Ended, ExitSlot, ProcessError, Reaper, Reply, RunnerFds, RunnerProc, SpawnJob, Spawned, above,
     spawn_process,
 };
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
@@ -40,6 +40,7 @@ use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+const SIGKILL: i32 = 9;
 /// How long a starting zygote may take to initialise and say `Hello`.
 const HELLO_TIMEOUT: Duration = Duration::from_millis(500);
 /// After a zygote failed to start, runners are spawned cold for this long before trying again.
@@ -164,7 +165,7 @@ impl Zygote {
         let fds = match RunnerFds::new(&job.preamble) {
             Ok(f) => f,
             Err(e) => {
-                let _ = job.reply.send(Err(e));
+                (job.reply)(Err(e));
                 return Ok(());
             }
         };
@@ -217,12 +218,19 @@ impl Drop for Zygote {
 }
 
 /// A fork request waiting for the zygote's answer.
-#[derive(Debug)]
 struct Pending {
     since: Instant,
     sock: std::os::unix::net::UnixStream,
     stderr: std::fs::File,
-    reply: tokio::sync::oneshot::Sender<Result<Spawned, ProcessError>>,
+    reply: Reply,
+}
+
+impl std::fmt::Debug for Pending {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pending")
+            .field("since", &self.since)
+            .finish_non_exhaustive()
+    }
 }
 
 /// State shared by the spawner thread and the reader thread.
@@ -284,7 +292,7 @@ impl Shared {
             Some(p) => {
                 let proc = RunnerProc::forked(pid, pidfd, slot, p.stderr);
                 // If the requester gave up, the runner is dropped here, which kills it.
-                let _ = p.reply.send(Ok(Spawned { proc, sock: p.sock }));
+                (p.reply)(Ok(Spawned { proc, sock: p.sock }));
             }
             None => {
                 let _ = rustix::process::pidfd_send_signal(&pidfd, rustix::process::Signal::KILL);
@@ -295,14 +303,30 @@ impl Shared {
     fn failed(&self, id: u64, errno: i32) {
         if let Some(p) = self.unregister(id) {
             let err = std::io::Error::from_raw_os_error(errno);
-            let _ = p.reply.send(Err(ProcessError::ForkFailed(err)));
+            (p.reply)(Err(ProcessError::ForkFailed(err)));
         }
     }
 
     fn exited(&self, pid: i32, ended: Ended) {
-        if let Some(slot) = self.lock().running.remove(&pid) {
-            slot.set(ended);
+        let Some(slot) = self.lock().running.remove(&pid) else {
+            return;
+        };
+        // Nobody holds its handle: it was let go after its final frame (and killed then), or
+        // dropped on a cancel or deadline (killed too). Anything but a clean exit or that kill
+        // means the runner misbehaved after its Step was taken.
+        if Arc::strong_count(&slot) == 1
+            && let Ended::Exited { code, signal, .. } = ended
+            && code != Some(0)
+            && signal != Some(SIGKILL)
+        {
+            tracing::warn!(
+                pid,
+                ?code,
+                ?signal,
+                "runner ended uncleanly after its handle was released"
+            );
         }
+        slot.set(ended);
     }
 
     /// The zygote is gone: fail what waits for it.
@@ -319,7 +343,7 @@ impl Shared {
             )
         };
         for (_, p) in pending {
-            let _ = p.reply.send(Err(ProcessError::ZygoteDied));
+            (p.reply)(Err(ProcessError::ZygoteDied));
         }
         for (_, slot) in running {
             slot.set(Ended::Lost);
