@@ -78,6 +78,18 @@ fn abuse_once(socket: &Path, seed: u64) {
     refused_with(r.recv(), FailReason::InvalidRequest);
 }
 
+/// Runs `abuse_once` for each seed, off the runtime's worker threads.
+async fn abuse(socket: &Path, seeds: std::ops::Range<u64>) {
+    let socket = socket.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        for seed in seeds {
+            abuse_once(&socket, seed);
+        }
+    })
+    .await
+    .unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_input_closes_only_its_own_connection() {
     let d = TestDaemon::start("").await;
@@ -99,36 +111,25 @@ async fn bad_input_closes_only_its_own_connection() {
             n
         }
     });
-    let socket = d.socket.clone();
-    tokio::task::spawn_blocking(move || {
-        for seed in 0..5 {
-            abuse_once(&socket, seed);
-        }
-    })
-    .await
-    .unwrap();
-    // Warm up allocator arenas, then check that abuse does not grow the daemon.
-    let before = rss_kib();
-    let socket = d.socket.clone();
-    tokio::task::spawn_blocking(move || {
-        for seed in 5..205 {
-            abuse_once(&socket, seed);
-        }
-    })
-    .await
-    .unwrap();
-    let after = rss_kib();
+    abuse(&d.socket, 0..5).await;
+    // Growth with the amount of abuse is what a leak looks like; a one-time step (a new thread's
+    // allocator arena, the runtime's caches) is not. So: warm up, then two equal rounds, and the
+    // second round must not grow the process the way the first may have.
+    let mid = rss_kib();
+    abuse(&d.socket, 5..205).await;
+    let first = rss_kib();
+    abuse(&d.socket, 205..405).await;
+    let second = rss_kib();
     stop.store(true, Ordering::Relaxed);
     let runs = tokio::time::timeout(Duration::from_secs(10), worker)
         .await
         .unwrap()
         .unwrap();
     assert!(runs > 0);
-    // The test process is the daemon here, so this bounds the daemon's growth (1,200 abusive
-    // connections); 8 MiB leaves room for the runtime's and the allocator's own caches.
+    // The test process is the daemon here (1,200 abusive connections per round).
     assert!(
-        after < before + 8 * 1024,
-        "RSS grew from {before} KiB to {after} KiB"
+        second < first + 2 * 1024 && second < mid + 16 * 1024,
+        "RSS grew from {mid} KiB to {first} KiB, then to {second} KiB"
     );
     // The daemon still accepts new clients.
     let c = Client::connect(&d.socket).await.unwrap();
@@ -184,13 +185,16 @@ async fn connections_past_the_limit_are_told_busy() {
         refused_with(c.recv(), FailReason::Busy);
         // Once one leaves, a new connection is served again.
         drop(a);
-        let until = std::time::Instant::now() + Duration::from_secs(2);
+        // Generous: this checks that the slot comes back, not how fast (CI machines are busy).
+        let until = std::time::Instant::now() + Duration::from_secs(10);
         loop {
             let mut n = Raw::connect(&socket);
-            n.send(&ClientToServer::Hello {
+            // Still busy, the daemon may refuse and close before the Hello is written.
+            let hello = ClientToServer::Hello {
                 version: CLIENT_PROTOCOL_VERSION,
                 client: "again".into(),
-            });
+            };
+            n.send_bytes(&encode_frame(&hello, u32::MAX).unwrap());
             match n.recv() {
                 Some(ServerToClient::Welcome { .. }) => break,
                 _ if std::time::Instant::now() < until => {
