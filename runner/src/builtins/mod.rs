@@ -375,19 +375,8 @@ pub fn expected(op: &str, what: &str, got: &Value) -> EvalError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::{ToolFailure, ToolHost};
+    use crate::eval::testing::NoTools;
     use crate::value::MapImpl;
-
-    struct NoTools;
-    impl ToolHost for NoTools {
-        fn call(
-            &mut self,
-            _: &str,
-            _: ptc_shared::Value,
-        ) -> Result<ptc_shared::Value, ToolFailure> {
-            Err(ToolFailure::NotFound)
-        }
-    }
 
     fn samples() -> Vec<Value> {
         let mut m = MapImpl::default();

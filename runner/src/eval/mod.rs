@@ -616,3 +616,22 @@ impl std::fmt::Debug for Interp<'_> {
             .finish()
     }
 }
+
+/// Test support shared by the interpreter's unit tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use crate::api::{ToolFailure, ToolHost};
+
+    /// A host with no tools.
+    pub struct NoTools;
+
+    impl ToolHost for NoTools {
+        fn call(
+            &mut self,
+            _: &str,
+            _: ptc_shared::Value,
+        ) -> Result<ptc_shared::Value, ToolFailure> {
+            Err(ToolFailure::NotFound)
+        }
+    }
+}

@@ -72,19 +72,8 @@ impl Prim {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api::{ToolFailure, ToolHost};
     use crate::eval::Interp;
-
-    struct NoTools;
-    impl ToolHost for NoTools {
-        fn call(
-            &mut self,
-            _: &str,
-            _: ptc_shared::Value,
-        ) -> Result<ptc_shared::Value, ToolFailure> {
-            Err(ToolFailure::NotFound)
-        }
-    }
+    use crate::eval::testing::NoTools;
 
     #[test]
     fn inline_integer_answers_match_the_builtins() {
