@@ -374,8 +374,9 @@ fn char_of(s: &str, b: usize) -> Value {
 /// `index-of` / `last-index-of` with Java's `indexOf(str, from)` / `lastIndexOf(str, from)`.
 pub fn index_of(a: &[Value], last: bool) -> EvalResult {
     let op = if last { "last-index-of" } else { "index-of" };
-    let s = text(&a[0], op)?;
-    let needle = match &a[1] {
+    // Bounds-checked: `.indexOf` interop reaches here with whatever arguments a program gave.
+    let s = text(a.first().unwrap_or(&Value::Nil), op)?;
+    let needle = match a.get(1).unwrap_or(&Value::Nil) {
         Value::Str(n) => n.to_string(),
         Value::Char(c) => c.to_string(),
         other => return Err(expected(op, "a string or char to find", other)),
