@@ -220,7 +220,7 @@ impl Analyzer<'_> {
         let f = self.no_tail(head)?;
         let mut args = self.analyze_all(args)?;
         if let Expr::Builtin(builtin) = f
-            && let Some(op) = crate::eval::prim::Prim::of(builtin.name)
+            && let builtins::Fast::Prim(op) = builtin.fast
             && args.len() == 2
             && let (Some(y), Some(x)) = (args.pop(), args.pop())
         {

@@ -292,9 +292,12 @@ fn reduce_coll(i: &mut Interp<'_>, f: &Value, init: Option<Value>, xs: &PVec) ->
             None => return i.apply(f, vec![]),
         },
     };
-    // `(reduce + xs)` and friends: integer steps inline, anything else through the builtin.
+    // The callee is resolved once, not per element: `(reduce + xs)` steps integers inline.
     let prim = match f {
-        Value::Builtin(b) => crate::eval::prim::Prim::of(b.name),
+        Value::Builtin(b) => match b.fast {
+            super::Fast::Prim(op) => Some(op),
+            _ => None,
+        },
         _ => None,
     };
     for x in it {

@@ -6,6 +6,7 @@ use super::{BuiltinDef, Fast, expected};
 use crate::def;
 use crate::error::{ErrorKind, EvalError, EvalResult};
 use crate::eval::Interp;
+use crate::eval::prim::Prim;
 use crate::value::Value;
 use std::cmp::Ordering;
 
@@ -17,7 +18,7 @@ pub static TABLE: &[BuiltinDef] = &[
         "Sum of the numbers.",
         "(+ 1 2 3) ;=> 6",
         |_, a| fold(a, "+", Value::Int(0), add2),
-        Fast::Two(|a, b| both_numbers(a, b).then(|| add2(a, b)))
+        Fast::Prim(Prim::Add)
     ),
     def!(
         "-",
@@ -26,7 +27,7 @@ pub static TABLE: &[BuiltinDef] = &[
         "Subtracts the rest from the first; negates one argument.",
         "(- 10 4) ;=> 6",
         minus,
-        Fast::Two(|a, b| both_numbers(a, b).then(|| sub2(a, b)))
+        Fast::Prim(Prim::Sub)
     ),
     def!(
         "*",
@@ -35,7 +36,7 @@ pub static TABLE: &[BuiltinDef] = &[
         "Product of the numbers.",
         "(* 2 3) ;=> 6",
         |_, a| fold(a, "*", Value::Int(1), mul2),
-        Fast::Two(|a, b| both_numbers(a, b).then(|| mul2(a, b)))
+        Fast::Prim(Prim::Mul)
     ),
     def!(
         "/",
@@ -70,7 +71,7 @@ pub static TABLE: &[BuiltinDef] = &[
         "Integer division truncated toward zero.",
         "(quot 7 2) ;=> 3",
         |_, a| quot2(&a[0], &a[1]),
-        Fast::Two(|a, b| Some(quot2(a, b)))
+        Fast::Prim(Prim::Quot)
     ),
     def!(
         "rem",
@@ -79,7 +80,7 @@ pub static TABLE: &[BuiltinDef] = &[
         "Remainder with the sign of the dividend.",
         "(rem -7 2) ;=> -1",
         |_, a| rem2(&a[0], &a[1]),
-        Fast::Two(|a, b| Some(rem2(a, b)))
+        Fast::Prim(Prim::Rem)
     ),
     def!(
         "mod",
@@ -88,7 +89,7 @@ pub static TABLE: &[BuiltinDef] = &[
         "Modulus with the sign of the divisor.",
         "(mod -7 2) ;=> 1",
         |_, a| mod2(&a[0], &a[1]),
-        Fast::Two(|a, b| Some(mod2(a, b)))
+        Fast::Prim(Prim::Mod)
     ),
     def!(
         "max",
@@ -129,7 +130,7 @@ pub static TABLE: &[BuiltinDef] = &[
         "Strictly increasing.",
         "(< 1 2 3) ;=> true",
         |_, a| chain(a, "<", |o| o == Ordering::Less),
-        Fast::Two(|a, b| int_cmp(a, b).map(|o| Ok(Value::Bool(o == Ordering::Less))))
+        Fast::Prim(Prim::Lt)
     ),
     def!(
         ">",
@@ -138,7 +139,7 @@ pub static TABLE: &[BuiltinDef] = &[
         "Strictly decreasing.",
         "(> 3 2) ;=> true",
         |_, a| chain(a, ">", |o| o == Ordering::Greater),
-        Fast::Two(|a, b| int_cmp(a, b).map(|o| Ok(Value::Bool(o == Ordering::Greater))))
+        Fast::Prim(Prim::Gt)
     ),
     def!(
         "<=",
@@ -147,7 +148,7 @@ pub static TABLE: &[BuiltinDef] = &[
         "Non-decreasing.",
         "(<= 1 1 2) ;=> true",
         |_, a| chain(a, "<=", |o| o != Ordering::Greater),
-        Fast::Two(|a, b| int_cmp(a, b).map(|o| Ok(Value::Bool(o != Ordering::Greater))))
+        Fast::Prim(Prim::Le)
     ),
     def!(
         ">=",
@@ -156,7 +157,7 @@ pub static TABLE: &[BuiltinDef] = &[
         "Non-increasing.",
         "(>= 2 2 1) ;=> true",
         |_, a| chain(a, ">=", |o| o != Ordering::Less),
-        Fast::Two(|a, b| int_cmp(a, b).map(|o| Ok(Value::Bool(o != Ordering::Less))))
+        Fast::Prim(Prim::Ge)
     ),
     def!(
         "compare",
@@ -614,20 +615,24 @@ pub fn rem2(a: &Value, b: &Value) -> EvalResult {
     int_div(a, b, "rem", |x, y| Some(x.wrapping_rem(y)), |x, y| x % y)
 }
 
+/// Integer `mod`: the remainder with the sign of the divisor (`y` is not 0; -1 wraps).
+#[inline]
+pub fn floor_mod(x: i64, y: i64) -> i64 {
+    let r = x.wrapping_rem(y);
+    if r != 0 && (r < 0) != (y < 0) {
+        r + y
+    } else {
+        r
+    }
+}
+
 /// `mod` of two numbers.
 pub fn mod2(a: &Value, b: &Value) -> EvalResult {
     int_div(
         a,
         b,
         "mod",
-        |x, y| {
-            let r = x.wrapping_rem(y);
-            Some(if r != 0 && (r < 0) != (y < 0) {
-                r + y
-            } else {
-                r
-            })
-        },
+        |x, y| Some(floor_mod(x, y)),
         |x, y| {
             let r = x % y;
             if r != 0.0 && (r < 0.0) != (y < 0.0) {
@@ -637,18 +642,4 @@ pub fn mod2(a: &Value, b: &Value) -> EvalResult {
             }
         },
     )
-}
-
-/// For fast paths: whether both operands are numbers (then the two-argument fold is the
-/// binary op itself).
-fn both_numbers(a: &Value, b: &Value) -> bool {
-    matches!(a, Value::Int(_) | Value::Float(_)) && matches!(b, Value::Int(_) | Value::Float(_))
-}
-
-/// For fast paths: the order of two integers (no NaN to consider).
-fn int_cmp(a: &Value, b: &Value) -> Option<Ordering> {
-    match (a, b) {
-        (Value::Int(x), Value::Int(y)) => Some(x.cmp(y)),
-        _ => None,
-    }
 }

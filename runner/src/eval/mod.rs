@@ -381,7 +381,7 @@ impl<'h> Interp<'h> {
                 let x = self.eval(x, env)?;
                 crate::builtins::call1(self, b, x)
             }
-            (Value::Builtin(b), [x, y]) if matches!(b.fast, Fast::Two(_)) => {
+            (Value::Builtin(b), [x, y]) if matches!(b.fast, Fast::Two(_) | Fast::Prim(_)) => {
                 let x = self.eval(x, env)?;
                 let y = self.eval(y, env)?;
                 crate::builtins::call2(self, b, x, y)
@@ -419,7 +419,7 @@ impl<'h> Interp<'h> {
                 let x = self.operand(x, env)?;
                 crate::builtins::call1(self, b, x)
             }
-            (Fast::Two(_), [x, y]) => {
+            (Fast::Two(_) | Fast::Prim(_), [x, y]) => {
                 let x = self.operand(x, env)?;
                 let y = self.operand(y, env)?;
                 crate::builtins::call2(self, b, x, y)
@@ -539,7 +539,14 @@ impl<'h> Interp<'h> {
                 self.stack.push(y);
                 self.enter_lambda(l, base)
             }
-            Value::Builtin(b) => crate::builtins::call2(self, b, x, y),
+            // `(reduce + xs)`, `(sort-by f < xs)`: two integers go through the prim inline.
+            Value::Builtin(b) => match (b.fast, x, y) {
+                (Fast::Prim(op), Value::Int(a), Value::Int(c)) => match op.ints(a, c) {
+                    Some(v) => Ok(v),
+                    None => crate::builtins::call2(self, b, Value::Int(a), Value::Int(c)),
+                },
+                (_, x, y) => crate::builtins::call2(self, b, x, y),
+            },
             _ => self.apply(f, vec![x, y]),
         }
     }

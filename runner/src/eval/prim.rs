@@ -1,13 +1,18 @@
-//! Integer fast paths for the hot two-argument arithmetic and comparison builtins.
+//! Inline arithmetic and comparison for the hot two-argument number builtins.
 //!
-//! The analyzer turns `(+ x y)`, where `+` is the builtin (not a local or a definition), into
-//! `Expr::Prim`; the evaluator computes two integer operands inline. Every other case — floats,
-//! non-numbers, overflow, division by zero — goes to the builtin itself, which therefore alone
-//! defines the semantics and the error messages (a test checks the inline answers against it).
+//! A table entry declares its operation as `Fast::Prim(op)` (`+ - * < > <= >= mod rem quot`).
+//! The analyzer turns `(op x y)` naming such a builtin into `Expr::Prim`, and every other way of
+//! calling it (`apply2` from `reduce`, `sort-by`, a builtin held in a local) reaches the same
+//! [`Prim::apply`] through `builtins::call2`. Two integers are computed inline; other numbers
+//! use the builtin's own two-argument function; anything else (and overflow, a zero divisor) is
+//! left to the builtin's general entry, which alone defines errors. Tests check both answers
+//! against the general entries.
 
+use crate::builtins::math;
+use crate::error::EvalResult;
 use crate::value::Value;
 
-/// An operation with an inline integer path.
+/// An operation with an inline path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Prim {
     Add,
@@ -17,33 +22,15 @@ pub enum Prim {
     Gt,
     Le,
     Ge,
-    Eq,
     Mod,
     Rem,
     Quot,
 }
 
 impl Prim {
-    /// The operation of a clojure.core builtin, if it has one.
-    pub fn of(name: &str) -> Option<Prim> {
-        Some(match name {
-            "+" => Prim::Add,
-            "-" => Prim::Sub,
-            "*" => Prim::Mul,
-            "<" => Prim::Lt,
-            ">" => Prim::Gt,
-            "<=" => Prim::Le,
-            ">=" => Prim::Ge,
-            "=" | "==" => Prim::Eq,
-            "mod" => Prim::Mod,
-            "rem" => Prim::Rem,
-            "quot" => Prim::Quot,
-            _ => return None,
-        })
-    }
-
     /// The result for two integers; `None` leaves the case to the builtin (overflow, a zero or
     /// -1 divisor).
+    #[inline]
     pub fn ints(self, a: i64, b: i64) -> Option<Value> {
         Some(match self {
             Prim::Add => Value::Int(a.checked_add(b)?),
@@ -53,33 +40,49 @@ impl Prim {
             Prim::Gt => Value::Bool(a > b),
             Prim::Le => Value::Bool(a <= b),
             Prim::Ge => Value::Bool(a >= b),
-            Prim::Eq => Value::Bool(a == b),
             Prim::Mod | Prim::Rem | Prim::Quot if b == 0 || b == -1 => return None,
-            Prim::Mod => {
-                let r = a % b;
-                Value::Int(if r != 0 && (r < 0) != (b < 0) {
-                    r + b
-                } else {
-                    r
-                })
-            }
+            Prim::Mod => Value::Int(math::floor_mod(a, b)),
             Prim::Rem => Value::Int(a % b),
             Prim::Quot => Value::Int(a / b),
         })
+    }
+
+    /// The result for any two operands, or `None` for the builtin's general entry: integers
+    /// inline, other numbers through the builtin's binary function (comparisons of floats are
+    /// left to the general entry, which knows about NaN).
+    #[inline]
+    pub fn apply(self, a: &Value, b: &Value) -> Option<EvalResult> {
+        if let (Value::Int(x), Value::Int(y)) = (a, b)
+            && let Some(v) = self.ints(*x, *y)
+        {
+            return Some(Ok(v));
+        }
+        let numbers = matches!(a, Value::Int(_) | Value::Float(_))
+            && matches!(b, Value::Int(_) | Value::Float(_));
+        if !numbers {
+            return None;
+        }
+        match self {
+            Prim::Add => Some(math::add2(a, b)),
+            Prim::Sub => Some(math::sub2(a, b)),
+            Prim::Mul => Some(math::mul2(a, b)),
+            Prim::Mod => Some(math::mod2(a, b)),
+            Prim::Rem => Some(math::rem2(a, b)),
+            Prim::Quot => Some(math::quot2(a, b)),
+            Prim::Lt | Prim::Gt | Prim::Le | Prim::Ge => None,
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::builtins::{Fast, all_entries};
     use crate::eval::Interp;
     use crate::eval::testing::NoTools;
+    use crate::value::Value;
 
     #[test]
     fn inline_integer_answers_match_the_builtins() {
-        let names = [
-            "+", "-", "*", "<", ">", "<=", ">=", "=", "==", "mod", "rem", "quot",
-        ];
         let ints = [
             0,
             1,
@@ -96,12 +99,10 @@ mod tests {
         ];
         let mut host = NoTools;
         let mut interp = Interp::new(&mut host, &[], ptc_shared::Limits::default());
-        let mut answered = 0;
-        for name in names {
-            let op = Prim::of(name).expect("a prim");
-            let b = crate::builtins::lookup(None, name)
-                .found()
-                .expect("a builtin");
+        let (mut ops, mut answered) = (0, 0);
+        for (_, b) in all_entries() {
+            let Fast::Prim(op) = b.fast else { continue };
+            ops += 1;
             for a in ints {
                 for c in ints {
                     let Some(inline) = op.ints(a, c) else {
@@ -110,6 +111,7 @@ mod tests {
                     answered += 1;
                     let general = (b.f)(&mut interp, vec![Value::Int(a), Value::Int(c)]);
                     let general = general.map(|v| crate::print::pr_str(&v)).ok();
+                    let name = b.name;
                     assert_eq!(
                         Some(crate::print::pr_str(&inline)),
                         general,
@@ -118,6 +120,7 @@ mod tests {
                 }
             }
         }
+        assert_eq!(ops, 10, "the table declares 10 prims");
         assert!(answered > 1000, "{answered}");
     }
 }
