@@ -70,14 +70,15 @@ pub enum SpawnMode {
     Cold,
 }
 
-fn os(what: &'static str) -> impl FnOnce(nix::Error) -> ProcessError {
+/// `map_err` helpers: an OS error from a nix or std call, named by what was being done.
+pub(super) fn os(what: &'static str) -> impl FnOnce(nix::Error) -> ProcessError {
     move |e| ProcessError::Os {
         what,
         source: std::io::Error::from(e),
     }
 }
 
-fn io(what: &'static str) -> impl FnOnce(std::io::Error) -> ProcessError {
+pub(super) fn io(what: &'static str) -> impl FnOnce(std::io::Error) -> ProcessError {
     move |source| ProcessError::Os { what, source }
 }
 
@@ -526,20 +527,7 @@ impl RunnerProc {
                     code,
                     signal,
                     cpu_ms,
-                }) => {
-                    self.pidfd = None;
-                    let stderr = if code == Some(0) {
-                        None
-                    } else {
-                        self.stderr_head()
-                    };
-                    Ok(Some(ExitInfo {
-                        code,
-                        signal,
-                        cpu_ms,
-                        stderr,
-                    }))
-                }
+                }) => Ok(Some(self.reaped(code, signal, cpu_ms))),
             };
         }
         let Some(fd) = &self.pidfd else {
@@ -557,19 +545,24 @@ impl RunnerProc {
             WaitId::PidFd(fd.fd()),
             WaitIdOptions::EXITED | WaitIdOptions::NOHANG,
         );
-        self.pidfd = None;
         let (code, signal) = (status.exit_status(), status.terminating_signal());
+        Ok(Some(self.reaped(code, signal, cpu_ms)))
+    }
+
+    /// The exit of a process that is gone: no pidfd left, and its stderr if it failed.
+    fn reaped(&mut self, code: Option<i32>, signal: Option<i32>, cpu_ms: u64) -> ExitInfo {
+        self.pidfd = None;
         let stderr = if code == Some(0) {
             None
         } else {
             self.stderr_head()
         };
-        Ok(Some(ExitInfo {
+        ExitInfo {
             code,
             signal,
             cpu_ms,
             stderr,
-        }))
+        }
     }
 
     /// Up to 2 KiB of the runner's stderr (lossy UTF-8, trimmed); `None` if it wrote nothing.

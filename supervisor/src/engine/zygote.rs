@@ -20,7 +20,7 @@
 
 use super::process::{
     Ended, ExitSlot, ProcessError, Reaper, Reply, RunnerFds, RunnerProc, SpawnJob, Spawned, above,
-    spawn_process,
+    io, os, spawn_process,
 };
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::socket::{AddressFamily, SockFlag, SockType, socketpair};
@@ -474,15 +474,4 @@ fn recv_packet(ctl: &OwnedFd) -> Result<Option<(Report, Option<OwnedFd>)>, Proce
     }
     let report = decode_body::<Report>(body, MAX_PACKET).map_err(|e| bad(e.to_string()))?;
     Ok(Some((report, fds.into_iter().next())))
-}
-
-fn os(what: &'static str) -> impl FnOnce(nix::Error) -> ProcessError {
-    move |e| ProcessError::Os {
-        what,
-        source: std::io::Error::from(e),
-    }
-}
-
-fn io(what: &'static str) -> impl FnOnce(std::io::Error) -> ProcessError {
-    move |source| ProcessError::Os { what, source }
 }
