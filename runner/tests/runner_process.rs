@@ -14,7 +14,6 @@ use ptc_shared::protocol::{
 use ptc_shared::signature::Mode;
 use ptc_shared::{Fail, FailReason, Limits, Value};
 use std::collections::BTreeMap;
-use std::time::Duration;
 use support::{End, RUNNER, Runner, end, setup, spawn, spawn_script};
 
 fn execute(program: &str) -> SupervisorToRunner {
@@ -337,12 +336,7 @@ fn runner_dies_with_its_parent() {
     child.wait().unwrap();
     // With PR_SET_PDEATHSIG the runner is killed too and its end of the socket closes; without
     // it, it would sit waiting for Execute and this read would time out instead.
-    r.sock
-        .set_read_timeout(Some(Duration::from_secs(5)))
-        .unwrap();
-    let mut buf = [0u8; 1];
-    let n = std::io::Read::read(&mut r.sock, &mut buf).unwrap();
-    assert_eq!(n, 0, "the orphaned runner must be gone");
+    r.assert_gone();
 }
 
 #[test]

@@ -13,7 +13,6 @@ use ptc_shared::protocol::{
 use ptc_shared::signature::Mode;
 use ptc_shared::{Limits, Value};
 use std::collections::BTreeMap;
-use std::time::Duration;
 use support::zygote::Zygote;
 use support::{End, PROBE, RUNNER, Runner, setup, setup_for};
 
@@ -242,7 +241,7 @@ fn runners_die_with_the_zygote_and_the_zygote_with_its_engine() {
     f.runner.ready();
     z.child.kill().unwrap();
     z.child.wait().unwrap();
-    assert_socket_closes(&mut f.runner);
+    f.runner.assert_gone();
 
     // Engine gone (control socket closed): the zygote exits 0, and its runner goes with it.
     let mut z = Zygote::start(RUNNER, &[]);
@@ -251,16 +250,7 @@ fn runners_die_with_the_zygote_and_the_zygote_with_its_engine() {
     let mut child = z.close();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(0));
-    assert_socket_closes(&mut f.runner);
-}
-
-fn assert_socket_closes(r: &mut Runner) {
-    r.sock
-        .set_read_timeout(Some(Duration::from_secs(5)))
-        .unwrap();
-    let mut buf = [0u8; 1];
-    let n = std::io::Read::read(&mut r.sock, &mut buf).unwrap();
-    assert_eq!(n, 0, "the runner must be gone");
+    f.runner.assert_gone();
 }
 
 #[test]

@@ -108,6 +108,16 @@ pub fn setup_for(limits: &Limits) -> Setup {
 }
 
 impl Runner {
+    /// Asserts that the runner's end of the socket closes (the process is gone) within 5 s.
+    pub fn assert_gone(&mut self) {
+        self.sock
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        let mut buf = [0u8; 1];
+        let n = std::io::Read::read(&mut self.sock, &mut buf).unwrap();
+        assert_eq!(n, 0, "the runner must be gone");
+    }
+
     /// A runner forked by a zygote, known by its pid and our end of its socket.
     pub fn forked(pid: i32, sock: UnixStream) -> Runner {
         Runner {
