@@ -94,6 +94,33 @@ fn iteration_cap_on_realizing_an_infinite_seq() {
 }
 
 #[test]
+fn finite_integer_ranges_count_like_the_generator() {
+    // Integer ranges are built in one loop, other numbers by the generic generator: both must
+    // charge the same steps and hit the same limits.
+    let steps = |src: &str| run(src, RunOptions::default()).map(|s| s.usage.eval_steps);
+    assert_eq!(
+        steps("(count (range 5000))").ok(),
+        steps("(count (range 0.0 5000))").ok()
+    );
+    let few_iterations = Limits {
+        max_iterations: 1_000,
+        ..Limits::default()
+    };
+    assert_eq!(
+        limit("(count (range 5000))", few_iterations),
+        (FailReason::LimitExceeded, name("max_iterations"))
+    );
+    let few_steps = Limits {
+        max_steps: 1_000,
+        ..Limits::default()
+    };
+    assert_eq!(
+        limit("(count (range 5000))", few_steps),
+        (FailReason::LimitExceeded, name("max_steps"))
+    );
+}
+
+#[test]
 fn tool_call_count() {
     let l = Limits {
         max_tool_calls: 3,
