@@ -553,11 +553,7 @@ struct Groups {
 
 impl Groups {
     fn add(&mut self, i: &mut Interp<'_>, f: &Value, x: Value) -> EvalResult<()> {
-        // A keyword, the usual grouping fn, reads the element without a call.
-        let k = match f {
-            Value::Keyword(_) => super::coll::get(&x, f).unwrap_or_default(),
-            f => i.apply1(f, x.clone())?,
-        };
+        let k = i.apply1_ref(f, &x)?;
         match self.index.get(&k) {
             Some(&g) => {
                 if let Some((_, v)) = self.groups.get_mut(g) {

@@ -167,11 +167,7 @@ fn map(i: &mut Interp<'_>, mut a: Vec<Value>) -> EvalResult {
         i.tick_n(xs.len() as u64)?;
         let mut out = PVec::new();
         for x in xs.iter() {
-            // A keyword, the usual `map` fn over records, reads the element in place.
-            out.push_back(match &f {
-                Value::Keyword(_) => super::coll::get(x, &f).unwrap_or_default(),
-                _ => i.apply1(&f, x.clone())?,
-            });
+            out.push_back(i.apply1_ref(&f, x)?);
         }
         return Ok(Value::List(Coll::new(out)));
     }

@@ -530,6 +530,15 @@ impl<'h> Interp<'h> {
         }
     }
 
+    /// Calls `f` with a borrowed argument: a keyword (the usual fn of `map` or `group-by` over
+    /// records) reads it in place; anything else gets a clone.
+    pub fn apply1_ref(&mut self, f: &Value, x: &Value) -> EvalResult {
+        match f {
+            Value::Keyword(_) => Ok(crate::builtins::coll::get(x, f).unwrap_or_default()),
+            _ => self.apply1(f, x.clone()),
+        }
+    }
+
     /// Calls `f` with two arguments; lambdas without building an argument vector.
     pub fn apply2(&mut self, f: &Value, x: Value, y: Value) -> EvalResult {
         match f {
