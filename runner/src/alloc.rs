@@ -1,6 +1,6 @@
 //! Heap accounting behind the runner's `#[global_allocator]`.
 //!
-//! The `GlobalAlloc` impl itself lives in `harden.rs` (the only file allowed `unsafe`); this module
+//! The `GlobalAlloc` impl itself lives in `harden.rs` (with `zygote.rs`, the only files allowed `unsafe`); this module
 //! holds the safe bookkeeping it calls: live bytes, the peak, the budget, and the pre-built
 //! `MemoryExceeded` frame.
 //!

@@ -1,4 +1,5 @@
-//! Hardening of the single-use runner process: the only file of `ptc-runner` with `unsafe`.
+//! Hardening of the single-use runner process. One of the two files of `ptc-runner` with `unsafe`
+//! (the other is `zygote.rs`, the fork server); the interpreter library forbids it.
 //!
 //! [`run`] is one linear sequence of named steps, in this order and for these reasons:
 //!
