@@ -19,9 +19,9 @@
 
 pub use ptc_shared::client::*;
 
-use crate::daemon::config::{default_policies_dir, default_runner};
+use crate::daemon::config::default_runner;
 use crate::engine::{self, Engine, EngineConfig, EngineError, ExecRequest, ToolHandler};
-use crate::policy::{Policy, PolicyError, load_dir};
+use crate::policy::{Policy, PolicyError, PolicySource};
 use ptc_shared::client_protocol::RunRequest;
 use ptc_shared::{Fail, FailReason, Step, Value};
 use std::collections::BTreeMap;
@@ -133,7 +133,7 @@ impl Backend for EmbeddedBackend {
 /// `Client::embedded()`: a client over an in-process engine.
 pub trait Embedded: Sized {
     /// An in-process engine with the default runner binary and policies directory
-    /// (`$PTC_RUNNER`, `$PTC_POLICIES`; see `ptc serve --help`). Call inside a tokio runtime.
+    /// (`$PTC_RUNNER`; policies from [`PolicySource::from_env`]). Call inside a tokio runtime.
     fn embedded() -> Result<Self, EmbeddedError>;
 
     /// An in-process engine with an explicit configuration.
@@ -142,7 +142,7 @@ pub trait Embedded: Sized {
 
 impl Embedded for Client {
     fn embedded() -> Result<Client, EmbeddedError> {
-        let policies = load_dir(&default_policies_dir())?;
+        let policies = PolicySource::from_env().load()?;
         Client::embedded_with(EngineConfig::new(default_runner(), policies))
     }
 

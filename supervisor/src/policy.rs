@@ -6,6 +6,12 @@
 //! name the file and the field. The seccomp filter is compiled here, once per policy, into the BPF
 //! bytes the runner installs (`Policy::seccomp_bpf`), from the filter named `runner`.
 //!
+//! Where policies come from ([`PolicySource`]): the shipped `policies/*.toml` and the seccomp filter
+//! they name are compiled into the binary, so an installed `ptc` needs no files at all; an operator's
+//! directory (`$PTC_POLICIES`, else `/etc/ptc/policies` when it exists, or the daemon's
+//! `policies_dir`) replaces that set whole. An override never falls back: a directory that is
+//! named but missing, unreadable, empty or holding one bad file is an error, not the built-ins.
+//!
 //! Invariant: a `Policy` value is always complete and valid; nothing downstream re-validates it.
 
 use ptc_shared::{Limits, seccomp};
@@ -180,6 +186,87 @@ fn warm_default() -> usize {
     2
 }
 
+/// The set of policies to use: the one compiled into the binary, or a directory that replaces it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PolicySource {
+    BuiltIn,
+    Dir(PathBuf),
+}
+
+/// The shipped policies, compiled in: (name, TOML text).
+const BUILT_IN: [(&str, &str); 2] = [
+    ("default", include_str!("../../policies/default.toml")),
+    ("strict", include_str!("../../policies/strict.toml")),
+];
+
+/// The files the shipped policies name, compiled in: (path relative to `policies/`, contents).
+const BUILT_IN_FILES: [(&str, &str); 1] = [(
+    "seccomp/runner.json",
+    include_str!("../../policies/seccomp/runner.json"),
+)];
+
+/// How the built-in policies show where they came from (in `file` and in errors).
+const BUILT_IN_DIR: &str = "(built-in)";
+
+/// Where a policy's seccomp file is read from.
+#[derive(Clone, Copy)]
+enum Files {
+    Disk,
+    BuiltIn,
+}
+
+impl PolicySource {
+    /// `$PTC_POLICIES` if set, else `/etc/ptc/policies` if it exists, else the built-in set.
+    pub fn from_env() -> PolicySource {
+        if let Some(p) = std::env::var_os("PTC_POLICIES") {
+            return PolicySource::Dir(PathBuf::from(p));
+        }
+        let etc = PathBuf::from("/etc/ptc/policies");
+        if etc.is_dir() {
+            return PolicySource::Dir(etc);
+        }
+        PolicySource::BuiltIn
+    }
+
+    /// Loads and validates every policy of this source. A directory with no policy in it is an
+    /// error too: it never falls back to the built-in set.
+    pub fn load(&self) -> Result<BTreeMap<String, Policy>, PolicyError> {
+        match self {
+            PolicySource::BuiltIn => built_in(),
+            PolicySource::Dir(dir) => {
+                let all = load_dir(dir)?;
+                if all.is_empty() {
+                    return Err(PolicyError::Parse {
+                        file: dir.clone(),
+                        message: "no policy files (*.toml) in this directory".into(),
+                    });
+                }
+                Ok(all)
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for PolicySource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PolicySource::BuiltIn => f.write_str("the built-in policies"),
+            PolicySource::Dir(dir) => write!(f, "{}", dir.display()),
+        }
+    }
+}
+
+/// The shipped policies, from the text compiled into this binary.
+pub fn built_in() -> Result<BTreeMap<String, Policy>, PolicyError> {
+    let mut out = BTreeMap::new();
+    for (name, text) in BUILT_IN {
+        let file = Path::new(BUILT_IN_DIR).join(format!("{name}.toml"));
+        let p = Policy::parse(name, &file, text, Files::BuiltIn)?;
+        out.insert(p.name.clone(), p);
+    }
+    Ok(out)
+}
+
 impl Policy {
     /// Loads and validates one policy file; the policy's name is the file stem.
     pub fn load(file: &Path) -> Result<Policy, PolicyError> {
@@ -197,6 +284,10 @@ impl Policy {
 
     /// Parses policy text as if read from `file` (which anchors the relative seccomp path).
     pub fn from_toml(name: &str, file: &Path, text: &str) -> Result<Policy, PolicyError> {
+        Policy::parse(name, file, text, Files::Disk)
+    }
+
+    fn parse(name: &str, file: &Path, text: &str, files: Files) -> Result<Policy, PolicyError> {
         let parsed: PolicyFile = toml::from_str(text).map_err(|e| PolicyError::Parse {
             file: file.to_path_buf(),
             message: e.to_string().trim_end().to_string(),
@@ -209,7 +300,7 @@ impl Policy {
         }
         let dir = file.parent().unwrap_or(Path::new("."));
         let seccomp_path = dir.join(&parsed.isolation.seccomp);
-        let seccomp_bpf = compile_seccomp(file, &seccomp_path)?;
+        let seccomp_bpf = compile_seccomp(file, &seccomp_path, &parsed.isolation.seccomp, files)?;
         let mut namespaces = parsed.isolation.namespaces;
         namespaces.sort();
         namespaces.dedup();
@@ -304,11 +395,24 @@ fn validate_limits(file: &Path, l: &Limits) -> Result<(), PolicyError> {
     Ok(())
 }
 
-/// Compiles the seccomp JSON at `path` for this machine's architecture into BPF bytes.
-fn compile_seccomp(file: &Path, path: &Path) -> Result<Arc<[u8]>, PolicyError> {
+/// Compiles the seccomp JSON at `path` (`named` as the policy wrote it) for this machine's
+/// architecture into BPF bytes. A built-in policy may name only a built-in file.
+fn compile_seccomp(
+    file: &Path,
+    path: &Path,
+    named: &Path,
+    files: Files,
+) -> Result<Arc<[u8]>, PolicyError> {
     let field = "isolation.seccomp";
-    let json = std::fs::read(path)
-        .map_err(|e| field_err(file, field, format!("{}: {e}", path.display())))?;
+    let json = match files {
+        Files::Disk => std::fs::read(path)
+            .map_err(|e| field_err(file, field, format!("{}: {e}", path.display())))?,
+        Files::BuiltIn => BUILT_IN_FILES
+            .iter()
+            .find(|(rel, _)| Path::new(rel) == named)
+            .map(|(_, text)| text.as_bytes().to_vec())
+            .ok_or_else(|| field_err(file, field, format!("{}: not built in", path.display())))?,
+    };
     seccomp::compile_filter(&json, seccomp::RUNNER_FILTER)
         .map(Arc::from)
         .map_err(|e| field_err(file, field, format!("{}: {e}", path.display())))
@@ -440,9 +544,20 @@ mod tests {
     }
 
     #[test]
-    fn shipped_policies_load() {
+    fn shipped_policies_load_and_are_the_built_in_ones() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies");
         let all = load_dir(&dir).unwrap();
+        let built_in = PolicySource::BuiltIn.load().unwrap();
+        assert_eq!(
+            built_in.keys().collect::<Vec<_>>(),
+            all.keys().collect::<Vec<_>>(),
+            "every file in policies/ is compiled in"
+        );
+        for (name, p) in &built_in {
+            assert_eq!(p.seccomp_bpf, all[name].seccomp_bpf, "{name}");
+            assert_eq!(p.limits, all[name].limits, "{name}");
+            assert!(p.file.starts_with(BUILT_IN_DIR), "{}", p.file.display());
+        }
         let d = &all["default"];
         assert_eq!(
             (d.limits.timeout_ms, d.limits.heap_bytes, d.warm),
@@ -450,5 +565,41 @@ mod tests {
         );
         let s = &all["strict"];
         assert!(s.limits.timeout_ms < d.limits.timeout_ms && !s.isolation.namespaces.is_empty());
+    }
+
+    #[test]
+    fn a_broken_override_never_falls_back() {
+        let missing = PolicySource::Dir(std::env::temp_dir().join("ptc-no-such-policies-dir"));
+        let err = missing.load().unwrap_err().to_string();
+        assert!(err.contains("ptc-no-such-policies-dir"), "{err}");
+        let d = dir_with_filter();
+        let err = PolicySource::Dir(d.clone()).load().unwrap_err().to_string();
+        assert!(err.contains("no policy files"), "{err}");
+        std::fs::write(
+            d.join("bad.toml"),
+            "[isolation]\nseccomp = \"absent.json\"\n",
+        )
+        .unwrap();
+        std::fs::write(d.join("good.toml"), "[isolation]\nseccomp = \"f.json\"\n").unwrap();
+        let err = PolicySource::Dir(d.clone()).load().unwrap_err().to_string();
+        assert!(
+            err.contains("bad.toml") && err.contains("absent.json"),
+            "{err}"
+        );
+        std::fs::remove_file(d.join("bad.toml")).unwrap();
+        let only = PolicySource::Dir(d).load().unwrap();
+        assert_eq!(
+            only.keys().collect::<Vec<_>>(),
+            ["good"],
+            "a directory replaces the set"
+        );
+    }
+
+    #[test]
+    fn a_built_in_policy_names_only_built_in_files() {
+        let file = Path::new(BUILT_IN_DIR).join("x.toml");
+        let text = "[isolation]\nseccomp = \"/etc/passwd\"\n";
+        let err = Policy::parse("x", &file, text, Files::BuiltIn).unwrap_err();
+        assert!(err.to_string().contains("not built in"), "{err}");
     }
 }

@@ -1,4 +1,5 @@
-//! `ptc policies`: list the policies of a directory, validated and checked against this host.
+//! `ptc policies`: list the policies in use (built in, or a directory's), validated and checked
+//! against this host.
 //!
 //! Exit codes: 0 all valid and enforceable here; 1 some policy cannot be enforced on this host;
 //! 2 the directory or a policy file is invalid (the message names the file and field).
@@ -6,15 +7,14 @@
 use super::connect::Format;
 use clap::Args;
 use ptc_supervisor::check::host_report;
-use ptc_supervisor::daemon::config::default_policies_dir;
-use ptc_supervisor::policy::load_dir;
+use ptc_supervisor::policy::PolicySource;
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 #[derive(Debug, Args)]
 pub struct PoliciesArgs {
-    /// Policies directory (default: $PTC_POLICIES, /etc/ptc/policies, or the source tree's).
+    /// Policies directory (default: $PTC_POLICIES, /etc/ptc/policies, or the built-in policies).
     #[arg(long)]
     dir: Option<PathBuf>,
     #[arg(long, value_enum, default_value = "human")]
@@ -22,8 +22,10 @@ pub struct PoliciesArgs {
 }
 
 pub fn policies(args: PoliciesArgs) -> ExitCode {
-    let dir = args.dir.unwrap_or_else(default_policies_dir);
-    let policies = match load_dir(&dir) {
+    let source = args
+        .dir
+        .map_or_else(PolicySource::from_env, PolicySource::Dir);
+    let policies = match source.load() {
         Ok(p) => p,
         Err(e) => {
             eprintln!("error: invalid_request: {e}");
@@ -53,7 +55,7 @@ pub fn policies(args: PoliciesArgs) -> ExitCode {
     match args.format {
         Format::Json => println!(
             "{}",
-            json!({"dir": dir.display().to_string(), "policies": rows})
+            json!({"source": source.to_string(), "policies": rows})
         ),
         Format::Human => print_table(&rows),
     }

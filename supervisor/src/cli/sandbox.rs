@@ -3,15 +3,15 @@
 use ptc_shared::Step;
 use ptc_supervisor::client::{Client, Embedded, Run};
 use ptc_supervisor::engine::EngineConfig;
-use ptc_supervisor::policy::{Policy, load_dir};
+use ptc_supervisor::policy::{Policy, PolicySource};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// The policies to run with, and the chosen one: `--policy` is a name in the policies
-/// directory, or a path to a policy file (which is added under its file name).
+/// The policies to run with, and the chosen one: `--policy` is a name among the policies (built
+/// in, or the override directory's), or a path to a policy file (added under its file name).
 pub fn policies_for(policy: Option<&str>) -> Result<(BTreeMap<String, Policy>, String), String> {
-    let dir = ptc_supervisor::daemon::config::default_policies_dir();
-    let mut policies = load_dir(&dir).map_err(|e| e.to_string())?;
+    let source = PolicySource::from_env();
+    let mut policies = source.load().map_err(|e| e.to_string())?;
     let chosen = match policy {
         None => "default".to_string(),
         Some(p) if p.ends_with(".toml") || Path::new(p).is_file() => {
@@ -25,8 +25,7 @@ pub fn policies_for(policy: Option<&str>) -> Result<(BTreeMap<String, Policy>, S
     if !policies.contains_key(&chosen) {
         let known: Vec<&str> = policies.keys().map(String::as_str).collect();
         return Err(format!(
-            "no policy named `{chosen}` in {} (known: {})",
-            dir.display(),
+            "no policy named `{chosen}` in {source} (known: {})",
             known.join(", ")
         ));
     }

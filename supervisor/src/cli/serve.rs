@@ -15,7 +15,7 @@ use tokio::signal::unix::{SignalKind, signal};
 const DEFAULT_CONFIG: &str = "/etc/ptc/ptc.toml";
 
 /// Defaults: socket /run/ptc/ptc.sock (root) or $XDG_RUNTIME_DIR/ptc/ptc.sock; runner
-/// $PTC_RUNNER or `ptc-runner` next to `ptc`; policies $PTC_POLICIES or /etc/ptc/policies.
+/// $PTC_RUNNER or `ptc-runner` next to `ptc`; policies $PTC_POLICIES, /etc/ptc/policies, or built in.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// Socket path (overrides `socket` in the config; ignored under socket activation).

@@ -6,7 +6,7 @@
 //! ```toml
 //! socket = "/run/ptc/ptc.sock"     # ignored under socket activation
 //! socket_group = "ptc"             # group of the socket (mode is always 0660)
-//! policies_dir = "/etc/ptc/policies"
+//! policies_dir = "/etc/ptc/policies"   # default: $PTC_POLICIES, /etc/ptc/policies, or built in
 //! default_policy = "default"
 //! runner = "/usr/local/bin/ptc-runner"
 //! allowed_uids = [1000]            # both lists empty: anyone who can open the socket
@@ -24,6 +24,7 @@
 //! 1000 = ["default", "strict"]
 //! ```
 
+use crate::policy::PolicySource;
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -60,7 +61,8 @@ pub struct Config {
     pub socket: PathBuf,
     /// Group id the socket is chowned to (`None`: the daemon's group).
     pub socket_gid: Option<u32>,
-    pub policies_dir: PathBuf,
+    /// The policies: a directory (`policies_dir`), else [`PolicySource::from_env`].
+    pub policies: PolicySource,
     pub default_policy: String,
     pub runner: PathBuf,
     pub allowed_uids: BTreeSet<u32>,
@@ -102,7 +104,7 @@ impl Default for Config {
         Config {
             socket: default_socket(),
             socket_gid: None,
-            policies_dir: default_policies_dir(),
+            policies: PolicySource::from_env(),
             default_policy: "default".into(),
             runner: default_runner(),
             allowed_uids: BTreeSet::new(),
@@ -149,7 +151,9 @@ impl Config {
                 Some(g) => Some(resolve_group(&g).map_err(|m| key("socket_group", m))?),
                 None => None,
             },
-            policies_dir: f.policies_dir.map_or(d.policies_dir, |p| base.join(p)),
+            policies: f
+                .policies_dir
+                .map_or(d.policies, |p| PolicySource::Dir(base.join(p))),
             default_policy: f.default_policy.unwrap_or(d.default_policy),
             runner: f.runner.map_or(d.runner, |p| base.join(p)),
             allowed_uids: f.allowed_uids.unwrap_or_default().into_iter().collect(),
@@ -259,19 +263,6 @@ pub fn default_runner() -> PathBuf {
         }
     }
     PathBuf::from("/usr/local/bin/ptc-runner")
-}
-
-/// The policies directory: `$PTC_POLICIES`, else `/etc/ptc/policies` if it exists, else the
-/// source tree's `policies/` (a development build).
-pub fn default_policies_dir() -> PathBuf {
-    if let Some(p) = std::env::var_os("PTC_POLICIES") {
-        return PathBuf::from(p);
-    }
-    let etc = PathBuf::from("/etc/ptc/policies");
-    if etc.is_dir() {
-        return etc;
-    }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies")
 }
 
 #[cfg(test)]

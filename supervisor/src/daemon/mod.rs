@@ -20,7 +20,7 @@ mod listen;
 pub mod notify;
 
 use crate::engine::{Engine, EngineConfig, EngineError};
-use crate::policy::{Policy, PolicyError, load_dir};
+use crate::policy::{Policy, PolicyError};
 use admission::Admission;
 use config::{Config, ConfigError};
 use interprocess::local_socket::traits::tokio::Listener as _;
@@ -67,7 +67,7 @@ pub(crate) struct Generation {
 
 impl Generation {
     fn build(config: Config) -> Result<Generation, DaemonError> {
-        let policies = load_dir(&config.policies_dir)?;
+        let policies = config.policies.load()?;
         let mut ec = EngineConfig::new(config.runner.clone(), policies.clone());
         ec.default_policy = config.default_policy.clone();
         let engine = Engine::new(ec)?;
