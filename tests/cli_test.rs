@@ -197,6 +197,57 @@ fn command_and_fixed_tools() {
     );
 }
 
+/// Processes alive (not zombies) whose command line contains `needle`.
+fn live_processes_with(needle: &str) -> Vec<String> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let p = e.path();
+            let cmdline = std::fs::read(p.join("cmdline")).ok()?;
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            let stat = std::fs::read_to_string(p.join("stat")).ok()?;
+            let state = stat.rsplit(") ").next()?.chars().next()?;
+            (cmdline.contains(needle) && state != 'Z').then_some(cmdline)
+        })
+        .collect()
+}
+
+#[test]
+fn a_tool_still_running_at_the_deadline_is_killed_with_everything_it_started() {
+    // `sleep` is a grandchild here (the `echo` after it keeps `sh` from exec'ing it), so only a
+    // kill of the tool's whole process group reaches it. A unique duration identifies it.
+    let marker = format!("sleep 29.{}", std::process::id());
+    let tool = format!("slow={marker}; echo 1");
+    for mode in [None, Some("--in-process")] {
+        let mut args = vec!["run", "--timeout", "500", "--tool", &tool];
+        args.extend(mode);
+        args.extend(["-e", "(tool/slow {})"]);
+        let began = std::time::Instant::now();
+        let o = ptc(&args);
+        let took = began.elapsed();
+        assert!(
+            stderr(&o).starts_with("error: timeout: "),
+            "{mode:?}: {}",
+            stderr(&o)
+        );
+        assert!(
+            took < std::time::Duration::from_secs(10),
+            "{mode:?}: took {took:?}"
+        );
+        let mut left = live_processes_with(&marker);
+        for _ in 0..50 {
+            if left.is_empty() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            left = live_processes_with(&marker);
+        }
+        assert!(left.is_empty(), "{mode:?}: still running: {left:?}");
+    }
+}
+
 #[test]
 fn default_run_is_sandboxed_in_a_runner_process() {
     let o = ptc(&["run", "--format", "json", "-e", "(reduce + (range 10))"]);

@@ -27,22 +27,26 @@ pub async fn open_client(socket: Option<&Path>) -> Result<Client, String> {
     }
 }
 
-/// A `--tool`/`--tools` tool hosted by this process for a daemon run. A command tool runs on a
-/// blocking thread and is killed after `budget` (the daemon's deadline usually comes first).
+/// How long after `budget` a command tool is killed from here, if the run has not ended first:
+/// the engine (or the daemon) owns the deadline and should be the one to report it.
+const BACKSTOP_GRACE: Duration = Duration::from_secs(1);
+
+/// A `--tool`/`--tools` tool hosted by this process for a run. A command tool is killed when the
+/// run ends and the pending call is dropped (see `tools.rs`); `budget` plus a grace is only a
+/// backstop.
 pub fn client_tool(name: String, tool: CliTool, budget: Duration) -> Tool {
     let tool = Arc::new(tool);
     let tool_name = name.clone();
     Tool::new(name, move |args: Value| {
         let (tool, name) = (Arc::clone(&tool), tool_name.clone());
         async move {
-            let deadline = Instant::now() + budget;
-            let r = tokio::task::spawn_blocking(move || tool.call(&name, &args, deadline))
+            let deadline = Instant::now() + budget + BACKSTOP_GRACE;
+            tool.call_async(&name, &args, deadline)
                 .await
-                .map_err(|e| format!("tool task failed: {e}"))?;
-            r.map_err(|e| match e {
-                CliToolError::Error(m) => m,
-                CliToolError::Terminal(f) => f.message,
-            })
+                .map_err(|e| match e {
+                    CliToolError::Error(m) => m,
+                    CliToolError::Terminal(f) => f.message,
+                })
         }
     })
 }
