@@ -42,13 +42,17 @@
 //! lazy state was built once in the zygote; the rerun takes the copy-on-write faults before
 //! `Ready`). Either way the process `_exit`s right after its last frame.
 //!
-//! Each failure exits with a code from `ptc_shared::protocol::exit_code`. Invariants: single
-//! threaded throughout (seccomp forbids clone); nothing untrusted is read before step 12.
+//! A failing step is a [`SetupError`] naming the step and its errno: the runner writes
+//! `setup failed at <step>: <ERRNO>` to stderr and exits with its code from
+//! `ptc_shared::protocol::exit_code` (see `setup_error.rs`). Invariants: single threaded
+//! throughout (seccomp forbids clone); nothing untrusted is read before step 12.
 #![allow(unsafe_code)]
 
 use crate::alloc;
 use crate::ipc::{self, Ipc};
+use crate::setup_error::{SetupError, errno_in, step};
 use landlock::{ABI, Access, AccessFs, AccessNet, RulesetAttr, RulesetStatus, Scope};
+use nix::errno::Errno;
 use nix::sys::prctl;
 use nix::sys::signal::{SigHandler, SigSet, SigmaskHow, Signal, signal, sigprocmask};
 use ptc_shared::codec::U64_FRAME_MAX;
@@ -71,20 +75,35 @@ const LANDLOCK_ABI: ABI = ABI::V6;
 /// The way hardening or the conversation failed: each maps to one exit code.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Exit {
-    Setup,
+    /// A hardening step failed (it is reported on stderr by [`Exit::report`]).
+    Setup(SetupError),
+    /// A frame after `Ready` was unexpected, or the socket failed.
     Protocol,
-    NoSeccomp,
+    /// The zygote's engine is gone (its control socket failed).
     ParentGone,
+}
+
+impl From<SetupError> for Exit {
+    fn from(e: SetupError) -> Exit {
+        Exit::Setup(e)
+    }
 }
 
 impl Exit {
     pub(crate) fn code(self) -> i32 {
         match self {
-            Exit::Setup => exit_code::SETUP,
+            Exit::Setup(e) => e.code(),
             Exit::Protocol => exit_code::PROTOCOL,
-            Exit::NoSeccomp => exit_code::NO_SECCOMP,
             Exit::ParentGone => exit_code::PARENT_GONE,
         }
+    }
+
+    /// Says on stderr which step failed, then gives the exit code.
+    pub(crate) fn report(self) -> i32 {
+        if let Exit::Setup(e) = self {
+            e.report();
+        }
+        self.code()
     }
 }
 
@@ -100,7 +119,7 @@ pub(crate) enum Start {
 pub fn run(probe: Option<Probe>) -> ! {
     let code = match harden_and_serve(probe, Start::Exec) {
         Ok(()) => 0,
-        Err(e) => e.code(),
+        Err(e) => e.report(),
     };
     exit_now(code)
 }
@@ -113,7 +132,7 @@ pub(crate) fn run_forked(probe: Option<Probe>) -> ! {
     let served = std::panic::catch_unwind(serve);
     let code = match served {
         Ok(Ok(())) => 0,
-        Ok(Err(e)) => e.code(),
+        Ok(Err(e)) => e.report(),
         Err(_) => exit_code::PANIC,
     };
     exit_now(code)
@@ -128,7 +147,7 @@ pub(crate) fn exit_now(code: i32) -> ! {
 
 fn harden_and_serve(probe: Option<Probe>, start: Start) -> Result<(), Exit> {
     let parent = std::os::unix::process::parent_id();
-    alloc::prepare_frame().map_err(|_| Exit::Setup)?;
+    prepare_frame()?;
     let mut ipc = take_ipc_fd()?;
     let setup = read_setup(&mut ipc)?;
     die_with_parent(parent)?;
@@ -166,7 +185,15 @@ fn serve(ipc: &mut Ipc) -> Result<Step, Exit> {
     }
 }
 
-fn take_ipc_fd() -> Result<Ipc, Exit> {
+/// Pre-encodes the allocator's `MemoryExceeded` frame (it cannot allocate when it needs it).
+pub(crate) fn prepare_frame() -> Result<(), SetupError> {
+    step(
+        alloc::prepare_frame().map_err(|_| Errno::ENOMEM),
+        SetupError::PrepareFrame,
+    )
+}
+
+fn take_ipc_fd() -> Result<Ipc, SetupError> {
     ipc_fd_is_socket()?;
     // SAFETY: fd 3 is open (fstat succeeded) and inherited from the spawner; nothing else in
     // this process refers to it, so taking ownership once here is sound.
@@ -175,77 +202,95 @@ fn take_ipc_fd() -> Result<Ipc, Exit> {
 }
 
 /// Fails unless fd 3 is open and a socket (the runner's IPC socket, or the zygote's control one).
-pub(crate) fn ipc_fd_is_socket() -> Result<(), Exit> {
+pub(crate) fn ipc_fd_is_socket() -> Result<(), SetupError> {
+    step(fd3_socket(), SetupError::IpcFd)
+}
+
+fn fd3_socket() -> Result<(), Errno> {
     let mut st = std::mem::MaybeUninit::<libc::stat>::uninit();
     // SAFETY: fstat only writes a `struct stat` into the buffer we own; a closed fd makes it
     // return -1 and write nothing.
     let rc = unsafe { libc::fstat(RUNNER_IPC_FD, st.as_mut_ptr()) };
     if rc != 0 {
-        return Err(Exit::Setup);
+        return Err(Errno::last());
     }
     // SAFETY: fstat returned 0, so it initialised the whole struct.
     let st = unsafe { st.assume_init() };
     if st.st_mode & libc::S_IFMT != libc::S_IFSOCK {
-        return Err(Exit::Setup);
+        return Err(Errno::ENOTSOCK);
     }
     Ok(())
 }
 
-fn read_setup(ipc: &mut Ipc) -> Result<Setup, Exit> {
-    match ipc.recv() {
+fn read_setup(ipc: &mut Ipc) -> Result<Setup, SetupError> {
+    let setup = match ipc.recv() {
         Ok(SupervisorToRunner::Setup(setup)) => Ok(setup),
-        _ => Err(Exit::Setup),
-    }
+        Ok(_) => Err(Errno::EPROTO),
+        Err(e) => Err(errno_in(&e, Errno::EPROTO)),
+    };
+    step(setup, SetupError::ReadSetup)
 }
 
-pub(crate) fn die_with_parent(parent_at_start: u32) -> Result<(), Exit> {
-    prctl::set_pdeathsig(Signal::SIGKILL).map_err(|_| Exit::Setup)?;
-    if std::os::unix::process::parent_id() != parent_at_start {
-        return Err(Exit::ParentGone);
-    }
-    Ok(())
+pub(crate) fn die_with_parent(parent_at_start: u32) -> Result<(), SetupError> {
+    step(
+        prctl::set_pdeathsig(Signal::SIGKILL),
+        SetupError::SetPdeathsig,
+    )?;
+    let alive = if std::os::unix::process::parent_id() == parent_at_start {
+        Ok(())
+    } else {
+        Err(Errno::ESRCH)
+    };
+    step(alive, SetupError::ParentGone)
 }
 
-pub(crate) fn not_dumpable() -> Result<(), Exit> {
-    prctl::set_dumpable(false).map_err(|_| Exit::Setup)
+pub(crate) fn not_dumpable() -> Result<(), SetupError> {
+    step(prctl::set_dumpable(false), SetupError::SetDumpable)
 }
 
 /// Undoes what a spawner could have passed down by accident: a blocked signal mask or an ignored
 /// SIGXCPU/SIGXFSZ would stop the CPU and file-size limits from ending the process, and the
 /// working directory should name nothing of the host's.
-fn reset_inherited_state() -> Result<(), Exit> {
-    sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None).map_err(|_| Exit::Setup)?;
+fn reset_inherited_state() -> Result<(), SetupError> {
+    step(
+        sigprocmask(SigmaskHow::SIG_SETMASK, Some(&SigSet::empty()), None),
+        SetupError::Sigprocmask,
+    )?;
     for sig in [Signal::SIGXCPU, Signal::SIGXFSZ] {
         // SAFETY: installing the default disposition runs no code of ours in signal context.
-        unsafe { signal(sig, SigHandler::SigDfl) }.map_err(|_| Exit::Setup)?;
+        let reset = unsafe { signal(sig, SigHandler::SigDfl) };
+        step(reset, SetupError::SignalDefault)?;
     }
-    std::env::set_current_dir("/").map_err(|_| Exit::Setup)
+    let chdir = std::env::set_current_dir("/").map_err(|e| errno_in(&e, Errno::EIO));
+    step(chdir, SetupError::Chdir)
 }
 
 /// Becomes the policy's `run_as` user: supplementary groups dropped, then gid, then uid (in that
 /// order: after `setuid` the process could no longer change its groups). Verified, not assumed.
-fn switch_user(run_as: Option<(u32, u32)>) -> Result<(), Exit> {
+fn switch_user(run_as: Option<(u32, u32)>) -> Result<(), SetupError> {
     use nix::unistd::{Gid, Uid, getegid, geteuid, setgid, setgroups, setuid};
     let Some((uid, gid)) = run_as else {
         return Ok(());
     };
-    setgroups(&[]).map_err(|_| Exit::Setup)?;
-    setgid(Gid::from_raw(gid)).map_err(|_| Exit::Setup)?;
-    setuid(Uid::from_raw(uid)).map_err(|_| Exit::Setup)?;
-    if geteuid().as_raw() != uid || getegid().as_raw() != gid {
-        return Err(Exit::Setup);
-    }
-    Ok(())
+    step(setgroups(&[]), SetupError::Setgroups)?;
+    step(setgid(Gid::from_raw(gid)), SetupError::Setgid)?;
+    step(setuid(Uid::from_raw(uid)), SetupError::Setuid)?;
+    let verified = if geteuid().as_raw() == uid && getegid().as_raw() == gid {
+        Ok(())
+    } else {
+        Err(Errno::EPERM)
+    };
+    step(verified, SetupError::VerifyUser)
 }
 
 /// Enters the namespaces the policy asks for: user first (it grants the capabilities the
 /// others need when the supervisor is not root), then net, ipc, uts and mount together. The
 /// runner is single-threaded, which `unshare(CLONE_NEWUSER)` requires.
-fn enter_namespaces(bits: u32) -> Result<(), Exit> {
+fn enter_namespaces(bits: u32) -> Result<(), SetupError> {
     use nix::sched::{CloneFlags, unshare};
     use ptc_shared::protocol::ns;
     if bits & ns::USER != 0 {
-        unshare(CloneFlags::CLONE_NEWUSER).map_err(|_| Exit::Setup)?;
+        step(unshare(CloneFlags::CLONE_NEWUSER), SetupError::UnshareUser)?;
     }
     let mut rest = CloneFlags::empty();
     for (bit, flag) in [
@@ -259,33 +304,51 @@ fn enter_namespaces(bits: u32) -> Result<(), Exit> {
         }
     }
     if !rest.is_empty() {
-        unshare(rest).map_err(|_| Exit::Setup)?;
+        step(unshare(rest), SetupError::UnshareNamespaces)?;
     }
     Ok(())
 }
 
-fn apply_rlimits(r: &RunnerRlimits) -> Result<(), Exit> {
-    set_limit(Resource::DATA, r.data_bytes, r.data_bytes)?;
+fn apply_rlimits(r: &RunnerRlimits) -> Result<(), SetupError> {
+    let data = (r.data_bytes, r.data_bytes);
+    set_limit(Resource::DATA, data, SetupError::RlimitData)?;
+    let cpu = (r.cpu_soft_secs, r.cpu_soft_secs.saturating_add(1));
+    set_limit(Resource::CPU, cpu, SetupError::RlimitCpu)?;
     set_limit(
-        Resource::CPU,
-        r.cpu_soft_secs,
-        r.cpu_soft_secs.saturating_add(1),
+        Resource::NOFILE,
+        (r.nofile, r.nofile),
+        SetupError::RlimitNofile,
     )?;
-    set_limit(Resource::NOFILE, r.nofile, r.nofile)?;
-    set_limit(Resource::FSIZE, r.fsize_bytes, r.fsize_bytes)?;
-    set_limit(Resource::CORE, r.core_bytes, r.core_bytes)?;
-    set_limit(Resource::STACK, r.stack_bytes, r.stack_bytes)
+    let fsize = (r.fsize_bytes, r.fsize_bytes);
+    set_limit(Resource::FSIZE, fsize, SetupError::RlimitFsize)?;
+    let core = (r.core_bytes, r.core_bytes);
+    set_limit(Resource::CORE, core, SetupError::RlimitCore)?;
+    let stack = (r.stack_bytes, r.stack_bytes);
+    set_limit(Resource::STACK, stack, SetupError::RlimitStack)
 }
 
-/// Sets a limit, never above the current hard limit (raising it would need privileges).
-pub(crate) fn set_limit(resource: Resource, soft: u64, hard: u64) -> Result<(), Exit> {
-    let (_, current_hard) = rlimit::getrlimit(resource).map_err(|_| Exit::Setup)?;
-    let hard = hard.min(current_hard);
-    rlimit::setrlimit(resource, soft.min(hard), hard).map_err(|_| Exit::Setup)
+/// Sets a limit to `(soft, hard)`, never above the current hard limit (raising it would need
+/// privileges).
+pub(crate) fn set_limit(
+    resource: Resource,
+    (soft, hard): (u64, u64),
+    variant: fn(Errno) -> SetupError,
+) -> Result<(), SetupError> {
+    let os = |e: std::io::Error| errno_in(&e, Errno::EINVAL);
+    let set = rlimit::getrlimit(resource)
+        .map_err(os)
+        .and_then(|(_, current)| {
+            let hard = hard.min(current);
+            rlimit::setrlimit(resource, soft.min(hard), hard).map_err(os)
+        });
+    step(set, variant)
 }
 
-pub(crate) fn close_other_fds() -> Result<(), Exit> {
-    let first = libc::c_uint::try_from(RUNNER_IPC_FD + 1).map_err(|_| Exit::Setup)?;
+pub(crate) fn close_other_fds() -> Result<(), SetupError> {
+    let first = step(
+        libc::c_uint::try_from(RUNNER_IPC_FD + 1).map_err(|_| Errno::EBADF),
+        SetupError::CloseRange,
+    )?;
     // SAFETY: no Rust object in this process owns an fd above 3 at this point (std opens none
     // at startup and the steps before keep none), so closing them cannot invalidate an owner.
     let rc = unsafe {
@@ -334,17 +397,24 @@ fn rewarm() {
 /// The warm-up program: a little of reading, collections, higher-order calls and printing.
 const WARM_UP: &str = "(let [m {:a [1 2.5 \"s\"]}] (str (get m :a) (count (map inc [1 2]))))";
 
-fn restrict_filesystem(wanted: bool) -> Result<LandlockStatus, Exit> {
+/// Three named steps: the ruleset's rights (`landlock_ruleset`, no syscall), then
+/// `landlock_create_ruleset`, then `landlock_restrict_self`.
+fn restrict_filesystem(wanted: bool) -> Result<LandlockStatus, SetupError> {
     if !wanted {
         return Ok(LandlockStatus::NotRequested);
     }
-    let status = landlock::Ruleset::default()
+    let os = |e: landlock::RulesetError| errno_in(&e, Errno::EINVAL);
+    let ruleset = landlock::Ruleset::default()
         .handle_access(AccessFs::from_all(LANDLOCK_ABI))
         .and_then(|r| r.handle_access(AccessNet::from_all(LANDLOCK_ABI)))
         .and_then(|r| r.scope(Scope::from_all(LANDLOCK_ABI)))
-        .and_then(|r| r.create())
-        .and_then(|r| r.restrict_self())
-        .map_err(|_| Exit::Setup)?;
+        .map_err(os);
+    let ruleset = step(ruleset, SetupError::LandlockRuleset)?;
+    let created = step(ruleset.create().map_err(os), SetupError::LandlockCreate)?;
+    let status = step(
+        created.restrict_self().map_err(os),
+        SetupError::LandlockRestrict,
+    )?;
     Ok(match status.ruleset {
         RulesetStatus::FullyEnforced => LandlockStatus::Enforced,
         RulesetStatus::PartiallyEnforced => LandlockStatus::Partial,
@@ -352,13 +422,16 @@ fn restrict_filesystem(wanted: bool) -> Result<LandlockStatus, Exit> {
     })
 }
 
-fn no_new_privs() -> Result<(), Exit> {
-    prctl::set_no_new_privs().map_err(|_| Exit::Setup)
+fn no_new_privs() -> Result<(), SetupError> {
+    step(prctl::set_no_new_privs(), SetupError::NoNewPrivs)
 }
 
-fn install_seccomp(bpf: &[u8]) -> Result<(), Exit> {
-    let program = seccomp::decode_program(bpf).map_err(|_| Exit::NoSeccomp)?;
-    seccompiler::apply_filter(&program).map_err(|_| Exit::NoSeccomp)
+/// Fail closed: without a program that decodes and installs, the runner never runs input.
+fn install_seccomp(bpf: &[u8]) -> Result<(), SetupError> {
+    let program = seccomp::decode_program(bpf).map_err(|_| Errno::EINVAL);
+    let program = step(program, SetupError::SeccompProgram)?;
+    let installed = seccompiler::apply_filter(&program).map_err(|e| errno_in(&e, Errno::EINVAL));
+    step(installed, SetupError::SeccompInstall)
 }
 
 /// The runner's global allocator: the system allocator, counted against the heap budget.

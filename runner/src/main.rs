@@ -11,6 +11,7 @@
 mod alloc;
 mod harden;
 mod ipc;
+mod setup_error;
 mod zygote;
 
 /// Every allocation is counted against the heap budget from `Setup`.

@@ -5,12 +5,14 @@
 //! one operation named by its first argument and reports in `Finished`:
 //! `return` = `"allowed"` if the operation succeeded (a sandbox hole), or a failed Step whose
 //! message is `denied: <os error>` (errno in `details.errno`) if the kernel refused it without
-//! killing the process. A seccomp kill shows as SIGSYS to the parent. Never ship or spawn it in
-//! production: it exists to prove the hardening holds.
+//! killing the process. A seccomp kill shows as SIGSYS to the parent. `fail-at=STEP` makes one
+//! hardening step fail instead. Never ship or spawn it in production: it exists to prove the
+//! hardening holds.
 
 mod alloc;
 mod harden;
 mod ipc;
+mod setup_error;
 mod zygote;
 
 use ipc::Ipc;
@@ -32,7 +34,18 @@ fn main() {
     harden::run(Some(probe_for(first)))
 }
 
+/// The probe for `op`. `fail-at=STEP` instead makes hardening step STEP fail with EPERM (see
+/// `setup_error::fail_at`), to test how a failed step is reported; an unknown STEP is a probe
+/// that reports it.
 fn probe_for(op: String) -> harden::Probe {
+    if let Some(step) = op.strip_prefix("fail-at=")
+        && !setup_error::fail_at(step)
+    {
+        let message = format!("no hardening step named {step:?}");
+        return Box::new(move |_: &mut Ipc| {
+            Step::failed(Fail::new(FailReason::InvalidRequest, message))
+        });
+    }
     // Read before hardening: getppid is not in the filter, and calling it afterwards would kill
     // the probe before it reached the operation under test.
     let parent =

@@ -36,8 +36,8 @@
 //! per-execution limits are the defence; nothing secret lives in the zygote.
 #![allow(unsafe_code)]
 
-use crate::alloc;
 use crate::harden::{self, Exit};
+use crate::setup_error::{SetupError, step};
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::{SigSet, SigmaskHow, Signal, sigprocmask};
@@ -61,27 +61,36 @@ pub type ProbeFactory = dyn Fn() -> Option<harden::Probe>;
 pub fn serve(probe: &ProbeFactory) -> ! {
     let code = match init().and_then(|sfd| serve_loop(&sfd, probe)) {
         Ok(()) => 0,
-        Err(e) => e.code(),
+        Err(e) => e.report(),
     };
     harden::exit_now(code)
 }
 
 fn init() -> Result<SignalFd, Exit> {
     let parent = std::os::unix::process::parent_id();
-    alloc::prepare_frame().map_err(|_| Exit::Setup)?;
+    harden::prepare_frame()?;
     harden::ipc_fd_is_socket()?;
     harden::die_with_parent(parent)?;
     harden::not_dumpable()?;
     // stacker caches the main thread's stack bounds, computed from RLIMIT_STACK, when priming:
     // give the zygote the runners' stack limit first, so its children inherit the right bounds.
     let stack = RunnerRlimits::for_limits(&Limits::default()).stack_bytes;
-    harden::set_limit(rlimit::Resource::STACK, stack, u64::MAX)?;
+    harden::set_limit(
+        rlimit::Resource::STACK,
+        (stack, u64::MAX),
+        SetupError::RlimitStack,
+    )?;
     harden::prime_runtime();
     let mut chld = SigSet::empty();
     chld.add(Signal::SIGCHLD);
-    sigprocmask(SigmaskHow::SIG_BLOCK, Some(&chld), None).map_err(|_| Exit::Setup)?;
-    let sfd = SignalFd::with_flags(&chld, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)
-        .map_err(|_| Exit::Setup)?;
+    step(
+        sigprocmask(SigmaskHow::SIG_BLOCK, Some(&chld), None),
+        SetupError::Sigprocmask,
+    )?;
+    let sfd = step(
+        SignalFd::with_flags(&chld, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC),
+        SetupError::Signalfd,
+    )?;
     report(
         &Report::Hello {
             magic: MAGIC,
@@ -225,15 +234,26 @@ fn fork_runner(id: u64, ipc: &OwnedFd, err: &OwnedFd, probe: &ProbeFactory) -> R
 }
 
 /// The child: fd 3 ← `ipc`, fd 2 ← `err`, every other fd above 3 closed, a new session, then the
-/// runner's hardening exactly as after an exec.
+/// runner's hardening exactly as after an exec. A failure here is reported like any hardening
+/// step's (on the new fd 2 when it got that far).
 fn become_runner(ipc: RawFd, err: RawFd, probe: &ProbeFactory) -> ! {
+    let probe = probe();
+    if let Err(e) = place_fds(ipc, err) {
+        harden::exit_now(Exit::Setup(e).report());
+    }
+    harden::run_forked(probe)
+}
+
+fn place_fds(ipc: RawFd, err: RawFd) -> Result<(), SetupError> {
     // SAFETY: dup2 onto fixed numbers in this single-threaded child. Rust objects that owned fds
     // 2 and 3 (the zygote's control socket) belong to frames this child never returns to.
     let placed = unsafe { libc::dup2(ipc, RUNNER_IPC_FD) >= 0 && libc::dup2(err, 2) >= 0 };
-    if !placed || harden::close_other_fds().is_err() || nix::unistd::setsid().is_err() {
-        harden::exit_now(Exit::Setup.code());
-    }
-    harden::run_forked(probe())
+    step(
+        if placed { Ok(()) } else { Err(Errno::last()) },
+        SetupError::Dup2,
+    )?;
+    harden::close_other_fds()?;
+    step(nix::unistd::setsid().map(drop), SetupError::Setsid)
 }
 
 fn pidfd_open(pid: libc::pid_t) -> Result<OwnedFd, Errno> {

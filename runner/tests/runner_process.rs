@@ -14,7 +14,7 @@ use ptc_shared::protocol::{
 use ptc_shared::signature::Mode;
 use ptc_shared::{Fail, FailReason, Limits, Value};
 use std::collections::BTreeMap;
-use support::{End, RUNNER, Runner, end, setup, spawn, spawn_script};
+use support::{End, RUNNER, Runner, end, setup, spawn, spawn_script, spawn_with_stderr};
 
 fn execute(program: &str) -> SupervisorToRunner {
     SupervisorToRunner::Execute(Box::new(Execute {
@@ -307,6 +307,22 @@ fn setup_must_come_first_and_match_our_version() {
         &[0, 0, 0, 3, 0xff, 0xff, 0xff],
     ));
     assert_eq!(end(r.wait()), End::Code(exit_code::SETUP));
+}
+
+#[test]
+fn a_failed_setup_names_its_step_and_errno_on_stderr() {
+    // Real failures, no test hook: a first frame that is not Setup, a program that is no BPF.
+    let mut r = spawn_with_stderr(RUNNER, &[]);
+    r.send(&execute("1"));
+    assert_eq!(end(r.wait()), End::Code(exit_code::SETUP));
+    assert_eq!(r.stderr_text(), "setup failed at read_setup: EPROTO");
+
+    let mut r = spawn_with_stderr(RUNNER, &[]);
+    let mut s = setup();
+    s.seccomp_bpf = serde_bytes::ByteBuf::from(vec![0u8; 12]);
+    r.send(&SupervisorToRunner::Setup(s));
+    assert_eq!(end(r.wait()), End::Code(exit_code::NO_SECCOMP));
+    assert_eq!(r.stderr_text(), "setup failed at seccomp_program: EINVAL");
 }
 
 #[test]

@@ -57,6 +57,15 @@ pub fn spawn(bin: &str, args: &[&str]) -> Runner {
 
 /// Spawns `script` (run by `sh -c` with `$0` = bin, `$@` = args) with the socket on its stdin.
 pub fn spawn_script(script: &str, bin: &str, args: &[&str]) -> Runner {
+    spawn_script_with(script, bin, args, Stdio::null())
+}
+
+/// Like [`spawn`], with the runner's stderr on a pipe (read it with [`Runner::stderr_text`]).
+pub fn spawn_with_stderr(bin: &str, args: &[&str]) -> Runner {
+    spawn_script_with(PLACE_FDS, bin, args, Stdio::piped())
+}
+
+fn spawn_script_with(script: &str, bin: &str, args: &[&str], stderr: Stdio) -> Runner {
     let (ours, theirs) = UnixStream::pair().unwrap();
     ours.set_read_timeout(Some(TIMEOUT)).unwrap();
     let child = Command::new("/bin/sh")
@@ -67,7 +76,7 @@ pub fn spawn_script(script: &str, bin: &str, args: &[&str]) -> Runner {
         .env_clear()
         .stdin(Stdio::from(OwnedFd::from(theirs)))
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(stderr)
         .spawn()
         .unwrap();
     Runner {
@@ -148,6 +157,15 @@ impl Runner {
             Some(RunnerToSupervisor::Ready { landlock }) => landlock,
             other => panic!("expected Ready, got {other:?}"),
         }
+    }
+
+    /// Everything the runner wrote to its stderr (spawned by [`spawn_with_stderr`]), trimmed.
+    pub fn stderr_text(&mut self) -> String {
+        let mut text = String::new();
+        if let Some(mut err) = self.child.as_mut().and_then(|c| c.stderr.take()) {
+            std::io::Read::read_to_string(&mut err, &mut text).unwrap();
+        }
+        text.trim().to_string()
     }
 
     pub fn pid(&self) -> u32 {

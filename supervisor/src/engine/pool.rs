@@ -89,6 +89,23 @@ pub(crate) enum StartError {
     Process(#[from] ProcessError),
     #[error("runner did not become ready: {0}")]
     NotReady(String),
+    /// The runner ended during setup; `stderr` is what it wrote (a failed hardening step names
+    /// itself there: `setup failed at <step>: <ERRNO>`).
+    #[error("runner did not become ready: {message}")]
+    Ended {
+        message: String,
+        stderr: Option<String>,
+    },
+}
+
+impl StartError {
+    /// What the runner wrote to stderr before it ended, if it did.
+    pub fn stderr(&self) -> Option<&str> {
+        match self {
+            StartError::Ended { stderr, .. } => stderr.as_deref(),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -307,9 +324,7 @@ impl Pool {
                     "unexpected first frame {other:?}"
                 )));
             }
-            Ok(Ok(None)) | Ok(Err(_)) => {
-                return Err(StartError::NotReady(exit_description(&mut proc).await));
-            }
+            Ok(Ok(None)) | Ok(Err(_)) => return Err(ended_during_setup(&mut proc).await),
             Err(_) => {
                 return Err(StartError::NotReady(format!(
                     "no Ready within {SETUP_TIMEOUT:?}"
@@ -333,18 +348,24 @@ impl Pool {
     }
 }
 
-/// How a runner that closed its socket during setup ended, for the error message.
-async fn exit_description(proc: &mut RunnerProc) -> String {
-    match tokio::time::timeout(Duration::from_millis(500), proc.wait()).await {
-        Ok(Ok(info)) => match (info.code, info.signal) {
-            (Some(code), _) => {
-                let name = ptc_shared::protocol::exit_code::describe(code).unwrap_or("unknown");
-                format!("runner exited with code {code} ({name}) during setup")
-            }
-            (None, Some(sig)) => format!("runner was killed by signal {sig} during setup"),
-            (None, None) => "runner ended during setup".to_string(),
-        },
-        Ok(Err(e)) => format!("runner ended during setup ({e})"),
-        Err(_) => "runner closed its socket during setup".to_string(),
-    }
+/// How a runner that closed its socket during setup ended, and what it said on stderr.
+async fn ended_during_setup(proc: &mut RunnerProc) -> StartError {
+    let (message, stderr) = match tokio::time::timeout(Duration::from_millis(500), proc.wait())
+        .await
+    {
+        Ok(Ok(info)) => {
+            let message = match (info.code, info.signal) {
+                (Some(code), _) => {
+                    let name = ptc_shared::protocol::exit_code::describe(code).unwrap_or("unknown");
+                    format!("runner exited with code {code} ({name}) during setup")
+                }
+                (None, Some(sig)) => format!("runner was killed by signal {sig} during setup"),
+                (None, None) => "runner ended during setup".to_string(),
+            };
+            (message, info.stderr)
+        }
+        Ok(Err(e)) => (format!("runner ended during setup ({e})"), None),
+        Err(_) => ("runner closed its socket during setup".to_string(), None),
+    };
+    StartError::Ended { message, stderr }
 }

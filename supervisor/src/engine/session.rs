@@ -164,13 +164,11 @@ pub(crate) async fn run(
     let runner = match tokio::time::timeout_at(kill_at.into(), pool.take(&limits)).await {
         Ok(Ok(w)) => w,
         Ok(Err(e)) => {
-            return failed_step(
-                base,
-                crash(format!("could not start a runner: {e}")),
-                Vec::new(),
-                start,
-                0,
-            );
+            let mut fail = crash(format!("could not start a runner: {e}"));
+            if let Some(text) = e.stderr() {
+                fail = fail.with_detail("stderr", text);
+            }
+            return failed_step(base, fail, Vec::new(), start, 0);
         }
         Err(_) => {
             let fail = timeout_fail(
