@@ -113,7 +113,11 @@ async fn every_step_names_itself(spawn: SpawnMode, tag: &str) {
             "setup_failed"
         };
         assert!(
-            fail.message.contains("during setup") && fail.message.contains(code),
+            fail.message.contains("during setup")
+                && fail.message.contains(code)
+                && fail
+                    .message
+                    .ends_with(&format!("setup failed at {name}: EPERM")),
             "{name}: {}",
             fail.message
         );

@@ -367,5 +367,11 @@ async fn ended_during_setup(proc: &mut RunnerProc) -> StartError {
         Ok(Err(e)) => (format!("runner ended during setup ({e})"), None),
         Err(_) => ("runner closed its socket during setup".to_string(), None),
     };
+    // The runner's own word first in the message too: it is what a human reads (the CLI's text
+    // output, the daemon's log); `details.stderr` keeps it for programs.
+    let message = match stderr.as_deref().and_then(|t| t.lines().next()) {
+        Some(said) => format!("{message}: {said}"),
+        None => message,
+    };
     StartError::Ended { message, stderr }
 }
