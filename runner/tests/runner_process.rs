@@ -2,36 +2,32 @@
 //! rlimits, seccomp and no_new_privs, observed from outside through /proc), the conversation
 //! Setup → Ready → Execute → Finished, and the exit code of each way the conversation can break.
 #![allow(clippy::unwrap_used)]
-// Tool replies mirror the protocol's `Result<Value, ToolResultError>`, whose error holds a Fail.
+// Tool replies mirror the protocol's `Result<Value, ToolFailure>`, whose error holds a Fail.
 #![allow(clippy::result_large_err)]
 
 mod support;
 
+use ptc_shared::client_protocol::RunRequest;
 use ptc_shared::protocol::{
-    Execute, PROTOCOL_VERSION, RunnerToSupervisor, SupervisorToRunner, ToolDecl, ToolResultError,
-    exit_code,
+    PROTOCOL_VERSION, RunnerToSupervisor, SupervisorToRunner, ToolDecl, exit_code,
 };
 use ptc_shared::signature::Mode;
+use ptc_shared::tool_calls::ToolFailure;
 use ptc_shared::{Fail, FailReason, Limits, Value};
 use std::collections::BTreeMap;
-use support::{End, RUNNER, Runner, end, setup, spawn, spawn_script};
+use support::{End, RUNNER, Runner, end, execute_frame, setup, spawn, spawn_script};
 
 fn execute(program: &str) -> SupervisorToRunner {
-    SupervisorToRunner::Execute(Box::new(Execute {
-        version: PROTOCOL_VERSION,
+    let req = RunRequest {
         program: program.into(),
-        context: Value::Nil,
-        memory: Value::Nil,
-        history: vec![],
         tools: vec![ToolDecl {
             name: "echo".into(),
             signature: None,
             description: None,
         }],
-        limits: Limits::default(),
-        signature: None,
-        validation: Mode::default(),
-    }))
+        ..RunRequest::default()
+    };
+    execute_frame(req, Limits::default())
 }
 
 fn proc_file(r: &Runner, name: &str) -> String {
@@ -128,7 +124,7 @@ fn hardened_runner_holds_only_what_we_intend() {
 /// Runs `program` in a hardened runner, answering tool calls with `reply`.
 fn run_program(
     program: &str,
-    mut reply: impl FnMut(&str, Value) -> Result<Value, ToolResultError>,
+    mut reply: impl FnMut(&str, Value) -> Result<Value, ToolFailure>,
 ) -> (Option<ptc_shared::Step>, End) {
     let mut r = spawn(RUNNER, &[]);
     r.harden(setup());
@@ -154,7 +150,7 @@ fn finished(r: &mut Runner) -> ptc_shared::Step {
     }
 }
 
-fn echo(_: &str, args: Value) -> Result<Value, ToolResultError> {
+fn echo(_: &str, args: Value) -> Result<Value, ToolFailure> {
     Ok(args)
 }
 
@@ -168,14 +164,15 @@ fn tool_calls_are_forwarded_and_their_errors_mapped() {
     let mut expected = ptc_shared::value::Map::new();
     expected.insert(Value::string("a"), Value::Int(1));
     assert_eq!(step.return_value, Some(Value::Map(expected)));
-    assert_eq!(step.tool_calls.len(), 1);
+    // The engine checks and records tool calls; the runner only forwards them.
+    assert!(step.tool_calls.is_empty());
     assert_eq!(code, End::Code(0));
 
     let cases = [
-        (ToolResultError::NotFound, FailReason::ToolNotFound),
-        (ToolResultError::Error("boom".into()), FailReason::ToolError),
+        (ToolFailure::NotFound, FailReason::ToolNotFound),
+        (ToolFailure::Error("boom".into()), FailReason::ToolError),
         (
-            ToolResultError::Terminal(Fail::new(FailReason::Timeout, "deadline")),
+            ToolFailure::Terminal(Fail::new(FailReason::Timeout, "deadline")),
             FailReason::Timeout,
         ),
     ];
@@ -186,7 +183,7 @@ fn tool_calls_are_forwarded_and_their_errors_mapped() {
     }
     // Terminal failures are not catchable by the program.
     let terminal = || {
-        Err(ToolResultError::Terminal(Fail::new(
+        Err(ToolFailure::Terminal(Fail::new(
             FailReason::Timeout,
             "deadline",
         )))
@@ -225,8 +222,8 @@ fn the_program_signature_travels_with_execute() {
         let SupervisorToRunner::Execute(mut exec) = execute(program) else {
             unreachable!()
         };
-        exec.signature = Some("() -> :int".into());
-        exec.validation = validation;
+        exec.request.signature = Some("() -> :int".into());
+        exec.request.validation = validation;
         r.send(&SupervisorToRunner::Execute(exec));
         let step = finished(&mut r);
         assert_eq!(end(r.wait()), End::Code(0));

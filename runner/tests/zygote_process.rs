@@ -6,28 +6,20 @@
 
 mod support;
 
+use ptc_shared::client_protocol::RunRequest;
 use ptc_shared::protocol::zygote::{Report, Request};
-use ptc_shared::protocol::{
-    Execute, PROTOCOL_VERSION, RunnerToSupervisor, SupervisorToRunner, exit_code,
-};
-use ptc_shared::signature::Mode;
+use ptc_shared::protocol::{RunnerToSupervisor, SupervisorToRunner, exit_code};
 use ptc_shared::{Limits, Value};
 use std::collections::BTreeMap;
 use support::zygote::Zygote;
-use support::{End, PROBE, RUNNER, Runner, setup, setup_for};
+use support::{End, PROBE, RUNNER, Runner, execute_frame, setup, setup_for};
 
 fn execute(program: &str, limits: Limits) -> SupervisorToRunner {
-    SupervisorToRunner::Execute(Box::new(Execute {
-        version: PROTOCOL_VERSION,
+    let req = RunRequest {
         program: program.into(),
-        context: Value::Nil,
-        memory: Value::Nil,
-        history: vec![],
-        tools: vec![],
-        limits,
-        signature: None,
-        validation: Mode::default(),
-    }))
+        ..RunRequest::default()
+    };
+    execute_frame(req, limits)
 }
 
 fn proc_file(pid: u32, name: &str) -> String {

@@ -14,17 +14,17 @@
 //! # Ok(()) }
 //! ```
 //!
-//! [`exec_request`] is the one place a wire [`RunRequest`] becomes an engine [`ExecRequest`]
-//! (the daemon uses it too), so `timeout` means the same in both modes.
+//! The embedded backend hands the client's [`RunRequest`] to the engine unchanged: the engine
+//! normalises it (policy default, limits), exactly as for a daemon's client, so every field
+//! means the same in both modes.
 
 pub use ptc_shared::client::*;
 
-use crate::daemon::config::{default_policies_dir, default_runner};
-use crate::engine::{self, Engine, EngineConfig, EngineError, ExecRequest, ToolHandler};
-use crate::policy::{Policy, PolicyError, load_dir};
+use crate::engine::{self, Engine, EngineConfig, EngineError, ToolHandler};
+use crate::installed::{default_policies_dir, default_runner};
+use crate::policy::{PolicyError, load_dir};
 use ptc_shared::client_protocol::RunRequest;
 use ptc_shared::{Fail, FailReason, Step, Value};
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// The embedded engine could not be built.
@@ -34,44 +34,6 @@ pub enum EmbeddedError {
     Policy(#[from] PolicyError),
     #[error(transparent)]
     Engine(#[from] EngineError),
-}
-
-/// Turns a wire request into an engine request: `timeout_ms` tightens the wall-clock limit of
-/// the request's own limits, or else of its policy's.
-pub fn exec_request(
-    req: RunRequest,
-    policies: &BTreeMap<String, Policy>,
-    default_policy: &str,
-) -> ExecRequest {
-    let mut limits = req.limits;
-    if let Some(t) = req.timeout_ms {
-        let name = req.policy.as_deref().unwrap_or(default_policy);
-        let base = limits.or_else(|| policies.get(name).map(|p| p.limits));
-        limits = base.map(|mut l| {
-            l.timeout_ms = l.timeout_ms.min(t);
-            l
-        });
-    }
-    ExecRequest {
-        program: req.program,
-        context: req.context,
-        memory: req.memory,
-        history: req.history,
-        tools: req.tools,
-        policy: req.policy,
-        limits,
-        signature: req.signature,
-        validation: req.validation,
-    }
-}
-
-/// A failed Step that keeps the request's memory and history (for refusals and cancellations).
-pub fn refusal(req_memory: Value, history: Vec<Value>, reason: FailReason, msg: &str) -> Step {
-    Step {
-        memory: req_memory,
-        history,
-        ..Step::failed(Fail::new(reason, msg))
-    }
 }
 
 struct ToolSetHandler(ToolSet);
@@ -86,19 +48,13 @@ impl ToolHandler for ToolSetHandler {
 #[derive(Debug)]
 pub struct EmbeddedBackend {
     engine: Arc<Engine>,
-    policies: BTreeMap<String, Policy>,
-    default_policy: String,
 }
 
 impl EmbeddedBackend {
     /// Builds an engine from a config (call inside a tokio runtime, so the warm pools fill).
     pub fn new(config: EngineConfig) -> Result<EmbeddedBackend, EngineError> {
-        let policies = config.policies.clone();
-        let default_policy = config.default_policy.clone();
         Ok(EmbeddedBackend {
             engine: Arc::new(Engine::new(config)?),
-            policies,
-            default_policy,
         })
     }
 
@@ -115,15 +71,16 @@ impl Backend for EmbeddedBackend {
         tools: ToolSet,
         mut cancel: CancelSignal,
     ) -> BoxFuture<'static, Step> {
+        // Kept for the `cancelled` Step: the request itself moves into the engine.
         let memory = request.memory.clone();
         let history = request.history.clone();
-        let req = exec_request(request, &self.policies, &self.default_policy);
         let engine = Arc::clone(&self.engine);
         Box::pin(async move {
             tokio::select! {
-                step = engine.execute(req, Arc::new(ToolSetHandler(tools))) => step,
+                step = engine.execute(request, Arc::new(ToolSetHandler(tools))) => step,
                 () = cancel.cancelled() => {
-                    refusal(memory, history, FailReason::Cancelled, "cancelled by the client")
+                    let fail = Fail::new(FailReason::Cancelled, "cancelled by the client");
+                    Step::failed(fail, memory, history)
                 }
             }
         })

@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use ptc_shared::protocol::ToolDecl;
 use ptc_shared::{FailReason, Limits, Step, Value};
-use ptc_supervisor::engine::{BoxFuture, Engine, EngineConfig, ExecRequest, NoTools, ToolHandler};
+use ptc_supervisor::engine::{BoxFuture, Engine, EngineConfig, NoTools, RunRequest, ToolHandler};
 use ptc_supervisor::policy::load_dir;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -165,7 +165,7 @@ async fn tools_work_and_a_tool_that_never_answers_times_out() {
 #[tokio::test]
 async fn strict_policy_runs_and_requests_cannot_loosen_it() {
     let engine = shipped_engine();
-    let mut req: ExecRequest = request("(+ 1 2)");
+    let mut req: RunRequest = request("(+ 1 2)");
     req.policy = Some("strict".into());
     let step = engine.execute(req.clone(), Arc::new(NoTools)).await;
     assert_eq!(step.return_value, Some(Value::Int(3)), "{step:?}");

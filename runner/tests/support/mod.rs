@@ -3,8 +3,11 @@
 //! the supervisor's; this one goes through `sh` only to place fds without `unsafe`.)
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+use ptc_shared::client_protocol::RunRequest;
 use ptc_shared::codec::{DEFAULT_MAX_FRAME, read_frame, write_frame};
-use ptc_shared::protocol::{LandlockStatus, RunnerToSupervisor, Setup, SupervisorToRunner};
+use ptc_shared::protocol::{
+    Execute, LandlockStatus, PROTOCOL_VERSION, RunnerToSupervisor, Setup, SupervisorToRunner,
+};
 use ptc_shared::{Limits, seccomp};
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
@@ -78,6 +81,15 @@ pub fn spawn_script(script: &str, bin: &str, args: &[&str]) -> Runner {
 }
 
 /// Setup with the real policy compiled for this host.
+/// An `Execute` frame for `request` under `limits` (in production only the engine builds one).
+pub fn execute_frame(request: RunRequest, limits: Limits) -> SupervisorToRunner {
+    SupervisorToRunner::Execute(Box::new(Execute {
+        version: PROTOCOL_VERSION,
+        limits,
+        request,
+    }))
+}
+
 pub fn setup() -> Setup {
     setup_with(if std::env::var_os(TRACE_VAR).is_some() {
         PERMISSIVE

@@ -136,7 +136,9 @@ impl Client {
         let fut = match run.into_parts() {
             Ok((request, tools)) => self.backend.run(request, tools, CancelSignal(rx)),
             Err(e) => {
-                let step = Step::failed(Fail::new(FailReason::InvalidRequest, e));
+                // The run's context or memory did not convert: there is no input memory.
+                let fail = Fail::new(FailReason::InvalidRequest, e);
+                let step = Step::failed(fail, crate::Value::Nil, Vec::new());
                 Box::pin(async move { step })
             }
         };

@@ -18,7 +18,7 @@ use crate::client_protocol::{
 };
 use crate::codec::{CodecError, encode_frame, read_frame_bytes_async, write_frame_async};
 use crate::outbox::Outbox;
-use crate::{Fail, FailReason, Step};
+use crate::{Fail, FailReason, Step, Value};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -35,6 +35,17 @@ const SERVER_MAX_FRAME: u32 = 256 << 20;
 struct Pending {
     done: oneshot::Sender<Step>,
     tools: ToolSet,
+    /// The request's memory and history, for a failed Step built here (lost connection).
+    memory: Value,
+    history: Vec<Value>,
+}
+
+impl Pending {
+    fn fail(self, fail: Fail) {
+        let _ = self
+            .done
+            .send(Step::failed(fail, self.memory, self.history));
+    }
 }
 
 /// Shared between the request futures and the reader task.
@@ -146,7 +157,7 @@ impl Shared {
             Err(_) => Vec::new(),
         };
         for p in drained {
-            let _ = p.done.send(Step::failed(fail.clone()));
+            p.fail(fail.clone());
         }
     }
 
@@ -269,7 +280,7 @@ impl Shared {
 fn finish(shared: &Shared, id: u64, fail: Fail) {
     let p = shared.pending.lock().ok().and_then(|mut p| p.remove(&id));
     if let Some(p) = p {
-        let _ = p.done.send(Step::failed(fail));
+        p.fail(fail);
     }
 }
 
@@ -299,27 +310,53 @@ impl Drop for CancelOnDrop {
 }
 
 impl Remote {
-    /// Registers and sends one request; returns its id and the receiver of its Step.
+    /// Registers and sends one request; returns its id and the receiver of its Step, or the
+    /// failed Step when it cannot be sent.
     fn start(
         &self,
         request: RunRequest,
         tools: ToolSet,
-    ) -> Result<(u64, oneshot::Receiver<Step>), Fail> {
+    ) -> Result<(u64, oneshot::Receiver<Step>), Step> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        if let Ok(mut p) = self.shared.pending.lock() {
-            // Checked under the `pending` lock: `close` cannot drain between check and insert.
-            if let Some(fail) = self.shared.closed_fail() {
-                return Err(fail);
-            }
-            p.insert(id, Pending { done: tx, tools });
-        }
         let run = ClientToServer::Run {
             id,
             request: Box::new(request),
         };
-        // On failure the request is already finished (too large) or the connection closed.
-        let _ = self.shared.send(&run);
+        // Encoded first, so the request's memory and history move into `Pending` uncopied.
+        let frame = encode_frame(&run, self.shared.max_frame);
+        let ClientToServer::Run { request, .. } = run else {
+            return Err(Step::failed(lost("internal"), Value::Nil, Vec::new()));
+        };
+        let RunRequest {
+            memory, history, ..
+        } = *request;
+        let frame = match frame {
+            Ok(f) => f,
+            Err(e) => {
+                let fail = Fail::new(FailReason::InvalidRequest, format!("request not sent: {e}"));
+                return Err(Step::failed(fail, memory, history));
+            }
+        };
+        let (tx, rx) = oneshot::channel();
+        if let Ok(mut p) = self.shared.pending.lock() {
+            // Checked under the `pending` lock: `close` cannot drain between check and insert.
+            if let Some(fail) = self.shared.closed_fail() {
+                return Err(Step::failed(fail, memory, history));
+            }
+            let pending = Pending {
+                done: tx,
+                tools,
+                memory,
+                history,
+            };
+            p.insert(id, pending);
+        }
+        // On failure the connection is closed and the request finished with it.
+        let _ = self
+            .shared
+            .out
+            .send(frame)
+            .map_err(|e| self.shared.close(lost(e)));
         Ok((id, rx))
     }
 }
@@ -336,7 +373,7 @@ impl Backend for Remote {
         Box::pin(async move {
             let (id, mut rx) = match started {
                 Ok(s) => s,
-                Err(fail) => return Step::failed(fail),
+                Err(step) => return step,
             };
             let mut guard = CancelOnDrop {
                 shared,
@@ -352,7 +389,8 @@ impl Backend for Remote {
                 }
             };
             guard.armed = false;
-            step.unwrap_or_else(|_| Step::failed(lost("request dropped")))
+            // The sender is dropped only after `close` or `finish` sent the Step.
+            step.unwrap_or_else(|_| Step::failed(lost("request dropped"), Value::Nil, Vec::new()))
         })
     }
 }

@@ -13,7 +13,6 @@
 //! - Each `Run` gets exactly one `Step` frame with its id (busy, refused, cancelled included).
 
 use super::Shared;
-use crate::client::{exec_request, refusal};
 use crate::engine::{BoxFuture, ToolHandler};
 use interprocess::local_socket::tokio::Stream;
 use interprocess::local_socket::traits::StreamCommon;
@@ -306,23 +305,22 @@ async fn request_task(
     let _active = shared.active_guard();
     let start = Instant::now();
     let generation = shared.current();
-    let policy = req
-        .policy
-        .clone()
-        .unwrap_or_else(|| generation.config.default_policy.clone());
+    let policy = generation.engine.policy_of(&req).to_string();
     let peer = conn.peer;
     let span = tracing::info_span!("request", uid = peer.uid, pid = peer.pid, request_id = id,
         policy = %policy, outcome = tracing::field::Empty, duration_ms = tracing::field::Empty);
     let memory = req.memory.clone();
     let history = req.history.clone();
     let run = run_request(&shared, &generation, &conn, id, &policy, req);
-    let mut step = tokio::select! {
+    let step = tokio::select! {
         step = tracing::Instrument::instrument(run, span.clone()) => step,
-        Ok(()) = cancel => refusal(memory, history, FailReason::Cancelled, "cancelled by the client"),
+        Ok(()) = cancel => {
+            // The daemon built this Step, so its clock is the daemon's.
+            let mut step = refusal(memory, history, FailReason::Cancelled, "cancelled by the client");
+            step.usage.duration_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+            step
+        }
     };
-    if step.usage.duration_ms == 0 {
-        step.usage.duration_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
-    }
     let outcome = step.reason().map_or("ok", FailReason::as_str);
     span.record("outcome", outcome);
     span.record("duration_ms", step.usage.duration_ms);
@@ -361,12 +359,17 @@ async fn run_request(
         Ok(p) => p,
         Err(busy) => return refusal(req.memory, req.history, FailReason::Busy, busy.message()),
     };
-    let exec = exec_request(req, &generation.policies, &generation.config.default_policy);
     let tools = Arc::new(ConnTools {
         conn: Arc::clone(conn),
         request_id: id,
     });
-    generation.engine.execute(exec, tools).await
+    generation.engine.execute(req, tools).await
+}
+
+/// A Step for a request the daemon did not run (or stopped): the request's memory and history
+/// unchanged, as every failed Step ([`Step::failed`]).
+fn refusal(memory: Value, history: Vec<Value>, reason: FailReason, msg: &str) -> Step {
+    Step::failed(ptc_shared::Fail::new(reason, msg), memory, history)
 }
 
 /// Routes one request's tool calls to its client.

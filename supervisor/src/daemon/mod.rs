@@ -20,12 +20,11 @@ mod listen;
 pub mod notify;
 
 use crate::engine::{Engine, EngineConfig, EngineError};
-use crate::policy::{Policy, PolicyError, load_dir};
+use crate::policy::{PolicyError, load_dir};
 use admission::Admission;
 use config::{Config, ConfigError};
 use interprocess::local_socket::traits::tokio::Listener as _;
 use notify::Notifier;
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
@@ -60,7 +59,6 @@ pub enum Control {
 #[derive(Debug)]
 pub(crate) struct Generation {
     pub config: Config,
-    pub policies: BTreeMap<String, Policy>,
     pub engine: Engine,
     pub admission: Admission,
 }
@@ -68,7 +66,7 @@ pub(crate) struct Generation {
 impl Generation {
     fn build(config: Config) -> Result<Generation, DaemonError> {
         let policies = load_dir(&config.policies_dir)?;
-        let mut ec = EngineConfig::new(config.runner.clone(), policies.clone());
+        let mut ec = EngineConfig::new(config.runner.clone(), policies);
         ec.default_policy = config.default_policy.clone();
         let engine = Engine::new(ec)?;
         let admission = Admission::new(
@@ -79,7 +77,6 @@ impl Generation {
         );
         Ok(Generation {
             config,
-            policies,
             engine,
             admission,
         })

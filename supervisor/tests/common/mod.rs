@@ -4,7 +4,7 @@
 
 use ptc_shared::codec::{DEFAULT_MAX_FRAME, encode_frame};
 use ptc_shared::protocol::{LandlockStatus, RunnerToSupervisor};
-use ptc_supervisor::engine::{Engine, EngineConfig, ExecRequest, SpawnMode};
+use ptc_supervisor::engine::{Engine, EngineConfig, RunRequest, SpawnMode};
 use ptc_supervisor::policy::{Policy, load_dir};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -73,10 +73,10 @@ pub fn engine(runner: &Path, policies: BTreeMap<String, Policy>) -> Engine {
     Engine::new(config).unwrap()
 }
 
-pub fn request(program: &str) -> ExecRequest {
-    ExecRequest {
+pub fn request(program: &str) -> RunRequest {
+    RunRequest {
         program: program.to_string(),
-        ..ExecRequest::default()
+        ..RunRequest::default()
     }
 }
 
