@@ -103,8 +103,8 @@ impl RunOptions {
     /// The options of a client's request, run under `limits` (which the engine resolved from
     /// the request and its policy): the one place a [`RunRequest`] becomes `RunOptions`, for
     /// the runner process and for in-process runs alike. Returns the program and the declared
-    /// tools' names beside them (closure tools are added by the caller).
-    pub fn from_request(req: RunRequest, limits: Limits) -> (String, Vec<String>, RunOptions) {
+    /// tools beside them (closure tools are the caller's to add).
+    pub fn from_request(req: RunRequest, limits: Limits) -> (String, Vec<ToolDecl>, RunOptions) {
         let RunRequest {
             program,
             context,
@@ -116,7 +116,6 @@ impl RunOptions {
             validation,
             ..
         } = req;
-        let names = tools.into_iter().map(|t| t.name).collect();
         let opts = RunOptions {
             context,
             memory,
@@ -127,7 +126,7 @@ impl RunOptions {
             validation,
             context_signature,
         };
-        (program, names, opts)
+        (program, tools, opts)
     }
 }
 

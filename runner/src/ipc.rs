@@ -72,7 +72,8 @@ impl Ipc {
 /// The engine checks and records each tool call, and owns the clock: the Step sent back has no
 /// tool-call trace and no duration of its own.
 pub fn execute(ipc: &mut Ipc, exec: Execute) -> Result<Step, IpcError> {
-    let (program, names, opts) = RunOptions::from_request(exec.request, exec.limits);
+    let (program, decls, opts) = RunOptions::from_request(exec.request, exec.limits);
+    let names: Vec<String> = decls.into_iter().map(|t| t.name).collect();
     let mut host = IpcHost {
         ipc,
         next_id: 0,

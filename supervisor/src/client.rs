@@ -87,6 +87,59 @@ impl Backend for EmbeddedBackend {
     }
 }
 
+/// Runs requests in this process's interpreter, without a sandbox (`ptc run --in-process`):
+/// for trusted programs and development. There is no policy: the request's limits replace the
+/// defaults ([`engine::in_process_limits`]). The interpreter runs on a blocking thread; its tool
+/// calls go to the same async [`Tool`] closures as in the other modes.
+#[derive(Debug, Default)]
+pub struct InProcessBackend;
+
+impl Backend for InProcessBackend {
+    fn run(
+        &self,
+        request: RunRequest,
+        tools: ToolSet,
+        mut cancel: CancelSignal,
+    ) -> BoxFuture<'static, Step> {
+        let memory = request.memory.clone();
+        let history = request.history.clone();
+        let handle = tokio::runtime::Handle::current();
+        let job = tokio::task::spawn_blocking(move || run_in_process(request, &tools, &handle));
+        Box::pin(async move {
+            tokio::select! {
+                step = job => step.unwrap_or_else(|e| {
+                    let fail = Fail::new(FailReason::RunnerCrashed, format!("the interpreter thread failed: {e}"));
+                    Step::failed(fail, Value::Nil, Vec::new())
+                }),
+                () = cancel.cancelled() => {
+                    let fail = Fail::new(FailReason::Cancelled, "cancelled by the client");
+                    Step::failed(fail, memory, history)
+                }
+            }
+        })
+    }
+}
+
+/// One in-process run on the current (blocking) thread; tool calls block on their futures.
+fn run_in_process(request: RunRequest, tools: &ToolSet, handle: &tokio::runtime::Handle) -> Step {
+    let limits = engine::in_process_limits(&request);
+    let (program, decls, mut opts) = ptc_runner::RunOptions::from_request(request, limits);
+    opts.tools = decls
+        .into_iter()
+        .map(|d| {
+            let (set, h, name) = (tools.clone(), handle.clone(), d.name.clone());
+            let mut tool =
+                ptc_runner::Tool::new(d.name, move |args| h.block_on(set.call(&name, args)));
+            tool.signature = d.signature;
+            tool.description = d.description;
+            tool
+        })
+        .collect();
+    match ptc_runner::run(&program, opts) {
+        Ok(s) | Err(s) => s,
+    }
+}
+
 /// `Client::embedded()`: a client over an in-process engine.
 pub trait Embedded: Sized {
     /// An in-process engine with the default runner binary and policies directory
@@ -95,6 +148,9 @@ pub trait Embedded: Sized {
 
     /// An in-process engine with an explicit configuration.
     fn embedded_with(config: EngineConfig) -> Result<Self, EmbeddedError>;
+
+    /// No sandbox: programs run in this process's interpreter ([`InProcessBackend`]).
+    fn in_process() -> Self;
 }
 
 impl Embedded for Client {
@@ -107,5 +163,9 @@ impl Embedded for Client {
         Ok(Client::from_backend(Arc::new(EmbeddedBackend::new(
             config,
         )?)))
+    }
+
+    fn in_process() -> Client {
+        Client::from_backend(Arc::new(InProcessBackend))
     }
 }

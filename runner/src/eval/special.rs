@@ -241,7 +241,13 @@ impl Interp<'_> {
         let shared_args =
             crate::convert::to_tool_args(&arg).map_err(|m| EvalError::type_err(name, m))?;
         // The host owns the tool-call checks (limit, signatures) and the trace.
-        let out = match self.host.call(name, shared_args) {
+        let result = self.host.call(name, shared_args);
+        // A tool that returned after the deadline ends the run, also with an error the program
+        // could catch; a terminal failure of its own wins.
+        if !matches!(result, Err(ToolFailure::Terminal(_))) {
+            self.check_deadline()?;
+        }
+        match result {
             Ok(v) => Ok(crate::convert::from_shared(&v)),
             Err(ToolFailure::NotFound) => {
                 Err(ErrorBody::ToolNotFound(format!("unknown tool `{name}`")).into())
@@ -252,11 +258,6 @@ impl Interp<'_> {
             })
             .into()),
             Err(ToolFailure::Terminal(f)) => Err(ErrorBody::Terminal(f).into()),
-        };
-        // A tool that returned after the deadline still ends the run; its own failure wins.
-        if out.is_ok() {
-            self.check_deadline()?;
         }
-        out
     }
 }

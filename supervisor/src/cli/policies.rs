@@ -6,7 +6,7 @@
 use super::connect::Format;
 use clap::Args;
 use ptc_supervisor::check::host_report;
-use ptc_supervisor::daemon::config::default_policies_dir;
+use ptc_supervisor::installed::default_policies_dir;
 use ptc_supervisor::policy::load_dir;
 use serde_json::json;
 use std::path::PathBuf;

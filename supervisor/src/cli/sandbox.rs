@@ -1,8 +1,5 @@
-//! The embedded engine behind `ptc run` (no daemon): policy selection and one execution.
+//! The embedded engine behind `ptc run` (no daemon): policy selection.
 
-use ptc_shared::Step;
-use ptc_supervisor::client::{Client, Embedded, Run};
-use ptc_supervisor::engine::EngineConfig;
 use ptc_supervisor::policy::{Policy, load_dir};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -10,7 +7,7 @@ use std::path::Path;
 /// The policies to run with, and the chosen one: `--policy` is a name in the policies
 /// directory, or a path to a policy file (which is added under its file name).
 pub fn policies_for(policy: Option<&str>) -> Result<(BTreeMap<String, Policy>, String), String> {
-    let dir = ptc_supervisor::daemon::config::default_policies_dir();
+    let dir = ptc_supervisor::installed::default_policies_dir();
     let mut policies = load_dir(&dir).map_err(|e| e.to_string())?;
     let chosen = match policy {
         None => "default".to_string(),
@@ -31,20 +28,4 @@ pub fn policies_for(policy: Option<&str>) -> Result<(BTreeMap<String, Policy>, S
         ));
     }
     Ok((policies, chosen))
-}
-
-/// Runs one request through an in-process engine.
-pub fn run_embedded(config: EngineConfig, run: Run) -> Result<Step, String> {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
-    rt.block_on(async {
-        let client =
-            Client::embedded_with(config).map_err(|e| format!("cannot start the sandbox: {e}"))?;
-        Ok(match client.run(run).await {
-            Ok(s) | Err(s) => s,
-        })
-    })
 }

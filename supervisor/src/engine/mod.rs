@@ -33,6 +33,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
 
+pub use prepare::in_process_limits;
 pub use process::{ProcessError, SpawnMode};
 /// The one request type, from the client library through the engine into the runner.
 pub use ptc_shared::client_protocol::RunRequest;

@@ -89,13 +89,7 @@ pub(crate) fn resolve_limits(
     allowed: &Limits,
     req: &RunRequest,
 ) -> Result<Limits, Fail> {
-    let mut limits = req.limits.unwrap_or(*allowed);
-    if let Some(t) = req.timeout_ms {
-        limits.timeout_ms = t;
-    }
-    if let Some(s) = req.max_steps {
-        limits.max_steps = s;
-    }
+    let limits = requested(req, *allowed);
     match allowed.first_looser(&limits) {
         None => Ok(limits),
         Some(l) => {
@@ -112,6 +106,22 @@ pub(crate) fn resolve_limits(
                 .with_detail("allowed", clamp(l.allowed))
                 .with_detail("policy", policy))
         }
+    }
+}
+
+/// The limits of an in-process run (`ptc run --in-process`, `Client::in_process`): there is no
+/// policy and no sandbox to protect, so the defaults, replaced by whatever the request asks.
+pub fn in_process_limits(req: &RunRequest) -> Limits {
+    requested(req, Limits::default())
+}
+
+/// What `req` asks for: its `limits` (else `base`), with its `timeout_ms` and `max_steps`.
+fn requested(req: &RunRequest, base: Limits) -> Limits {
+    let limits = req.limits.unwrap_or(base);
+    Limits {
+        timeout_ms: req.timeout_ms.unwrap_or(limits.timeout_ms),
+        max_steps: req.max_steps.unwrap_or(limits.max_steps),
+        ..limits
     }
 }
 
