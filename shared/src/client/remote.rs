@@ -48,8 +48,8 @@ impl Pending {
     }
 }
 
-/// Shared between the request futures and the reader task.
-struct Shared {
+/// ConnState between the request futures and the reader task.
+struct ConnState {
     pending: Mutex<HashMap<u64, Pending>>,
     /// Set once the connection is gone: the Fail every later request gets.
     closed: Mutex<Option<Fail>>,
@@ -60,7 +60,7 @@ struct Shared {
 
 /// A live connection to a daemon.
 pub(crate) struct Remote {
-    shared: Arc<Shared>,
+    shared: Arc<ConnState>,
     next_id: AtomicU64,
     tasks: [JoinHandle<()>; 2],
 }
@@ -99,7 +99,7 @@ impl Remote {
             (_, Err(e)) => return Err(e.into()),
         };
         let (out, drain) = Outbox::new(wr);
-        let shared = Arc::new(Shared {
+        let shared = Arc::new(ConnState {
             pending: Mutex::new(HashMap::new()),
             closed: Mutex::new(None),
             out,
@@ -143,7 +143,7 @@ async fn handshake(rd: &mut OwnedReadHalf) -> Result<u32, ClientError> {
     }
 }
 
-impl Shared {
+impl ConnState {
     /// Marks the connection closed and fails every pending request. Lock order everywhere:
     /// `pending`, then `closed`, so no request can register after the drain and wait forever.
     fn close(&self, fail: Fail) {
@@ -173,7 +173,7 @@ fn lost(detail: impl std::fmt::Display) -> Fail {
     )
 }
 
-async fn read_loop(mut rd: BufReader<OwnedReadHalf>, shared: Arc<Shared>) {
+async fn read_loop(mut rd: BufReader<OwnedReadHalf>, shared: Arc<ConnState>) {
     let fail = loop {
         let msg =
             match crate::codec::read_frame_async::<ServerToClient, _>(&mut rd, SERVER_MAX_FRAME)
@@ -207,7 +207,13 @@ async fn read_loop(mut rd: BufReader<OwnedReadHalf>, shared: Arc<Shared>) {
     shared.close(fail);
 }
 
-fn spawn_tool(shared: &Arc<Shared>, request_id: u64, call_id: u64, name: &str, args: crate::Value) {
+fn spawn_tool(
+    shared: &Arc<ConnState>,
+    request_id: u64,
+    call_id: u64,
+    name: &str,
+    args: crate::Value,
+) {
     let tools = shared
         .pending
         .lock()
@@ -231,14 +237,14 @@ fn spawn_tool(shared: &Arc<Shared>, request_id: u64, call_id: u64, name: &str, a
 /// The outbox's writer task; a write error there ends the connection.
 async fn write_loop(
     drain: impl std::future::Future<Output = std::io::Result<()>>,
-    shared: Arc<Shared>,
+    shared: Arc<ConnState>,
 ) {
     if let Err(e) = drain.await {
         shared.close(lost(e));
     }
 }
 
-impl Shared {
+impl ConnState {
     /// Encodes and sends one message. A message too large for the server's frame limit fails
     /// only its own request (a tool result is replaced by an error); a write error ends the
     /// connection. `Err` means the message was not sent.
@@ -277,7 +283,7 @@ impl Shared {
     }
 }
 
-fn finish(shared: &Shared, id: u64, fail: Fail) {
+fn finish(shared: &ConnState, id: u64, fail: Fail) {
     let p = shared.pending.lock().ok().and_then(|mut p| p.remove(&id));
     if let Some(p) = p {
         p.fail(fail);
@@ -286,7 +292,7 @@ fn finish(shared: &Shared, id: u64, fail: Fail) {
 
 /// Sends `Cancel` when a request's future is dropped before its Step arrived.
 struct CancelOnDrop {
-    shared: Arc<Shared>,
+    shared: Arc<ConnState>,
     id: u64,
     armed: bool,
 }

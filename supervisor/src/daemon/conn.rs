@@ -12,7 +12,7 @@
 //!   the `JoinSet` is dropped: every request future is dropped, which kills its runner.
 //! - Each `Run` gets exactly one `Step` frame with its id (busy, refused, cancelled included).
 
-use super::Shared;
+use super::DaemonState;
 use crate::engine::{BoxFuture, ToolHandler};
 use interprocess::local_socket::tokio::Stream;
 use interprocess::local_socket::traits::StreamCommon;
@@ -71,7 +71,7 @@ struct Conn {
 }
 
 /// Serves one accepted connection until it ends.
-pub(crate) async fn serve(stream: Stream, shared: Arc<Shared>) {
+pub(crate) async fn serve(stream: Stream, shared: Arc<DaemonState>) {
     let peer = match peer_of(&stream) {
         Ok(p) => p,
         Err(e) => {
@@ -115,7 +115,7 @@ fn peer_of(stream: &Stream) -> std::io::Result<Peer> {
 /// Access control from the kernel's credentials, then the version handshake. On `Err` the
 /// peer has been sent its `Refused` frame (best effort) and the connection is to be closed.
 async fn admit(
-    shared: &Shared,
+    shared: &DaemonState,
     peer: Peer,
     rd: &mut RecvHalf,
     wr: &mut SendHalf,
@@ -141,7 +141,7 @@ async fn admit(
 /// The request phase: reader and writer tasks around [`dispatch`].
 async fn run_connection(
     peer: Peer,
-    shared: Arc<Shared>,
+    shared: Arc<DaemonState>,
     rd: RecvHalf,
     wr: SendHalf,
     max_frame: u32,
@@ -227,7 +227,7 @@ async fn read_loop(
 /// Handles frames until the connection ends; returns the reason if a bad frame ended it.
 async fn dispatch(
     conn: &Arc<Conn>,
-    shared: &Arc<Shared>,
+    shared: &Arc<DaemonState>,
     mut frames: mpsc::Receiver<Result<Option<ClientToServer>, CodecError>>,
 ) -> Option<String> {
     let mut tasks = JoinSet::new();
@@ -246,7 +246,12 @@ async fn dispatch(
     }
 }
 
-fn handle(conn: &Arc<Conn>, shared: &Arc<Shared>, msg: ClientToServer, tasks: &mut JoinSet<()>) {
+fn handle(
+    conn: &Arc<Conn>,
+    shared: &Arc<DaemonState>,
+    msg: ClientToServer,
+    tasks: &mut JoinSet<()>,
+) {
     match msg {
         ClientToServer::Run { id, request } => {
             let (cancel_tx, cancel_rx) = oneshot::channel();
@@ -297,7 +302,7 @@ fn handle(conn: &Arc<Conn>, shared: &Arc<Shared>, msg: ClientToServer, tasks: &m
 
 async fn request_task(
     conn: Arc<Conn>,
-    shared: Arc<Shared>,
+    shared: Arc<DaemonState>,
     id: u64,
     req: RunRequest,
     cancel: oneshot::Receiver<()>,
@@ -335,7 +340,7 @@ async fn request_task(
 }
 
 async fn run_request(
-    shared: &Shared,
+    shared: &DaemonState,
     generation: &super::Generation,
     conn: &Arc<Conn>,
     id: u64,

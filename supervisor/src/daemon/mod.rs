@@ -94,7 +94,7 @@ impl Generation {
 
 /// State shared by the accept loop and every connection.
 #[derive(Debug)]
-pub(crate) struct Shared {
+pub(crate) struct DaemonState {
     current: RwLock<Arc<Generation>>,
     draining: AtomicBool,
     active: AtomicUsize,
@@ -103,7 +103,7 @@ pub(crate) struct Shared {
 }
 
 /// Counts a request as in flight while alive.
-pub(crate) struct ActiveGuard<'a>(&'a Shared);
+pub(crate) struct ActiveGuard<'a>(&'a DaemonState);
 
 impl Drop for ActiveGuard<'_> {
     fn drop(&mut self) {
@@ -124,7 +124,7 @@ impl StopSignal {
     }
 }
 
-impl Shared {
+impl DaemonState {
     pub fn current(&self) -> Arc<Generation> {
         match self.current.read() {
             Ok(g) => Arc::clone(&g),
@@ -167,7 +167,7 @@ impl Shared {
 /// A bound, ready-to-run daemon.
 #[derive(Debug)]
 pub struct Daemon {
-    shared: Arc<Shared>,
+    shared: Arc<DaemonState>,
     listener: interprocess::local_socket::tokio::Listener,
     socket: PathBuf,
     config_path: Option<PathBuf>,
@@ -191,7 +191,7 @@ impl Daemon {
         let (listener, socket) = listen::listen(source, &generation.config)?;
         let (stop, _) = watch::channel(false);
         Ok(Daemon {
-            shared: Arc::new(Shared {
+            shared: Arc::new(DaemonState {
                 current: RwLock::new(Arc::new(generation)),
                 draining: AtomicBool::new(false),
                 active: AtomicUsize::new(0),
