@@ -1,8 +1,8 @@
 //! Heap accounting behind the runner's `#[global_allocator]`.
 //!
-//! The `GlobalAlloc` impl itself lives in `harden.rs` (the only file allowed `unsafe`); this module
-//! holds the safe bookkeeping it calls: live bytes, the peak, the budget, and the pre-built
-//! `MemoryExceeded` frame.
+//! The `GlobalAlloc` impl itself lives in `harden.rs` (with `zygote.rs`, the only files allowed
+//! `unsafe`); this module holds the safe bookkeeping it calls: live bytes, the peak, the budget,
+//! and the pre-built `MemoryExceeded` frame.
 //!
 //! Invariants: nothing here allocates (atomics and a `OnceLock` read only), so it can run inside
 //! the allocator. The runner is single-threaded, so relaxed ordering is enough. Until [`arm`] is

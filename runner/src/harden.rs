@@ -1,4 +1,5 @@
-//! Hardening of the single-use runner process: the only file of `ptc-runner` with `unsafe`.
+//! Hardening of the single-use runner process. With `zygote.rs` (fork, fd passing, reaping) the
+//! only files of `ptc-runner` with `unsafe`, each block with its `// SAFETY:` line.
 //!
 //! [`run`] is one linear sequence of named steps, in this order and for these reasons:
 //!
