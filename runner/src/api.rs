@@ -6,7 +6,6 @@
 
 use ptc_shared::client_protocol::RunRequest;
 use ptc_shared::protocol::ToolDecl;
-use ptc_shared::signature::Mode;
 use ptc_shared::tool_calls::ToolCalls;
 use ptc_shared::{Limits, Step, Value};
 use std::time::Instant;
@@ -81,22 +80,14 @@ impl Tool {
 /// Everything a run needs besides its source.
 #[derive(Debug, Default)]
 pub struct RunOptions {
-    /// The context map (`data/k`, `ctx/k`); `Nil` means empty.
-    pub context: Value,
-    /// The user namespace from earlier runs (`def`s); `Nil` means empty.
-    pub memory: Value,
-    /// `*1 *2 *3`, newest first.
-    pub history: Vec<Value>,
+    /// The run's data and checks, described once for every layer: `context`, `memory`,
+    /// `history`, `signature`, `context_signature` and `validation` are read here. Its `program`
+    /// and `tools` are not (the source is `run`'s argument, the tools are [`RunOptions::tools`]),
+    /// nor its policy and limit fields (`limits` holds what they resolve to).
+    pub request: RunRequest,
     /// Tools with in-process handlers. Ignored by [`run_with_host`], which takes `tool_names`.
     pub tools: Vec<Tool>,
     pub limits: Limits,
-    /// The program's signature (shorthand or Malli-lite): validates the context and the result.
-    pub signature: Option<String>,
-    /// How strictly signatures are applied (default `enabled`).
-    pub validation: Mode,
-    /// The signature of the step that produced this run's context: its output fields become
-    /// this run's inputs (see `Signature::chain`), so types need not be restated.
-    pub context_signature: Option<String>,
 }
 
 impl RunOptions {
@@ -104,29 +95,18 @@ impl RunOptions {
     /// the request and its policy): the one place a [`RunRequest`] becomes `RunOptions`, for
     /// the runner process and for in-process runs alike. Returns the program and the declared
     /// tools beside them (closure tools are the caller's to add).
-    pub fn from_request(req: RunRequest, limits: Limits) -> (String, Vec<ToolDecl>, RunOptions) {
-        let RunRequest {
-            program,
-            context,
-            memory,
-            history,
-            tools,
-            signature,
-            context_signature,
-            validation,
-            ..
-        } = req;
+    pub fn from_request(
+        mut request: RunRequest,
+        limits: Limits,
+    ) -> (String, Vec<ToolDecl>, RunOptions) {
+        let program = std::mem::take(&mut request.program);
+        let decls = std::mem::take(&mut request.tools);
         let opts = RunOptions {
-            context,
-            memory,
-            history,
+            request,
             tools: Vec::new(),
             limits,
-            signature,
-            validation,
-            context_signature,
         };
-        (program, tools, opts)
+        (program, decls, opts)
     }
 }
 
@@ -155,9 +135,15 @@ pub fn run(source: &str, mut opts: RunOptions) -> Result<Step, Step> {
     let tools = std::mem::take(&mut opts.tools);
     let decls: Vec<ToolDecl> = tools.iter().map(Tool::decl).collect();
     let names: Vec<String> = decls.iter().map(|d| d.name.clone()).collect();
-    let calls = match ToolCalls::new(&decls, opts.validation, opts.limits.max_tool_calls) {
+    let calls = match ToolCalls::new(&decls, opts.request.validation, opts.limits.max_tool_calls) {
         Ok(c) => c,
-        Err(fail) => return Err(Step::failed(fail, opts.memory, opts.history)),
+        Err(fail) => {
+            return Err(Step::failed(
+                fail,
+                opts.request.memory,
+                opts.request.history,
+            ));
+        }
     };
     let mut host = ClosureHost { tools, calls };
     let mut step = crate::session::execute(source, &opts, &names, &mut host);

@@ -23,13 +23,13 @@ pub fn execute(
     tool_names: &[String],
     host: &mut dyn ToolHost,
 ) -> Step {
-    if let Some(previous) = &opts.context_signature {
-        return match check::chained(previous, opts.signature.as_deref()) {
+    if let Some(previous) = &opts.request.context_signature {
+        return match check::chained(previous, opts.request.signature.as_deref()) {
             Ok(text) => execute_signed(source, opts, &text, tool_names, host),
             Err(f) => failed_step(opts, f),
         };
     }
-    match &opts.signature {
+    match &opts.request.signature {
         Some(text) => execute_signed(source, opts, text, tool_names, host),
         None => execute_unsigned(source, opts, tool_names, host),
     }
@@ -43,7 +43,7 @@ fn execute_signed(
     tool_names: &[String],
     host: &mut dyn ToolHost,
 ) -> Step {
-    let mode = opts.validation;
+    let mode = opts.request.validation;
     let with_sig = |mut step: Step| {
         step.signature = Some(text.to_string());
         step
@@ -52,15 +52,13 @@ fn execute_signed(
         Ok(s) => s,
         Err(f) => return with_sig(failed_step(opts, f)),
     };
-    let (context, mut warnings) = match check::context(&sig, opts.context.clone(), mode) {
+    let (context, mut warnings) = match check::context(&sig, opts.request.context.clone(), mode) {
         Ok(c) => c,
         Err(f) => return with_sig(failed_step(opts, f)),
     };
-    let checked = RunOptions {
-        context,
-        signature: None,
-        ..clone_opts(opts)
-    };
+    let mut checked = clone_opts(opts);
+    checked.request.context = context;
+    checked.request.signature = None;
     let mut step = with_sig(execute_unsigned(source, &checked, tool_names, host));
     if let Some(v) = step.return_value.take() {
         match check::result(&sig, v, mode) {
@@ -81,17 +79,15 @@ fn execute_signed(
     step
 }
 
-/// The options of `opts` without its tools (closures are neither cloneable nor needed here).
+/// The options of `opts` without its tools (closures are neither cloneable nor needed here)
+/// and without a context signature (already chained).
 fn clone_opts(opts: &RunOptions) -> RunOptions {
+    let mut request = opts.request.clone();
+    request.context_signature = None;
     RunOptions {
-        context: opts.context.clone(),
-        memory: opts.memory.clone(),
-        history: opts.history.clone(),
+        request,
         tools: Vec::new(),
         limits: opts.limits,
-        signature: opts.signature.clone(),
-        validation: opts.validation,
-        context_signature: None,
     }
 }
 
@@ -116,7 +112,11 @@ fn execute_unsigned(
 }
 
 fn failed_step(opts: &RunOptions, fail: Fail) -> Step {
-    Step::failed(fail, opts.memory.clone(), opts.history.clone())
+    Step::failed(
+        fail,
+        opts.request.memory.clone(),
+        opts.request.history.clone(),
+    )
 }
 
 /// The name a memory key stands for: keywords and strings alike.
@@ -139,7 +139,7 @@ pub fn compile(source: &str, opts: &RunOptions, tool_names: &[String]) -> Result
     let limits = opts.limits;
     let forms = read_all(source, limits.max_program_bytes, limits.max_nesting)
         .map_err(|e| Fail::new(FailReason::ParseError, e.to_string()))?;
-    let memory: Vec<(Rc<str>, crate::value::Value)> = match &opts.memory {
+    let memory: Vec<(Rc<str>, crate::value::Value)> = match &opts.request.memory {
         S::Map(m) => m
             .iter()
             .filter_map(|(k, v)| memory_name(k).map(|n| (Rc::from(n), from_shared(v))))
@@ -194,8 +194,8 @@ fn evaluate(
     let program = &compiled.program;
     let mut interp = Interp::new(host, tool_names, limits);
     interp.started = started;
-    interp.context = from_shared(&opts.context);
-    interp.history = opts.history.iter().map(from_shared).collect();
+    interp.context = from_shared(&opts.request.context);
+    interp.history = opts.request.history.iter().map(from_shared).collect();
     interp.globals.extend(input_memory.iter().cloned());
     let outcome = interp.run_program(&program.forms, program.frame_size);
     // A finite lazy seq in the result leaves as a list (an infinite one hits a limit here).
@@ -236,7 +236,7 @@ fn evaluate(
     }
     finish_memory(&mut step, &interp, input_memory);
     step.history = std::iter::once(result.clone())
-        .chain(opts.history.iter().cloned())
+        .chain(opts.request.history.iter().cloned())
         .take(3)
         .collect();
     step.return_value = Some(result);

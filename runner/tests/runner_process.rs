@@ -14,8 +14,10 @@ use ptc_shared::protocol::{
 use ptc_shared::signature::Mode;
 use ptc_shared::tool_calls::ToolFailure;
 use ptc_shared::{Fail, FailReason, Limits, Value};
-use std::collections::BTreeMap;
-use support::{End, RUNNER, Runner, end, execute_frame, setup, spawn, spawn_script};
+use support::{
+    End, RUNNER, Runner, end, execute_frame, fds_of, proc_file, setup, soft_limit, spawn,
+    spawn_script,
+};
 
 fn execute(program: &str) -> SupervisorToRunner {
     let req = RunRequest {
@@ -30,44 +32,12 @@ fn execute(program: &str) -> SupervisorToRunner {
     execute_frame(req, Limits::default())
 }
 
-fn proc_file(r: &Runner, name: &str) -> String {
-    std::fs::read_to_string(format!("/proc/{}/{name}", r.pid())).unwrap()
-}
-
-/// fd number → link target, from /proc/PID/fd.
-fn open_fds(r: &Runner) -> BTreeMap<u32, String> {
-    std::fs::read_dir(format!("/proc/{}/fd", r.pid()))
-        .unwrap()
-        .map(|e| {
-            let e = e.unwrap();
-            let fd = e.file_name().to_string_lossy().parse().unwrap();
-            (
-                fd,
-                std::fs::read_link(e.path())
-                    .unwrap()
-                    .to_string_lossy()
-                    .into_owned(),
-            )
-        })
-        .collect()
-}
-
-/// The soft limit of one line of /proc/PID/limits, e.g. "Max open files".
-fn soft_limit(limits: &str, name: &str) -> String {
-    let line = limits.lines().find(|l| l.starts_with(name)).unwrap();
-    line[name.len()..]
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_string()
-}
-
 #[test]
 fn hardened_runner_holds_only_what_we_intend() {
     let mut r = spawn(RUNNER, &[]);
     r.harden(setup());
 
-    let fds = open_fds(&r);
+    let fds = fds_of(r.pid());
     assert_eq!(
         fds.keys().copied().collect::<Vec<_>>(),
         vec![0, 1, 2, 3],
@@ -78,16 +48,20 @@ fn hardened_runner_holds_only_what_we_intend() {
     }
     assert!(fds[&3].starts_with("socket:"), "{fds:?}");
 
-    assert_eq!(proc_file(&r, "environ"), "", "environment must be empty");
+    assert_eq!(
+        proc_file(r.pid(), "environ"),
+        "",
+        "environment must be empty"
+    );
 
-    let status = proc_file(&r, "status");
+    let status = proc_file(r.pid(), "status");
     assert!(
         status.lines().any(|l| l == "Seccomp:\t2"),
         "seccomp filter mode expected"
     );
     assert!(status.lines().any(|l| l == "NoNewPrivs:\t1"));
 
-    let limits = proc_file(&r, "limits");
+    let limits = proc_file(r.pid(), "limits");
     let expected = ptc_shared::protocol::RunnerRlimits::for_limits(&Limits {
         heap_bytes: support::HEAP,
         ..Limits::default()
@@ -259,12 +233,7 @@ fn a_program_over_the_heap_budget_ends_with_memory_exceeded() {
     };
     exec.limits = limits;
     r.send(&SupervisorToRunner::Execute(exec));
-    match r.recv() {
-        Some(RunnerToSupervisor::MemoryExceeded { peak_bytes }) => {
-            assert!(peak_bytes > support::HEAP)
-        }
-        other => panic!("expected MemoryExceeded, got {other:?}"),
-    }
+    assert!(support::memory_exceeded(&mut r) > support::HEAP);
     assert_eq!(end(r.wait()), End::Code(exit_code::MEMORY));
 }
 
@@ -375,7 +344,7 @@ fn run_as_switches_uid_and_gid_and_drops_groups() {
     let mut s = setup();
     s.run_as = Some((65534, 65534));
     r.harden(s);
-    let status = proc_file(&r, "status");
+    let status = proc_file(r.pid(), "status");
     let field = |name: &str| {
         status
             .lines()

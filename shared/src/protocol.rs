@@ -150,6 +150,17 @@ pub struct ToolDecl {
     pub description: Option<String>,
 }
 
+impl ToolDecl {
+    /// A declaration with an optional signature and no description.
+    pub fn new(name: impl Into<String>, signature: Option<&str>) -> ToolDecl {
+        ToolDecl {
+            name: name.into(),
+            signature: signature.map(str::to_string),
+            description: None,
+        }
+    }
+}
+
 /// The one execution a runner performs: the client's request as the engine normalised it, and
 /// the limits the engine resolved from it and its policy (the request's own `policy`,
 /// `limits`, `timeout_ms` and `max_steps` are not read by the runner). Built in exactly one

@@ -170,11 +170,7 @@ mod tests {
     use super::*;
 
     fn decl(name: &str, sig: Option<&str>) -> ToolDecl {
-        ToolDecl {
-            name: name.into(),
-            signature: sig.map(str::to_string),
-            description: None,
-        }
+        ToolDecl::new(name, sig)
     }
 
     #[test]

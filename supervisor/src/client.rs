@@ -69,21 +69,18 @@ impl Backend for EmbeddedBackend {
         &self,
         request: RunRequest,
         tools: ToolSet,
-        mut cancel: CancelSignal,
+        cancel: CancelSignal,
     ) -> BoxFuture<'static, Step> {
         // Kept for the `cancelled` Step: the request itself moves into the engine.
         let memory = request.memory.clone();
         let history = request.history.clone();
         let engine = Arc::clone(&self.engine);
-        Box::pin(async move {
-            tokio::select! {
-                step = engine.execute(request, Arc::new(ToolSetHandler(tools))) => step,
-                () = cancel.cancelled() => {
-                    let fail = Fail::new(FailReason::Cancelled, "cancelled by the client");
-                    Step::failed(fail, memory, history)
-                }
-            }
-        })
+        let run = async move {
+            engine
+                .execute(request, Arc::new(ToolSetHandler(tools)))
+                .await
+        };
+        Box::pin(cancel.or_cancelled(run, memory, history))
     }
 }
 
@@ -99,24 +96,24 @@ impl Backend for InProcessBackend {
         &self,
         request: RunRequest,
         tools: ToolSet,
-        mut cancel: CancelSignal,
+        cancel: CancelSignal,
     ) -> BoxFuture<'static, Step> {
         let memory = request.memory.clone();
         let history = request.history.clone();
         let handle = tokio::runtime::Handle::current();
         let job = tokio::task::spawn_blocking(move || run_in_process(request, &tools, &handle));
-        Box::pin(async move {
-            tokio::select! {
-                step = job => step.unwrap_or_else(|e| {
-                    let fail = Fail::new(FailReason::RunnerCrashed, format!("the interpreter thread failed: {e}"));
-                    Step::failed(fail, Value::Nil, Vec::new())
-                }),
-                () = cancel.cancelled() => {
-                    let fail = Fail::new(FailReason::Cancelled, "cancelled by the client");
-                    Step::failed(fail, memory, history)
-                }
-            }
-        })
+        let run = async move {
+            job.await.unwrap_or_else(|e| {
+                let msg = format!("the interpreter thread failed: {e}");
+                Step::failed(
+                    Fail::new(FailReason::RunnerCrashed, msg),
+                    Value::Nil,
+                    Vec::new(),
+                )
+            })
+        };
+        // A cancelled in-process run ends at its own deadline; its Step is not waited for.
+        Box::pin(cancel.or_cancelled(run, memory, history))
     }
 }
 

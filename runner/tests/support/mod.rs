@@ -81,6 +81,44 @@ pub fn spawn_script(script: &str, bin: &str, args: &[&str]) -> Runner {
 }
 
 /// Setup with the real policy compiled for this host.
+/// `/proc/PID/NAME` as text.
+pub fn proc_file(pid: u32, name: &str) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/{name}")).unwrap()
+}
+
+/// fd number → link target, from `/proc/PID/fd`.
+pub fn fds_of(pid: u32) -> std::collections::BTreeMap<u32, String> {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let target = std::fs::read_link(e.path()).unwrap();
+            (
+                e.file_name().to_string_lossy().parse().unwrap(),
+                target.to_string_lossy().into_owned(),
+            )
+        })
+        .collect()
+}
+
+/// The soft limit of one line of `/proc/PID/limits`, e.g. "Max open files".
+pub fn soft_limit(limits: &str, name: &str) -> String {
+    let line = limits.lines().find(|l| l.starts_with(name)).unwrap();
+    line[name.len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+/// The peak a `MemoryExceeded` frame reports (anything else fails the test).
+pub fn memory_exceeded(r: &mut Runner) -> u64 {
+    match r.recv() {
+        Some(RunnerToSupervisor::MemoryExceeded { peak_bytes }) => peak_bytes,
+        other => panic!("expected MemoryExceeded, got {other:?}"),
+    }
+}
+
 /// An `Execute` frame for `request` under `limits` (in production only the engine builds one).
 pub fn execute_frame(request: RunRequest, limits: Limits) -> SupervisorToRunner {
     SupervisorToRunner::Execute(Box::new(Execute {

@@ -88,6 +88,23 @@ impl CancelSignal {
         }
     }
 
+    /// Runs `run` to its Step unless this signal fires first: then `run` is dropped (which
+    /// stops it) and the Step is `cancelled`, giving back `memory` and `history` unchanged.
+    pub async fn or_cancelled(
+        mut self,
+        run: impl Future<Output = Step>,
+        memory: crate::Value,
+        history: Vec<crate::Value>,
+    ) -> Step {
+        tokio::select! {
+            step = run => step,
+            () = self.cancelled() => {
+                let fail = Fail::new(FailReason::Cancelled, "cancelled by the client");
+                Step::failed(fail, memory, history)
+            }
+        }
+    }
+
     /// A signal that never fires.
     pub fn never() -> CancelSignal {
         let (_tx, rx) = watch::channel(false);

@@ -80,11 +80,7 @@ impl Tool {
             })
         };
         Tool {
-            decl: ToolDecl {
-                name: name.into(),
-                signature: None,
-                description: None,
-            },
+            decl: ToolDecl::new(name, None),
             call: Arc::new(call),
         }
     }

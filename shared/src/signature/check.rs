@@ -56,38 +56,6 @@ pub fn result(sig: &Signature, value: Value, mode: Mode) -> Result<(Value, Vec<S
         .map_err(|e| failure("the result", &e))
 }
 
-/// Validates and coerces a tool's arguments before the call.
-pub fn tool_args(
-    tool: &str,
-    sig: &Signature,
-    args: Value,
-    mode: Mode,
-) -> Result<(Value, Vec<String>), Fail> {
-    sig.validate_input_owned(args, mode)
-        .map(|c| {
-            (
-                c.value,
-                c.warnings
-                    .into_iter()
-                    .map(|w| format!("tool {tool}: {w}"))
-                    .collect(),
-            )
-        })
-        .map_err(|e| failure(&format!("the arguments of tool {tool}"), &e))
-}
-
-/// Checks a tool's result against its declared output.
-pub fn tool_result(
-    tool: &str,
-    sig: &Signature,
-    value: Value,
-    mode: Mode,
-) -> Result<(Value, Vec<String>), Fail> {
-    sig.validate_output_owned(value, mode)
-        .map(|c| (c.value, c.warnings))
-        .map_err(|e| failure(&format!("the result of tool {tool}"), &e))
-}
-
 /// The declared tools of one run with their signatures, parsed once.
 #[derive(Debug, Default)]
 pub struct ToolSigs {
@@ -132,15 +100,21 @@ impl ToolSigs {
     /// The arguments the handler gets (coerced), or the terminal failure.
     pub fn check_args(&self, name: &str, args: Value) -> Result<Value, Fail> {
         match self.lookup(name).flatten() {
-            Some(sig) => tool_args(name, sig, args, self.mode).map(|(v, _)| v),
+            Some(sig) => sig
+                .validate_input_owned(args, self.mode)
+                .map(|c| c.value)
+                .map_err(|e| failure(&format!("the arguments of tool {name}"), &e)),
             None => Ok(args),
         }
     }
 
-    /// The result the program gets, or the terminal failure.
+    /// The result the program gets (never coerced), or the terminal failure.
     pub fn check_result(&self, name: &str, value: Value) -> Result<Value, Fail> {
         match self.lookup(name).flatten() {
-            Some(sig) => tool_result(name, sig, value, self.mode).map(|(v, _)| v),
+            Some(sig) => sig
+                .validate_output_owned(value, self.mode)
+                .map(|c| c.value)
+                .map_err(|e| failure(&format!("the result of tool {name}"), &e)),
             None => Ok(value),
         }
     }
@@ -182,11 +156,7 @@ mod tests {
     }
 
     fn decl(name: &str, sig: Option<&str>) -> ToolDecl {
-        ToolDecl {
-            name: name.into(),
-            signature: sig.map(str::to_string),
-            description: None,
-        }
+        ToolDecl::new(name, sig)
     }
 
     #[test]
