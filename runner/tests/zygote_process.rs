@@ -72,18 +72,7 @@ fn a_forked_runner_holds_only_what_an_exec_d_one_does() {
     assert_eq!(stat_field(pid, 3), i64::from(pid), "session id");
     assert_eq!(stat_field(pid, 1), i64::from(z.pid()), "parent");
 
-    let limits = proc_file(pid, "limits");
-    let expected = ptc_shared::protocol::RunnerRlimits::for_limits(&Limits {
-        heap_bytes: support::HEAP,
-        ..Limits::default()
-    });
-    assert_eq!(
-        soft_limit(&limits, "Max data size"),
-        expected.data_bytes.to_string()
-    );
-    assert_eq!(soft_limit(&limits, "Max open files"), "8");
-    assert_eq!(soft_limit(&limits, "Max file size"), "0");
-    assert_eq!(soft_limit(&limits, "Max core file size"), "0");
+    support::assert_hardened_rlimits(pid);
 
     f.runner.send(&execute("(+ 1 2)", Limits::default()));
     let step = finished(&mut f.runner);

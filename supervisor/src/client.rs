@@ -71,17 +71,27 @@ impl Backend for EmbeddedBackend {
         tools: ToolSet,
         cancel: CancelSignal,
     ) -> BoxFuture<'static, Step> {
-        // Kept for the `cancelled` Step: the request itself moves into the engine.
-        let memory = request.memory.clone();
-        let history = request.history.clone();
         let engine = Arc::clone(&self.engine);
-        let run = async move {
+        cancellable(request, cancel, move |request| async move {
             engine
                 .execute(request, Arc::new(ToolSetHandler(tools)))
                 .await
-        };
-        Box::pin(cancel.or_cancelled(run, memory, history))
+        })
     }
+}
+
+/// Runs `request` through `run` unless `cancel` fires first. The memory and history are kept
+/// for the `cancelled` Step; the request itself moves into `run`.
+fn cancellable<F>(
+    request: RunRequest,
+    cancel: CancelSignal,
+    run: impl FnOnce(RunRequest) -> F,
+) -> BoxFuture<'static, Step>
+where
+    F: std::future::Future<Output = Step> + Send + 'static,
+{
+    let (memory, history) = (request.memory.clone(), request.history.clone());
+    Box::pin(cancel.or_cancelled(run(request), memory, history))
 }
 
 /// Runs requests in this process's interpreter, without a sandbox (`ptc run --in-process`):
@@ -98,22 +108,16 @@ impl Backend for InProcessBackend {
         tools: ToolSet,
         cancel: CancelSignal,
     ) -> BoxFuture<'static, Step> {
-        let memory = request.memory.clone();
-        let history = request.history.clone();
         let handle = tokio::runtime::Handle::current();
-        let job = tokio::task::spawn_blocking(move || run_in_process(request, &tools, &handle));
-        let run = async move {
+        // A cancelled in-process run ends at its own deadline; its Step is not waited for.
+        cancellable(request, cancel, move |request| async move {
+            let job = tokio::task::spawn_blocking(move || run_in_process(request, &tools, &handle));
             job.await.unwrap_or_else(|e| {
                 let msg = format!("the interpreter thread failed: {e}");
-                Step::failed(
-                    Fail::new(FailReason::RunnerCrashed, msg),
-                    Value::Nil,
-                    Vec::new(),
-                )
+                let fail = Fail::new(FailReason::RunnerCrashed, msg);
+                Step::failed(fail, Value::Nil, Vec::new())
             })
-        };
-        // A cancelled in-process run ends at its own deadline; its Step is not waited for.
-        Box::pin(cancel.or_cancelled(run, memory, history))
+        })
     }
 }
 

@@ -111,6 +111,20 @@ pub fn soft_limit(limits: &str, name: &str) -> String {
         .to_string()
 }
 
+/// Asserts the rlimits every hardened runner has (from `setup()`'s limits), in `/proc/PID/limits`.
+pub fn assert_hardened_rlimits(pid: u32) {
+    let limits = proc_file(pid, "limits");
+    let expected = ptc_shared::protocol::RunnerRlimits::for_limits(&Limits {
+        heap_bytes: HEAP,
+        ..Limits::default()
+    });
+    let soft = |name| soft_limit(&limits, name);
+    assert_eq!(soft("Max data size"), expected.data_bytes.to_string());
+    assert_eq!(soft("Max open files"), expected.nofile.to_string());
+    assert_eq!(soft("Max file size"), "0");
+    assert_eq!(soft("Max core file size"), "0");
+}
+
 /// The peak a `MemoryExceeded` frame reports (anything else fails the test).
 pub fn memory_exceeded(r: &mut Runner) -> u64 {
     match r.recv() {
