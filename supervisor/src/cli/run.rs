@@ -123,7 +123,7 @@ impl Target {
             p.warm = 0;
         }
         let config = EngineConfig::new(ptc_supervisor::installed::default_runner(), policies);
-        Ok((Target::Sandboxed(Box::new(config)), Some(chosen)))
+        Ok((Target::Sandboxed(Box::new(config)), chosen))
     }
 
     /// Runs `run` through this target's client. `Err((reason, message))` means nothing ran

@@ -4,13 +4,16 @@ use ptc_supervisor::policy::{Policy, load_dir};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// The policies to run with, and the chosen one: `--policy` is a name in the policies
-/// directory, or a path to a policy file (which is added under its file name).
-pub fn policies_for(policy: Option<&str>) -> Result<(BTreeMap<String, Policy>, String), String> {
+/// The policies to run with, and the one `--policy` chose: a name in the policies directory,
+/// or a path to a policy file (which is added under its file name). `None` leaves the choice
+/// to the engine's default.
+pub fn policies_for(
+    policy: Option<&str>,
+) -> Result<(BTreeMap<String, Policy>, Option<String>), String> {
     let dir = ptc_supervisor::installed::default_policies_dir();
     let mut policies = load_dir(&dir).map_err(|e| e.to_string())?;
     let chosen = match policy {
-        None => "default".to_string(),
+        None => return Ok((policies, None)),
         Some(p) if p.ends_with(".toml") || Path::new(p).is_file() => {
             let loaded = Policy::load(Path::new(p)).map_err(|e| e.to_string())?;
             let name = loaded.name.clone();
@@ -27,5 +30,5 @@ pub fn policies_for(policy: Option<&str>) -> Result<(BTreeMap<String, Policy>, S
             known.join(", ")
         ));
     }
-    Ok((policies, chosen))
+    Ok((policies, Some(chosen)))
 }
