@@ -109,20 +109,11 @@ async fn runner_killed_from_outside_is_runner_crashed() {
     let busy = runners()
         .into_iter()
         .filter(|p| !before.contains(p))
-        .find(|p| cpu_ticks(*p) > 0);
+        .find(|p| common::cpu_ticks(*p) > 0);
     let pid = busy.expect("no busy runner found");
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::SIGKILL).unwrap();
     let step = task.await.unwrap();
     assert_eq!(step.reason(), Some(FailReason::RunnerCrashed), "{step:?}");
-}
-
-fn cpu_ticks(pid: i32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-    rest.split_whitespace()
-        .nth(11)
-        .and_then(|u| u.parse().ok())
-        .unwrap_or(0)
 }
 
 struct Tools;

@@ -184,3 +184,13 @@ fn build_bin(bin: &str) -> PathBuf {
 pub fn shipped_policies() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies")
 }
+
+/// CPU ticks (utime) of a process, 0 if gone.
+pub fn cpu_ticks(pid: i32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    rest.split_whitespace()
+        .nth(11)
+        .and_then(|u| u.parse().ok())
+        .unwrap_or(0)
+}
