@@ -43,6 +43,7 @@
 
 pub mod check;
 mod coerce;
+mod cursor;
 mod edn;
 mod json_schema;
 mod malli;
