@@ -265,6 +265,13 @@ fn default_run_is_sandboxed_in_a_runner_process() {
 fn sandboxed_limits_and_tools_from_the_cli() {
     let o = ptc(&["run", "--timeout", "200", "-e", "(loop [] (recur))"]);
     assert!(stderr(&o).starts_with("error: timeout: "), "{}", stderr(&o));
+    // Looser than the policy: refused with the field, the policy's value and what to do.
+    let o = ptc(&["run", "--timeout", "3000", "-e", "1"]);
+    assert!(
+        stderr(&o).starts_with("error: invalid_request: `timeout_ms` of 3000 is looser than policy `default` allows (1000)"),
+        "{}",
+        stderr(&o)
+    );
     let o = ptc(&["run", "--tool", "echo=cat", "-e", "(tool/echo {:k 1})"]);
     assert_eq!(stdout(&o), r#"{"k" 1}"#, "{}", stderr(&o));
     let o = ptc(&["run", "--policy", "no-such-policy", "-e", "1"]);
@@ -334,7 +341,20 @@ fn context_signature_chains_the_previous_steps_output_types() {
 fn an_oversized_result_is_a_result_limit_not_a_memory_death() {
     // ~23 MB of text in a 64 MiB-heap runner: printing it whole to measure it would not fit.
     let program = format!("(apply str (repeat 200000 \"{}\"))", "x".repeat(115));
-    let o = ptc(&["run", "--timeout", "20000", "-e", &program]);
+    // A policy with room for the time this takes in a debug build (asking for more than the
+    // default policy's 1000 ms would be refused, not clamped).
+    let seccomp = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../policies/seccomp/runner.json"
+    );
+    let policy = temp_file(
+        "slow.toml",
+        &format!(
+            "[limits]\ntimeout_ms = 20000\ncpu_ms = 20000\n[isolation]\nseccomp = \"{seccomp}\"\n[pool]\nwarm = 0\n"
+        ),
+    );
+    let policy = policy.to_string_lossy().to_string();
+    let o = ptc(&["run", "--policy", &policy, "-e", &program]);
     assert!(
         stderr(&o).starts_with("error: limit_exceeded: result is over"),
         "{}",

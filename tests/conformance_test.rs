@@ -7,6 +7,7 @@
 //! failing case with its program, expected and actual outcome.
 
 use ptc_runner::{RunOptions, Tool, run};
+use ptc_shared::client_protocol::RunRequest;
 use ptc_shared::{Limits, Step, Value};
 use ptc_tests::compare::matches;
 use ptc_tests::corpus::{self, Case, Expect};
@@ -55,12 +56,14 @@ fn run_case(case: &Case) -> Step {
         _ => Vec::new(),
     };
     let opts = RunOptions {
-        context: case.context.clone(),
-        memory: case.memory.clone(),
-        history,
+        request: RunRequest {
+            context: case.context.clone(),
+            memory: case.memory.clone(),
+            history,
+            ..RunRequest::default()
+        },
         tools: tools_of(case),
         limits: limits_of(case),
-        ..RunOptions::default()
     };
     match run(&case.program, opts) {
         Ok(s) | Err(s) => s,

@@ -11,6 +11,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use ptc_runner::session::{compile, run_compiled};
 use ptc_runner::{Limits, RunOptions, ToolFailure, ToolHost, run};
 use ptc_shared::Value;
+use ptc_shared::client_protocol::RunRequest;
 use std::hint::black_box;
 
 const PROGRAMS: [(&str, &str); 5] = [
@@ -89,7 +90,10 @@ fn python_baseline() {
 fn aggregate(c: &mut Criterion) {
     python_baseline();
     let opts = RunOptions {
-        context: rows_context(100_000),
+        request: RunRequest {
+            context: rows_context(100_000),
+            ..RunRequest::default()
+        },
         limits: generous(),
         ..RunOptions::default()
     };

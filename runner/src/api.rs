@@ -4,20 +4,13 @@
 //! ([`Tool::new`]); the `ptc-runner` binary implements `ToolHost` by forwarding each call to the
 //! supervisor over IPC. Either way the interpreter only sees `call(name, args) -> result`.
 
-use ptc_shared::signature::{Mode, Signature};
-use ptc_shared::{Fail, Limits, Step, Value};
+use ptc_shared::client_protocol::RunRequest;
+use ptc_shared::protocol::ToolDecl;
+use ptc_shared::tool_calls::ToolCalls;
+use ptc_shared::{Limits, Step, Value};
+use std::time::Instant;
 
-/// How a tool call failed.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ToolFailure {
-    /// No tool of that name: the run fails with `tool_not_found`.
-    NotFound,
-    /// The tool ran and reported an error: `tool_error` with this message (catchable by `try`).
-    Error(String),
-    /// The host ended the run (deadline passed while the tool ran, validation failed, tool-call
-    /// limit, connection lost): the Step fails with exactly this, and `try` cannot catch it.
-    Terminal(Fail),
-}
+pub use ptc_shared::tool_calls::ToolFailure;
 
 /// Where tool calls go. Called synchronously from the interpreter's single thread.
 pub trait ToolHost {
@@ -36,10 +29,7 @@ pub struct Tool {
 
 impl std::fmt::Debug for Tool {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Tool")
-            .field("name", &self.name)
-            .field("signature", &self.signature)
-            .finish()
+        f.debug_struct("Tool").field("decl", &self.decl()).finish()
     }
 }
 
@@ -76,100 +66,96 @@ impl Tool {
         self.description = Some(d.into());
         self
     }
+
+    /// What the program is told about this tool (and what its calls are checked against).
+    pub fn decl(&self) -> ToolDecl {
+        ToolDecl {
+            name: self.name.clone(),
+            signature: self.signature.clone(),
+            description: self.description.clone(),
+        }
+    }
 }
 
 /// Everything a run needs besides its source.
 #[derive(Debug, Default)]
 pub struct RunOptions {
-    /// The context map (`data/k`, `ctx/k`); `Nil` means empty.
-    pub context: Value,
-    /// The user namespace from earlier runs (`def`s); `Nil` means empty.
-    pub memory: Value,
-    /// `*1 *2 *3`, newest first.
-    pub history: Vec<Value>,
+    /// The run's data and checks, described once for every layer: `context`, `memory`,
+    /// `history`, `signature`, `context_signature` and `validation` are read here. Its `program`
+    /// and `tools` are not (the source is `run`'s argument, the tools are [`RunOptions::tools`]),
+    /// nor its policy and limit fields (`limits` holds what they resolve to).
+    pub request: RunRequest,
     /// Tools with in-process handlers. Ignored by [`run_with_host`], which takes `tool_names`.
     pub tools: Vec<Tool>,
     pub limits: Limits,
-    /// The program's signature (shorthand or Malli-lite): validates the context and the result.
-    pub signature: Option<String>,
-    /// How strictly signatures are applied (default `enabled`).
-    pub validation: Mode,
-    /// The signature of the step that produced this run's context: its output fields become
-    /// this run's inputs (see `Signature::chain`), so types need not be restated.
-    pub context_signature: Option<String>,
 }
 
-/// A `ToolHost` over in-process closures, checking declared tool signatures around each call.
-struct ClosureHost<'a> {
-    tools: &'a mut [Tool],
-    signatures: Vec<Option<Signature>>,
-    mode: Mode,
-}
-
-impl ToolHost for ClosureHost<'_> {
-    fn call(&mut self, name: &str, args: Value) -> Result<Value, ToolFailure> {
-        let i = self
-            .tools
-            .iter()
-            .position(|t| t.name == name)
-            .ok_or(ToolFailure::NotFound)?;
-        let sig = self.signatures.get(i).and_then(Option::as_ref);
-        let args = match sig {
-            Some(s) => {
-                crate::validate::tool_args(name, s, args, self.mode)
-                    .map_err(ToolFailure::Terminal)?
-                    .0
-            }
-            None => args,
+impl RunOptions {
+    /// The options of a client's request, run under `limits` (which the engine resolved from
+    /// the request and its policy): the one place a [`RunRequest`] becomes `RunOptions`, for
+    /// the runner process and for in-process runs alike. Returns the program and the declared
+    /// tools beside them (closure tools are the caller's to add).
+    pub fn from_request(
+        mut request: RunRequest,
+        limits: Limits,
+    ) -> (String, Vec<ToolDecl>, RunOptions) {
+        let program = std::mem::take(&mut request.program);
+        let decls = std::mem::take(&mut request.tools);
+        let opts = RunOptions {
+            request,
+            tools: Vec::new(),
+            limits,
         };
-        let tool = self.tools.get_mut(i).ok_or(ToolFailure::NotFound)?;
-        let out = (tool.handler)(args)?;
-        match sig {
-            Some(s) => Ok(crate::validate::tool_result(name, s, out, self.mode)
-                .map_err(ToolFailure::Terminal)?
-                .0),
-            None => Ok(out),
-        }
+        (program, decls, opts)
     }
 }
 
-/// Parses the tools' signatures; strict validation requires every tool to have one.
-fn tool_signatures(tools: &[Tool], mode: Mode) -> Result<Vec<Option<Signature>>, Fail> {
-    let mut out = Vec::with_capacity(tools.len());
-    for t in tools {
-        match t.signature.as_deref() {
-            Some(s) => out.push(Some(crate::validate::parse(
-                s,
-                &format!("tool {}", t.name),
-            )?)),
-            None if mode == Mode::Strict => {
-                let msg = format!(
-                    "strict validation requires a signature for every tool; `{}` has none",
-                    t.name
-                );
-                return Err(Fail::new(ptc_shared::FailReason::ValidationError, msg));
-            }
-            None => out.push(None),
-        }
+/// A `ToolHost` over in-process closures; [`ToolCalls`] checks and records each call.
+struct ClosureHost {
+    tools: Vec<Tool>,
+    calls: ToolCalls,
+}
+
+impl ToolHost for ClosureHost {
+    fn call(&mut self, name: &str, args: Value) -> Result<Value, ToolFailure> {
+        let args = self.calls.begin(name, args)?;
+        let out = match self.tools.iter_mut().find(|t| t.name == name) {
+            Some(tool) => (tool.handler)(args),
+            None => Err(ToolFailure::NotFound),
+        };
+        self.calls.finish(out)
     }
-    Ok(out)
 }
 
 /// Runs a program in-process with closure tools. `Ok` is a successful Step, `Err` a failed one.
+/// Here the tools' host ([`ToolCalls`]) fills the Step's tool-call trace, and this entry point
+/// sets `usage.duration_ms` (in a runner process, the engine does both).
 pub fn run(source: &str, mut opts: RunOptions) -> Result<Step, Step> {
-    let mut tools = std::mem::take(&mut opts.tools);
-    let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
-    let signatures = tool_signatures(&tools, opts.validation).map_err(Step::failed)?;
-    let mut host = ClosureHost {
-        tools: &mut tools,
-        signatures,
-        mode: opts.validation,
+    let started = Instant::now();
+    let tools = std::mem::take(&mut opts.tools);
+    let decls: Vec<ToolDecl> = tools.iter().map(Tool::decl).collect();
+    let names: Vec<String> = decls.iter().map(|d| d.name.clone()).collect();
+    let calls = match ToolCalls::new(&decls, opts.request.validation, opts.limits.max_tool_calls) {
+        Ok(c) => c,
+        Err(fail) => {
+            return Err(Step::failed(
+                fail,
+                opts.request.memory,
+                opts.request.history,
+            ));
+        }
     };
-    run_with_host(source, &opts, &names, &mut host)
+    let mut host = ClosureHost { tools, calls };
+    let mut step = crate::session::execute(source, &opts, &names, &mut host);
+    step.tool_calls = host.calls.into_records();
+    step.usage.tool_calls = u32::try_from(step.tool_calls.len()).unwrap_or(u32::MAX);
+    step.usage.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    step.into_result()
 }
 
 /// Runs a program with an arbitrary tool host; `tool_names` are the declared tools (checked by
-/// the analyzer and by `call`).
+/// the analyzer). The host owns the tool-call checks and trace, and the caller the clock: the
+/// Step's `tool_calls` are empty and `usage.duration_ms` is 0.
 pub fn run_with_host(
     source: &str,
     opts: &RunOptions,

@@ -55,7 +55,6 @@ pub enum Limit {
     Steps,
     Depth,
     Iterations,
-    ToolCalls,
     ResultSize,
     Nesting,
 }
@@ -67,7 +66,6 @@ impl Limit {
             Limit::Steps => "max_steps",
             Limit::Depth => "max_depth",
             Limit::Iterations => "max_iterations",
-            Limit::ToolCalls => "max_tool_calls",
             Limit::ResultSize => "max_result_bytes",
             Limit::Nesting => "max_nesting",
         }

@@ -8,7 +8,7 @@
 
 use ptc_runner::api::{RunOptions, ToolFailure, ToolHost, run_with_host};
 use ptc_shared::codec::{self, CodecError, DEFAULT_MAX_FRAME};
-use ptc_shared::protocol::{Execute, RunnerToSupervisor, SupervisorToRunner, ToolResultError};
+use ptc_shared::protocol::{Execute, RunnerToSupervisor, SupervisorToRunner};
 use ptc_shared::{Fail, FailReason, Step, Value};
 use std::os::unix::net::UnixStream;
 
@@ -56,9 +56,10 @@ impl Ipc {
                 let msg = format!("the result is too large to return ({len} bytes, at most {max})");
                 let fail = Fail::new(FailReason::LimitExceeded, msg)
                     .with_detail("limit", "max_frame_bytes");
+                // The engine gives a failed Step the request's memory back (`Step::failed`).
                 let step = Step {
                     usage,
-                    ..Step::failed(fail)
+                    ..Step::failed(fail, Value::Nil, Vec::new())
                 };
                 self.send(&RunnerToSupervisor::Finished(Box::new(step)))
             }
@@ -68,30 +69,11 @@ impl Ipc {
 }
 
 /// Runs one `Execute` with tool calls forwarded over `ipc`. `Err` when the channel broke.
+/// The engine checks and records each tool call, and owns the clock: the Step sent back has no
+/// tool-call trace and no duration of its own.
 pub fn execute(ipc: &mut Ipc, exec: Execute) -> Result<Step, IpcError> {
-    let Execute {
-        program,
-        context,
-        memory,
-        history,
-        tools,
-        limits,
-        signature,
-        validation,
-        ..
-    } = exec;
-    let names: Vec<String> = tools.into_iter().map(|t| t.name).collect();
-    let opts = RunOptions {
-        context,
-        memory,
-        history,
-        tools: Vec::new(),
-        limits,
-        signature,
-        validation,
-        // Clients send the already chained signature (`Run::context_signature`).
-        context_signature: None,
-    };
+    let (program, decls, opts) = RunOptions::from_request(exec.request, exec.limits);
+    let names: Vec<String> = decls.into_iter().map(|t| t.name).collect();
     let mut host = IpcHost {
         ipc,
         next_id: 0,
@@ -116,7 +98,7 @@ impl IpcHost<'_> {
         &mut self,
         name: &str,
         args: Value,
-    ) -> Result<Result<Value, ToolResultError>, IpcError> {
+    ) -> Result<Result<Value, ToolFailure>, IpcError> {
         self.next_id += 1;
         let id = self.next_id;
         self.ipc.send(&RunnerToSupervisor::ToolCall {
@@ -140,10 +122,7 @@ impl ToolHost for IpcHost<'_> {
             return Err(ToolFailure::Terminal(lost_connection()));
         }
         match self.round_trip(name, args) {
-            Ok(Ok(v)) => Ok(v),
-            Ok(Err(ToolResultError::NotFound)) => Err(ToolFailure::NotFound),
-            Ok(Err(ToolResultError::Error(msg))) => Err(ToolFailure::Error(msg)),
-            Ok(Err(ToolResultError::Terminal(fail))) => Err(ToolFailure::Terminal(fail)),
+            Ok(result) => result,
             Err(e) => {
                 self.broken = Some(e);
                 Err(ToolFailure::Terminal(lost_connection()))

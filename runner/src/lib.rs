@@ -16,7 +16,6 @@ pub mod eval;
 pub mod print;
 pub mod reader;
 pub mod session;
-pub mod validate;
 pub mod value;
 
 pub use api::{RunOptions, Tool, ToolFailure, ToolHost, run, run_with_host};

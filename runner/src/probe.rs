@@ -88,10 +88,11 @@ fn attempt(op: &str, parent: nix::unistd::Pid, ipc: &mut Ipc) -> Step {
         "stack-overflow" => Ok(Value::Int(recurse(0, [0; 64]))),
         "panic" => panic!("probe panic"),
         other => {
-            return Step::failed(Fail::new(
+            let fail = Fail::new(
                 FailReason::InvalidRequest,
                 format!("unknown probe {other:?}"),
-            ));
+            );
+            return Step::failed(fail, Value::Nil, Vec::new());
         }
     };
     report(outcome)
@@ -105,10 +106,9 @@ fn report(outcome: io::Result<Value>) -> Step {
         },
         Err(e) => {
             let errno = i64::from(e.raw_os_error().unwrap_or(0));
-            Step::failed(
-                Fail::new(FailReason::SandboxViolation, format!("denied: {e}"))
-                    .with_detail("errno", errno),
-            )
+            let fail = Fail::new(FailReason::SandboxViolation, format!("denied: {e}"))
+                .with_detail("errno", errno);
+            Step::failed(fail, Value::Nil, Vec::new())
         }
     }
 }

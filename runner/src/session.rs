@@ -1,7 +1,7 @@
 //! One execution, start to finish: read → analyze → evaluate → build the Step.
 //!
-//! Invariants: on failure the Step's memory is the input memory, unchanged; only plain data
-//! persists in memory (a `defn`'d function is reported in `warnings`, since functions cannot
+//! Invariants: on failure the Step is [`Step::failed`] (the input memory and history,
+//! unchanged), keeping what ran (prints, usage); only plain data persists in memory (a `defn`'d function is reported in `warnings`, since functions cannot
 //! leave the process); the result is converted to plain data and size-checked here.
 
 use crate::analyze::analyze_program;
@@ -10,6 +10,7 @@ use crate::convert::{from_shared, is_data, to_shared};
 use crate::error::{ErrorBody, EvalError, Limit};
 use crate::eval::Interp;
 use crate::reader::read_all;
+use ptc_shared::signature::check;
 use ptc_shared::value::Map as SMap;
 use ptc_shared::{Fail, FailReason, Step, Value as S};
 use std::rc::Rc;
@@ -22,13 +23,13 @@ pub fn execute(
     tool_names: &[String],
     host: &mut dyn ToolHost,
 ) -> Step {
-    if let Some(previous) = &opts.context_signature {
-        return match crate::validate::chained(previous, opts.signature.as_deref()) {
+    if let Some(previous) = &opts.request.context_signature {
+        return match check::chained(previous, opts.request.signature.as_deref()) {
             Ok(text) => execute_signed(source, opts, &text, tool_names, host),
             Err(f) => failed_step(opts, f),
         };
     }
-    match &opts.signature {
+    match &opts.request.signature {
         Some(text) => execute_signed(source, opts, text, tool_names, host),
         None => execute_unsigned(source, opts, tool_names, host),
     }
@@ -42,27 +43,25 @@ fn execute_signed(
     tool_names: &[String],
     host: &mut dyn ToolHost,
 ) -> Step {
-    let mode = opts.validation;
+    let mode = opts.request.validation;
     let with_sig = |mut step: Step| {
         step.signature = Some(text.to_string());
         step
     };
-    let sig = match crate::validate::parse(text, "run") {
+    let sig = match check::parse(text, "run") {
         Ok(s) => s,
         Err(f) => return with_sig(failed_step(opts, f)),
     };
-    let (context, mut warnings) = match crate::validate::context(&sig, opts.context.clone(), mode) {
+    let (context, mut warnings) = match check::context(&sig, opts.request.context.clone(), mode) {
         Ok(c) => c,
         Err(f) => return with_sig(failed_step(opts, f)),
     };
-    let checked = RunOptions {
-        context,
-        signature: None,
-        ..clone_opts(opts)
-    };
+    let mut checked = clone_opts(opts);
+    checked.request.context = context;
+    checked.request.signature = None;
     let mut step = with_sig(execute_unsigned(source, &checked, tool_names, host));
     if let Some(v) = step.return_value.take() {
-        match crate::validate::result(&sig, v, mode) {
+        match check::result(&sig, v, mode) {
             Ok((v, w)) => {
                 step.return_value = Some(v);
                 warnings.extend(w);
@@ -70,7 +69,6 @@ fn execute_signed(
             Err(f) => {
                 let mut failed = with_sig(failed_step(opts, f));
                 failed.prints = std::mem::take(&mut step.prints);
-                failed.tool_calls = std::mem::take(&mut step.tool_calls);
                 failed.usage = std::mem::take(&mut step.usage);
                 return failed;
             }
@@ -81,17 +79,15 @@ fn execute_signed(
     step
 }
 
-/// The options of `opts` without its tools (closures are neither cloneable nor needed here).
+/// The options of `opts` without its tools (closures are neither cloneable nor needed here)
+/// and without a context signature (already chained).
 fn clone_opts(opts: &RunOptions) -> RunOptions {
+    let mut request = opts.request.clone();
+    request.context_signature = None;
     RunOptions {
-        context: opts.context.clone(),
-        memory: opts.memory.clone(),
-        history: opts.history.clone(),
+        request,
         tools: Vec::new(),
         limits: opts.limits,
-        signature: opts.signature.clone(),
-        validation: opts.validation,
-        context_signature: None,
     }
 }
 
@@ -104,11 +100,10 @@ fn execute_unsigned(
     let started = Instant::now();
     let span = tracing::debug_span!("ptc_run", bytes = source.len());
     let _enter = span.enter();
-    let mut step = match run_inner(source, opts, tool_names, host, started) {
+    let step = match run_inner(source, opts, tool_names, host, started) {
         Ok(step) => step,
         Err(fail) => failed_step(opts, fail),
     };
-    step.usage.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     tracing::debug!(
         outcome = step.reason().map_or("ok", FailReason::as_str),
         "run finished"
@@ -117,18 +112,11 @@ fn execute_unsigned(
 }
 
 fn failed_step(opts: &RunOptions, fail: Fail) -> Step {
-    let mut step = Step::failed(fail);
-    step.memory = memory_or_empty(&opts.memory);
-    step.memory_delta = S::Map(SMap::new());
-    step.history = opts.history.clone();
-    step
-}
-
-fn memory_or_empty(m: &S) -> S {
-    match m {
-        S::Map(_) => m.clone(),
-        _ => S::Map(SMap::new()),
-    }
+    Step::failed(
+        fail,
+        opts.request.memory.clone(),
+        opts.request.history.clone(),
+    )
 }
 
 /// The name a memory key stands for: keywords and strings alike.
@@ -151,7 +139,7 @@ pub fn compile(source: &str, opts: &RunOptions, tool_names: &[String]) -> Result
     let limits = opts.limits;
     let forms = read_all(source, limits.max_program_bytes, limits.max_nesting)
         .map_err(|e| Fail::new(FailReason::ParseError, e.to_string()))?;
-    let memory: Vec<(Rc<str>, crate::value::Value)> = match &opts.memory {
+    let memory: Vec<(Rc<str>, crate::value::Value)> = match &opts.request.memory {
         S::Map(m) => m
             .iter()
             .filter_map(|(k, v)| memory_name(k).map(|n| (Rc::from(n), from_shared(v))))
@@ -177,13 +165,10 @@ pub fn run_compiled(
     tool_names: &[String],
     host: &mut dyn ToolHost,
 ) -> Step {
-    let started = Instant::now();
-    let mut step = match evaluate(compiled, opts, tool_names, host, started) {
+    match evaluate(compiled, opts, tool_names, host, Instant::now()) {
         Ok(step) => step,
         Err(fail) => failed_step(opts, fail),
-    };
-    step.usage.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    step
+    }
 }
 
 fn run_inner(
@@ -209,8 +194,8 @@ fn evaluate(
     let program = &compiled.program;
     let mut interp = Interp::new(host, tool_names, limits);
     interp.started = started;
-    interp.context = from_shared(&opts.context);
-    interp.history = opts.history.iter().map(from_shared).collect();
+    interp.context = from_shared(&opts.request.context);
+    interp.history = opts.request.history.iter().map(from_shared).collect();
     interp.globals.extend(input_memory.iter().cloned());
     let outcome = interp.run_program(&program.forms, program.frame_size);
     // A finite lazy seq in the result leaves as a list (an infinite one hits a limit here).
@@ -224,15 +209,12 @@ fn evaluate(
     };
     let mut step = Step::default();
     step.usage.eval_steps = interp.steps;
-    step.usage.tool_calls = u32::try_from(interp.tool_calls.len()).unwrap_or(u32::MAX);
-    step.tool_calls = std::mem::take(&mut interp.tool_calls);
     step.prints = interp.take_prints();
     let value = match outcome {
         Ok(v) => v,
         Err(e) => {
             let mut s = failed_step(opts, e.to_fail());
             s.prints = step.prints;
-            s.tool_calls = step.tool_calls;
             s.usage = step.usage;
             return Ok(s);
         }
@@ -254,7 +236,7 @@ fn evaluate(
     }
     finish_memory(&mut step, &interp, input_memory);
     step.history = std::iter::once(result.clone())
-        .chain(opts.history.iter().cloned())
+        .chain(opts.request.history.iter().cloned())
         .take(3)
         .collect();
     step.return_value = Some(result);

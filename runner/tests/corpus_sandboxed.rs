@@ -6,12 +6,10 @@
 
 mod support;
 
-use ptc_shared::protocol::{
-    Execute, PROTOCOL_VERSION, RunnerToSupervisor, SupervisorToRunner, ToolDecl, exit_code,
-};
-use ptc_shared::signature::Mode;
+use ptc_shared::client_protocol::RunRequest;
+use ptc_shared::protocol::{RunnerToSupervisor, SupervisorToRunner, ToolDecl, exit_code};
 use ptc_shared::{Limits, Value};
-use support::{End, RUNNER, end, setup_for, spawn};
+use support::{End, RUNNER, end, execute_frame, setup_for, spawn};
 
 /// One conformance case, as much of it as a run needs.
 struct Case {
@@ -86,18 +84,14 @@ fn run_case(case: &Case, tools: &[String]) -> End {
             description: None,
         })
         .collect();
-    let exec = Execute {
-        version: PROTOCOL_VERSION,
+    let req = RunRequest {
         program: case.program.clone(),
         context: case.context.clone(),
         memory: case.memory.clone(),
-        history: vec![],
         tools,
-        limits: case.limits,
-        signature: None,
-        validation: Mode::default(),
+        ..RunRequest::default()
     };
-    r.send(&SupervisorToRunner::Execute(Box::new(exec)));
+    r.send(&execute_frame(req, case.limits));
     while let Some(msg) = r.recv() {
         if let RunnerToSupervisor::ToolCall { id, args, .. } = msg {
             r.send(&SupervisorToRunner::ToolResult {

@@ -100,12 +100,7 @@ fn a_tool_call_round_trips_under_the_filter() {
 #[test]
 fn memory_bomb_reports_its_peak_and_exits_with_the_memory_code() {
     let mut r = hardened_probe("alloc-bomb");
-    match r.recv() {
-        Some(RunnerToSupervisor::MemoryExceeded { peak_bytes }) => {
-            assert!(peak_bytes > support::HEAP)
-        }
-        other => panic!("expected MemoryExceeded, got {other:?}"),
-    }
+    assert!(support::memory_exceeded(&mut r) > support::HEAP);
     assert_eq!(end(r.wait()), End::Code(exit_code::MEMORY));
 }
 
@@ -117,13 +112,9 @@ fn allocation_failure_under_rlimit_data_is_reported_like_the_budget() {
     s.rlimits.data_bytes = 48 << 20;
     let mut r = spawn(PROBE, &["alloc-bomb"]);
     r.harden(s);
-    match r.recv() {
-        // The would-be live bytes when malloc failed: near RLIMIT_DATA, far below the budget.
-        Some(RunnerToSupervisor::MemoryExceeded { peak_bytes }) => {
-            assert!((32 << 20..64 << 20).contains(&peak_bytes), "{peak_bytes}")
-        }
-        other => panic!("expected MemoryExceeded, got {other:?}"),
-    }
+    // The would-be live bytes when malloc failed: near RLIMIT_DATA, far below the budget.
+    let peak = support::memory_exceeded(&mut r);
+    assert!((32 << 20..64 << 20).contains(&peak), "{peak}");
     assert_eq!(end(r.wait()), End::Code(exit_code::MEMORY));
 }
 

@@ -6,61 +6,27 @@
 
 mod support;
 
+use ptc_shared::client_protocol::RunRequest;
 use ptc_shared::protocol::zygote::{Report, Request};
-use ptc_shared::protocol::{
-    Execute, PROTOCOL_VERSION, RunnerToSupervisor, SupervisorToRunner, exit_code,
-};
-use ptc_shared::signature::Mode;
+use ptc_shared::protocol::{RunnerToSupervisor, SupervisorToRunner, exit_code};
 use ptc_shared::{Limits, Value};
-use std::collections::BTreeMap;
 use support::zygote::Zygote;
-use support::{End, PROBE, RUNNER, Runner, setup, setup_for};
+use support::{
+    End, PROBE, RUNNER, Runner, execute_frame, fds_of, proc_file, setup, setup_for, soft_limit,
+};
 
 fn execute(program: &str, limits: Limits) -> SupervisorToRunner {
-    SupervisorToRunner::Execute(Box::new(Execute {
-        version: PROTOCOL_VERSION,
+    let req = RunRequest {
         program: program.into(),
-        context: Value::Nil,
-        memory: Value::Nil,
-        history: vec![],
-        tools: vec![],
-        limits,
-        signature: None,
-        validation: Mode::default(),
-    }))
-}
-
-fn proc_file(pid: u32, name: &str) -> String {
-    std::fs::read_to_string(format!("/proc/{pid}/{name}")).unwrap()
-}
-
-fn fds_of(pid: u32) -> BTreeMap<u32, String> {
-    std::fs::read_dir(format!("/proc/{pid}/fd"))
-        .unwrap()
-        .map(|e| {
-            let e = e.unwrap();
-            let target = std::fs::read_link(e.path()).unwrap();
-            (
-                e.file_name().to_string_lossy().parse().unwrap(),
-                target.to_string_lossy().into_owned(),
-            )
-        })
-        .collect()
+        ..RunRequest::default()
+    };
+    execute_frame(req, limits)
 }
 
 fn stat_field(pid: u32, index: usize) -> i64 {
     let stat = proc_file(pid, "stat");
     let rest = stat.rsplit_once(')').unwrap().1;
     rest.split_whitespace().nth(index).unwrap().parse().unwrap()
-}
-
-fn soft_limit(limits: &str, name: &str) -> String {
-    let line = limits.lines().find(|l| l.starts_with(name)).unwrap();
-    line[name.len()..]
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_string()
 }
 
 fn finished(r: &mut Runner) -> ptc_shared::Step {
@@ -106,18 +72,7 @@ fn a_forked_runner_holds_only_what_an_exec_d_one_does() {
     assert_eq!(stat_field(pid, 3), i64::from(pid), "session id");
     assert_eq!(stat_field(pid, 1), i64::from(z.pid()), "parent");
 
-    let limits = proc_file(pid, "limits");
-    let expected = ptc_shared::protocol::RunnerRlimits::for_limits(&Limits {
-        heap_bytes: support::HEAP,
-        ..Limits::default()
-    });
-    assert_eq!(
-        soft_limit(&limits, "Max data size"),
-        expected.data_bytes.to_string()
-    );
-    assert_eq!(soft_limit(&limits, "Max open files"), "8");
-    assert_eq!(soft_limit(&limits, "Max file size"), "0");
-    assert_eq!(soft_limit(&limits, "Max core file size"), "0");
+    support::assert_hardened_rlimits(pid);
 
     f.runner.send(&execute("(+ 1 2)", Limits::default()));
     let step = finished(&mut f.runner);
@@ -156,12 +111,7 @@ fn a_memory_bomb_in_a_forked_runner_ends_with_the_memory_code() {
     f.runner.ready();
     f.runner
         .send(&execute("(count (vec (range 3000000)))", limits));
-    match f.runner.recv() {
-        Some(RunnerToSupervisor::MemoryExceeded { peak_bytes }) => {
-            assert!(peak_bytes > support::HEAP)
-        }
-        other => panic!("expected MemoryExceeded, got {other:?}"),
-    }
+    assert!(support::memory_exceeded(&mut f.runner) > support::HEAP);
     let (end, cpu_us) = z.exit_of(f.runner.pid());
     assert_eq!(end, End::Code(exit_code::MEMORY));
     assert!(cpu_us > 0, "building 3 million elements takes CPU time");

@@ -26,12 +26,16 @@ use crate::{FailReason, Limits, Step, Value};
 use serde::{Deserialize, Serialize};
 
 /// Bumped on every incompatible change to these messages (independent of the runner protocol).
-pub const CLIENT_PROTOCOL_VERSION: u32 = 1;
+pub const CLIENT_PROTOCOL_VERSION: u32 = 2;
 
 /// Default maximum frame body on a client connection (16 MiB; the daemon's config may lower it).
 pub const CLIENT_MAX_FRAME: u32 = 16 << 20;
 
-/// One execution request, as a client sends it.
+/// One execution request: the one description of a request from a client to the engine, used
+/// unchanged by the client library, the daemon, the embedded engine and (inside the runner's
+/// `Execute` frame) the runner. Only the engine normalises it (policy default, limit checks:
+/// see `ptc_supervisor::engine`): a request looser than its policy is `invalid_request` naming
+/// the field, never silently clamped.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunRequest {
     pub program: String,
@@ -45,12 +49,17 @@ pub struct RunRequest {
     pub tools: Vec<ToolDecl>,
     /// Signature text the result is checked against, e.g. `"() -> :int"`.
     pub signature: Option<String>,
+    /// The signature of the step that produced `context`: its output fields become this run's
+    /// inputs (`Signature::chain`), so types need not be restated.
+    pub context_signature: Option<String>,
     /// Policy name; `None` is the server's default.
     pub policy: Option<String>,
-    /// A complete set of tighter limits (looser than the policy is `invalid_request`).
+    /// A complete set of limits, each at most the policy's.
     pub limits: Option<Limits>,
-    /// Tightens only the wall-clock timeout of the policy (or of `limits`).
+    /// Tightens only the wall-clock timeout (of `limits`, else of the policy).
     pub timeout_ms: Option<u64>,
+    /// Tightens only the evaluation step budget (of `limits`, else of the policy).
+    pub max_steps: Option<u64>,
     /// How strictly `signature` and the tools' signatures are applied.
     pub validation: crate::signature::Mode,
 }
@@ -165,7 +174,11 @@ mod tests {
         });
         round_trip(ServerToClient::Step {
             request_id: 4,
-            step: Box::new(Step::failed(Fail::new(FailReason::Busy, "full"))),
+            step: Box::new(Step::failed(
+                Fail::new(FailReason::Busy, "full"),
+                Value::Nil,
+                Vec::new(),
+            )),
         });
     }
 

@@ -80,13 +80,18 @@ fn check_len(len: u64, max: u32) -> Result<usize, CodecError> {
     })
 }
 
+/// The size of `msg`'s encoded body, counted without writing it.
+pub fn encoded_len<T: Serialize + ?Sized>(msg: &T) -> Result<u64, CodecError> {
+    bincode::DefaultOptions::new()
+        .with_varint_encoding()
+        .serialized_size(msg)
+        .map_err(|e| CodecError::Encode(e.to_string()))
+}
+
 /// Encodes `msg` as one complete frame (header + body), refusing bodies larger than `max`.
 pub fn encode_frame<T: Serialize + ?Sized>(msg: &T, max: u32) -> Result<Vec<u8>, CodecError> {
     // Sizing counts bytes without writing them, so the exact length is known before allocating.
-    let len = bincode::DefaultOptions::new()
-        .with_varint_encoding()
-        .serialized_size(msg)
-        .map_err(|e| CodecError::Encode(e.to_string()))?;
+    let len = encoded_len(msg)?;
     let size = check_len(len, max)?;
     let header = u32::try_from(len).map_err(|_| CodecError::TooLarge {
         len,

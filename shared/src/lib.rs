@@ -3,11 +3,14 @@
 //! - [`value`]: the owned data model (`Value`) that programs exchange with tools, contexts and memory.
 //! - [`limits`]: the `Limits` every execution runs under.
 //! - [`step`]: the outcome of one execution (`Step`, `Fail`, `FailReason`, `Usage`, tool-call trace).
-//! - [`signature`]: signatures (shorthand and Malli-lite), validation with paths, coercion, rendering.
+//! - [`signature`]: signatures (shorthand and Malli-lite), validation with paths, coercion, rendering;
+//!   `signature::check` applies them to a run (context, result, tools) as `Fail`s.
+//! - [`tool_calls`]: the one owner of a run's tool-call checks (declared, limit, signatures) and trace.
 //! - [`codec`]: length-prefixed bincode frames (the only user of bincode), blocking and, with the
 //!   `tokio` feature, async.
 //! - [`protocol`]: the supervisor ↔ runner messages, protocol version and runner exit codes.
-//! - [`client_protocol`]: the client ↔ supervisor (daemon) messages.
+//! - [`client_protocol`]: the client ↔ supervisor (daemon) messages, and `RunRequest`: the one
+//!   description of a request, from the client library through the engine into the runner.
 //! - `outbox` (feature `tokio`): frames out over a shared Unix stream, written in place when the
 //!   socket takes them, else queued for a writer task.
 //! - `client` (feature `client`): the async and blocking client library.
@@ -29,6 +32,7 @@ pub mod protocol;
 pub mod seccomp;
 pub mod signature;
 pub mod step;
+pub mod tool_calls;
 pub mod value;
 
 pub use limits::Limits;

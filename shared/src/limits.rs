@@ -94,13 +94,27 @@ impl Limits {
     }
 
     /// The first field of `requested` that is looser than `self`, if any.
-    pub fn first_looser(&self, requested: &Limits) -> Option<&'static str> {
+    pub fn first_looser(&self, requested: &Limits) -> Option<Looser> {
         macro_rules! check_all {
-            ($($f:ident),*) => { $( if requested.$f > self.$f { return Some(stringify!($f)); } )* };
+            ($($f:ident),*) => { $( if requested.$f > self.$f {
+                return Some(Looser {
+                    field: stringify!($f),
+                    requested: u64::from(requested.$f),
+                    allowed: u64::from(self.$f),
+                });
+            } )* };
         }
         limit_fields!(check_all);
         None
     }
+}
+
+/// A requested limit looser than its policy allows: which one, and both values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Looser {
+    pub field: &'static str,
+    pub requested: u64,
+    pub allowed: u64,
 }
 
 #[cfg(test)]
@@ -118,7 +132,10 @@ mod tests {
         let t = policy.tighten(&req);
         assert_eq!(t.timeout_ms, 50);
         assert_eq!(t.max_steps, policy.max_steps);
-        assert_eq!(policy.first_looser(&req), Some("max_steps"));
+        let looser = policy
+            .first_looser(&req)
+            .map(|l| (l.field, l.requested, l.allowed));
+        assert_eq!(looser, Some(("max_steps", u64::MAX, policy.max_steps)));
         assert_eq!(policy.first_looser(&t), None);
     }
 }

@@ -13,14 +13,15 @@
 //! [`CodecError::Version`](crate::codec::CodecError::Version) even when the layout changed.
 //! An `Execute` carries everything a run needs: the runner reads nothing else.
 
+use crate::client_protocol::RunRequest;
 use crate::codec::{Message, peek_tag_and_u32};
-use crate::signature::Mode;
-use crate::{Fail, Limits, Step, Value};
+use crate::tool_calls::ToolFailure;
+use crate::{Limits, Step, Value};
 use serde::{Deserialize, Serialize};
 use serde_bytes::ByteBuf;
 
 /// Bumped on every incompatible change to these messages.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// The runner's IPC socket is always this file descriptor.
 pub const RUNNER_IPC_FD: i32 = 3;
@@ -149,38 +150,30 @@ pub struct ToolDecl {
     pub description: Option<String>,
 }
 
-/// The one execution a runner performs.
+impl ToolDecl {
+    /// A declaration with an optional signature and no description.
+    pub fn new(name: impl Into<String>, signature: Option<&str>) -> ToolDecl {
+        ToolDecl {
+            name: name.into(),
+            signature: signature.map(str::to_string),
+            description: None,
+        }
+    }
+}
+
+/// The one execution a runner performs: the client's request as the engine normalised it, and
+/// the limits the engine resolved from it and its policy (the request's own `policy`,
+/// `limits`, `timeout_ms` and `max_steps` are not read by the runner). Built in exactly one
+/// place, the engine's `prepare`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Execute {
     /// Must be [`PROTOCOL_VERSION`]; first field so a mismatch is recognisable.
     pub version: u32,
-    pub program: String,
-    /// The context map (`data/k`); `Nil` means empty.
-    pub context: Value,
-    /// The user namespace from earlier runs; `Nil` means empty.
-    pub memory: Value,
-    /// `*1 *2 *3`, newest first.
-    pub history: Vec<Value>,
-    pub tools: Vec<ToolDecl>,
     pub limits: Limits,
-    /// The program's signature: the runner validates (and coerces) the context before evaluating
-    /// and the result after, exactly as an in-process run does. Tool signatures are the
-    /// supervisor's to check around each `ToolCall`.
-    pub signature: Option<String>,
-    /// How strictly signatures are applied.
-    pub validation: Mode,
-}
-
-/// How a tool call failed, as the supervisor reports it back to the runner.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum ToolResultError {
-    /// No tool of that name: the run fails with `tool_not_found`.
-    NotFound,
-    /// The tool reported an error: `tool_error` with this message (catchable by `try`).
-    Error(String),
-    /// The supervisor ends the run with exactly this failure (deadline, tool-call limit, result
-    /// too large, validation): `try` cannot catch it.
-    Terminal(Fail),
+    /// The program's signature is the runner's to check (context before, result after), as in
+    /// an in-process run; tool signatures and tool-call limits are the engine's, around each
+    /// `ToolCall` (see [`crate::tool_calls`]).
+    pub request: RunRequest,
 }
 
 /// Frames the supervisor sends to a runner.
@@ -191,7 +184,7 @@ pub enum SupervisorToRunner {
     /// The answer to the runner's `ToolCall` with the same `id`.
     ToolResult {
         id: u64,
-        result: Result<Value, ToolResultError>,
+        result: Result<Value, ToolFailure>,
     },
 }
 
@@ -323,18 +316,20 @@ mod tests {
 
         let exec = SupervisorToRunner::Execute(Box::new(Execute {
             version: PROTOCOL_VERSION,
-            program: "(+ 1 2)".into(),
-            context: Value::Vector(vec![Value::Int(1), Value::string("x")]),
-            memory: Value::Nil,
-            history: vec![Value::Float(1.5)],
-            tools: vec![ToolDecl {
-                name: "t".into(),
-                signature: Some("() -> :int".into()),
-                description: None,
-            }],
             limits: Limits::default(),
-            signature: Some("{x :int} -> :int".into()),
-            validation: Mode::Strict,
+            request: RunRequest {
+                program: "(+ 1 2)".into(),
+                context: Value::Vector(vec![Value::Int(1), Value::string("x")]),
+                history: vec![Value::Float(1.5)],
+                tools: vec![ToolDecl {
+                    name: "t".into(),
+                    signature: Some("() -> :int".into()),
+                    description: None,
+                }],
+                signature: Some("{x :int} -> :int".into()),
+                validation: crate::signature::Mode::Strict,
+                ..RunRequest::default()
+            },
         }));
         let frame = encode_frame(&exec, DEFAULT_MAX_FRAME).unwrap();
         assert_eq!(
@@ -345,7 +340,7 @@ mod tests {
 
     #[test]
     fn runner_messages_round_trip() {
-        let fail = Fail::new(crate::FailReason::ToolError, "boom").with_detail("k", 1i64);
+        let fail = crate::Fail::new(crate::FailReason::ToolError, "boom").with_detail("k", 1i64);
         let msgs = vec![
             RunnerToSupervisor::Ready {
                 landlock: LandlockStatus::Partial,
@@ -355,7 +350,7 @@ mod tests {
                 name: "get".into(),
                 args: Value::Nil,
             },
-            RunnerToSupervisor::Finished(Box::new(Step::failed(fail))),
+            RunnerToSupervisor::Finished(Box::new(Step::failed(fail, Value::Nil, Vec::new()))),
             RunnerToSupervisor::MemoryExceeded {
                 peak_bytes: 1 << 30,
             },

@@ -134,7 +134,7 @@ pub struct Step {
     #[serde(rename = "return")]
     pub return_value: Option<Value>,
     pub fail: Option<Fail>,
-    /// User namespace after the run (unchanged from the input on failure).
+    /// User namespace after the run (the input memory, unchanged, on failure: see [`Step::failed`]).
     pub memory: Value,
     /// Names this run added or changed, with their new values.
     pub memory_delta: Value,
@@ -151,10 +151,22 @@ pub struct Step {
 }
 
 impl Step {
-    /// A failed Step with nothing else filled in.
-    pub fn failed(fail: Fail) -> Step {
+    /// The one constructor of a failed Step, used by every layer (interpreter, engine, daemon,
+    /// client). The rule is transactional: a failed run changes nothing, so `memory` is the
+    /// input memory unchanged (as a map: `nil` or a non-map means empty, exactly as a successful
+    /// run reads it), `memory_delta` is the empty map and `history` is the input history.
+    /// `usage`, `prints` and `tool_calls` start empty; a layer that observed them fills them in
+    /// (what ran still ran: its prints, tool calls and cost are reported).
+    pub fn failed(fail: Fail, memory: Value, history: Vec<Value>) -> Step {
+        let memory = match memory {
+            Value::Map(m) => Value::Map(m),
+            _ => Value::Map(crate::value::Map::new()),
+        };
         Step {
             fail: Some(fail),
+            memory,
+            memory_delta: Value::Map(crate::value::Map::new()),
+            history,
             ..Step::default()
         }
     }

@@ -11,7 +11,7 @@
 #![allow(clippy::unwrap_used)]
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use ptc_supervisor::engine::{Engine, EngineConfig, ExecRequest, NoTools, SpawnMode};
+use ptc_supervisor::engine::{Engine, EngineConfig, NoTools, RunRequest, SpawnMode};
 use ptc_supervisor::policy::{Policy, load_dir};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -53,10 +53,10 @@ fn policies(warm: usize) -> BTreeMap<String, Policy> {
     all
 }
 
-fn trivial() -> ExecRequest {
-    ExecRequest {
+fn trivial() -> RunRequest {
+    RunRequest {
         program: "(+ 1 2)".into(),
-        ..ExecRequest::default()
+        ..RunRequest::default()
     }
 }
 

@@ -14,17 +14,17 @@
 //! # Ok(()) }
 //! ```
 //!
-//! [`exec_request`] is the one place a wire [`RunRequest`] becomes an engine [`ExecRequest`]
-//! (the daemon uses it too), so `timeout` means the same in both modes.
+//! The embedded backend hands the client's [`RunRequest`] to the engine unchanged: the engine
+//! normalises it (policy default, limits), exactly as for a daemon's client, so every field
+//! means the same in both modes.
 
 pub use ptc_shared::client::*;
 
-use crate::daemon::config::default_runner;
-use crate::engine::{self, Engine, EngineConfig, EngineError, ExecRequest, ToolHandler};
-use crate::policy::{Policy, PolicyError, PolicySource};
+use crate::engine::{self, Engine, EngineConfig, EngineError, ToolHandler};
+use crate::installed::default_runner;
+use crate::policy::{PolicyError, PolicySource};
 use ptc_shared::client_protocol::RunRequest;
 use ptc_shared::{Fail, FailReason, Step, Value};
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// The embedded engine could not be built.
@@ -34,44 +34,6 @@ pub enum EmbeddedError {
     Policy(#[from] PolicyError),
     #[error(transparent)]
     Engine(#[from] EngineError),
-}
-
-/// Turns a wire request into an engine request: `timeout_ms` tightens the wall-clock limit of
-/// the request's own limits, or else of its policy's.
-pub fn exec_request(
-    req: RunRequest,
-    policies: &BTreeMap<String, Policy>,
-    default_policy: &str,
-) -> ExecRequest {
-    let mut limits = req.limits;
-    if let Some(t) = req.timeout_ms {
-        let name = req.policy.as_deref().unwrap_or(default_policy);
-        let base = limits.or_else(|| policies.get(name).map(|p| p.limits));
-        limits = base.map(|mut l| {
-            l.timeout_ms = l.timeout_ms.min(t);
-            l
-        });
-    }
-    ExecRequest {
-        program: req.program,
-        context: req.context,
-        memory: req.memory,
-        history: req.history,
-        tools: req.tools,
-        policy: req.policy,
-        limits,
-        signature: req.signature,
-        validation: req.validation,
-    }
-}
-
-/// A failed Step that keeps the request's memory and history (for refusals and cancellations).
-pub fn refusal(req_memory: Value, history: Vec<Value>, reason: FailReason, msg: &str) -> Step {
-    Step {
-        memory: req_memory,
-        history,
-        ..Step::failed(Fail::new(reason, msg))
-    }
 }
 
 struct ToolSetHandler(ToolSet);
@@ -86,19 +48,13 @@ impl ToolHandler for ToolSetHandler {
 #[derive(Debug)]
 pub struct EmbeddedBackend {
     engine: Arc<Engine>,
-    policies: BTreeMap<String, Policy>,
-    default_policy: String,
 }
 
 impl EmbeddedBackend {
     /// Builds an engine from a config (call inside a tokio runtime, so the warm pools fill).
     pub fn new(config: EngineConfig) -> Result<EmbeddedBackend, EngineError> {
-        let policies = config.policies.clone();
-        let default_policy = config.default_policy.clone();
         Ok(EmbeddedBackend {
             engine: Arc::new(Engine::new(config)?),
-            policies,
-            default_policy,
         })
     }
 
@@ -113,20 +69,75 @@ impl Backend for EmbeddedBackend {
         &self,
         request: RunRequest,
         tools: ToolSet,
-        mut cancel: CancelSignal,
+        cancel: CancelSignal,
     ) -> BoxFuture<'static, Step> {
-        let memory = request.memory.clone();
-        let history = request.history.clone();
-        let req = exec_request(request, &self.policies, &self.default_policy);
         let engine = Arc::clone(&self.engine);
-        Box::pin(async move {
-            tokio::select! {
-                step = engine.execute(req, Arc::new(ToolSetHandler(tools))) => step,
-                () = cancel.cancelled() => {
-                    refusal(memory, history, FailReason::Cancelled, "cancelled by the client")
-                }
-            }
+        cancellable(request, cancel, move |request| async move {
+            engine
+                .execute(request, Arc::new(ToolSetHandler(tools)))
+                .await
         })
+    }
+}
+
+/// Runs `request` through `run` unless `cancel` fires first. The memory and history are kept
+/// for the `cancelled` Step; the request itself moves into `run`.
+fn cancellable<F>(
+    request: RunRequest,
+    cancel: CancelSignal,
+    run: impl FnOnce(RunRequest) -> F,
+) -> BoxFuture<'static, Step>
+where
+    F: std::future::Future<Output = Step> + Send + 'static,
+{
+    let (memory, history) = (request.memory.clone(), request.history.clone());
+    Box::pin(cancel.or_cancelled(run(request), memory, history))
+}
+
+/// Runs requests in this process's interpreter, without a sandbox (`ptc run --in-process`):
+/// for trusted programs and development. There is no policy: the request's limits replace the
+/// defaults ([`engine::in_process_limits`]). The interpreter runs on a blocking thread; its tool
+/// calls go to the same async [`Tool`] closures as in the other modes.
+#[derive(Debug, Default)]
+pub struct InProcessBackend;
+
+impl Backend for InProcessBackend {
+    fn run(
+        &self,
+        request: RunRequest,
+        tools: ToolSet,
+        cancel: CancelSignal,
+    ) -> BoxFuture<'static, Step> {
+        let handle = tokio::runtime::Handle::current();
+        // A cancelled in-process run ends at its own deadline; its Step is not waited for.
+        cancellable(request, cancel, move |request| async move {
+            let job = tokio::task::spawn_blocking(move || run_in_process(request, &tools, &handle));
+            job.await.unwrap_or_else(|e| {
+                let msg = format!("the interpreter thread failed: {e}");
+                let fail = Fail::new(FailReason::RunnerCrashed, msg);
+                Step::failed(fail, Value::Nil, Vec::new())
+            })
+        })
+    }
+}
+
+/// One in-process run on the current (blocking) thread; tool calls block on their futures.
+fn run_in_process(request: RunRequest, tools: &ToolSet, handle: &tokio::runtime::Handle) -> Step {
+    let limits = engine::in_process_limits(&request);
+    let (program, decls, mut opts) = ptc_runner::RunOptions::from_request(request, limits);
+    opts.tools = decls
+        .into_iter()
+        .map(|d| {
+            let (set, h, name) = (tools.clone(), handle.clone(), d.name.clone());
+            let mut tool =
+                ptc_runner::Tool::new(d.name, move |args| h.block_on(set.call(&name, args)));
+            tool.signature = d.signature;
+            tool.description = d.description;
+            tool
+        })
+        .collect();
+    match ptc_runner::run(&program, opts) {
+        Ok(s) | Err(s) => s,
     }
 }
 
@@ -138,6 +149,9 @@ pub trait Embedded: Sized {
 
     /// An in-process engine with an explicit configuration.
     fn embedded_with(config: EngineConfig) -> Result<Self, EmbeddedError>;
+
+    /// No sandbox: programs run in this process's interpreter ([`InProcessBackend`]).
+    fn in_process() -> Self;
 }
 
 impl Embedded for Client {
@@ -150,5 +164,9 @@ impl Embedded for Client {
         Ok(Client::from_backend(Arc::new(EmbeddedBackend::new(
             config,
         )?)))
+    }
+
+    fn in_process() -> Client {
+        Client::from_backend(Arc::new(InProcessBackend))
     }
 }

@@ -5,6 +5,10 @@
 //! - [`engine`]: runs programs in fresh, single-use, hardened `ptc-runner` processes.
 //! - [`daemon`]: the `ptc-supervisor` daemon serving many clients over a local socket.
 //! - [`client`]: the client library (from `ptc_shared::client`) plus its embedded mode.
+//! - [`installed`]: where the runner binary and the policies are by default.
+//!
+//! Layers point one way: `cli -> client -> engine`, `daemon -> engine`; `client` and `daemon`
+//! never import each other (both read [`installed`]).
 //!
 //! Invariant: no code here panics on program input or wire data; every failure is a `Step`.
 #![forbid(unsafe_code)]
@@ -13,4 +17,5 @@ pub mod check;
 pub mod client;
 pub mod daemon;
 pub mod engine;
+pub mod installed;
 pub mod policy;

@@ -320,18 +320,6 @@ impl Policy {
             seccomp_bpf,
         })
     }
-
-    /// The limits for one request: the policy's, tightened by the request's. A request that asks
-    /// for anything looser is refused with the name of that field.
-    pub fn limits_for(&self, requested: Option<&Limits>) -> Result<Limits, &'static str> {
-        match requested {
-            None => Ok(self.limits),
-            Some(r) => match self.limits.first_looser(r) {
-                Some(field) => Err(field),
-                None => Ok(self.limits.tighten(r)),
-            },
-        }
-    }
 }
 
 /// Loads every `*.toml` in `dir`, keyed by policy name. Any bad file fails the whole load.
@@ -520,27 +508,6 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("absent.json"), "{err}");
-    }
-
-    #[test]
-    fn requests_only_tighten() {
-        let d = dir_with_filter();
-        let p = Policy::from_toml(
-            "t",
-            &d.join("t.toml"),
-            "[isolation]\nseccomp = \"f.json\"\n",
-        )
-        .unwrap();
-        let tight = Limits {
-            timeout_ms: 10,
-            ..p.limits
-        };
-        assert_eq!(p.limits_for(Some(&tight)).unwrap().timeout_ms, 10);
-        let loose = Limits {
-            heap_bytes: u64::MAX,
-            ..p.limits
-        };
-        assert_eq!(p.limits_for(Some(&loose)), Err("heap_bytes"));
     }
 
     #[test]

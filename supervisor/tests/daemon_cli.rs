@@ -142,3 +142,148 @@ fn policies_lists_and_validates() {
         "{err}"
     );
 }
+
+/// `ptc run` with `args` in one of the three modes: through the daemon at `socket`, sandboxed
+/// (embedded engine), or in-process.
+fn run_in(mode: &Mode, args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ptc"));
+    cmd.arg("run")
+        .env("PTC_RUNNER", common::real_runner())
+        .env("PTC_POLICIES", common::shipped_policies());
+    match mode {
+        Mode::Connect(socket) => cmd.arg("--connect").arg(socket),
+        Mode::Sandboxed => &mut cmd,
+        Mode::InProcess => cmd.arg("--in-process"),
+    };
+    cmd.args(args).output().unwrap()
+}
+
+enum Mode {
+    Connect(std::path::PathBuf),
+    Sandboxed,
+    InProcess,
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).trim().to_string()
+}
+
+/// Every flag of `ptc run` means the same with `--connect`, sandboxed and in-process (except
+/// `--policy`, which has no meaning in-process, and limits looser than the policy, which only a
+/// policy refuses).
+#[test]
+fn every_run_flag_is_honoured_in_every_mode() {
+    let d = DaemonProcess::start("");
+    let dir = common::temp_dir("flags");
+    let file = |name: &str, body: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, body).unwrap();
+        p.to_string_lossy().to_string()
+    };
+    let program = file("p.clj", "[data/x y]");
+    let context = file("ctx.json", r#"{"x": 1, "n": 3}"#);
+    let bad_context = file("bad.json", r#"{"x": 1, "n": "many"}"#);
+    let memory = file("mem.edn", "{y 2}");
+    let tools = file("tools.json", r#"{"orders": [{"total": 5}, {"total": 7}]}"#);
+    let modes = [
+        Mode::Connect(d.socket.clone()),
+        Mode::Sandboxed,
+        Mode::InProcess,
+    ];
+    for mode in &modes {
+        let ok = |args: &[&str], want: &str| {
+            let o = run_in(mode, args);
+            assert_eq!(text(&o.stdout), want, "{args:?}: {}", text(&o.stderr));
+            assert_eq!(o.status.code(), Some(0));
+        };
+        let fails = |args: &[&str], want: &str| {
+            let o = run_in(mode, args);
+            let err = text(&o.stderr);
+            assert!(err.starts_with(want), "{args:?}: {err}");
+            assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        };
+        ok(
+            &[&program, "--context", &context, "--memory", &memory],
+            "[1 2]",
+        );
+        ok(&["-e", "(+ 1 2)"], "3");
+        let o = run_in(mode, &["--format", "json", "-e", "(fail \"no\")"]);
+        let step: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(step["fail"]["reason"], "failed");
+        fails(
+            &["--timeout", "100", "-e", "(loop [] (recur))"],
+            "error: timeout: ",
+        );
+        fails(
+            &["--max-steps", "100", "-e", "(loop [] (recur))"],
+            "error: limit_exceeded: ",
+        );
+        fails(
+            &["--signature", "() -> :string", "-e", "1"],
+            "error: validation_error: ",
+        );
+        ok(
+            &[
+                "--signature",
+                "() -> :string",
+                "--validation",
+                "disabled",
+                "-e",
+                "1",
+            ],
+            "1",
+        );
+        let chained = [
+            "--context-signature",
+            "() -> {n :int}",
+            "-e",
+            "(* 2 data/n)",
+        ];
+        let o = run_in(
+            mode,
+            &[&["--format", "json", "--context", &context][..], &chained].concat(),
+        );
+        let step: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(step["return"], 6, "{}", text(&o.stderr));
+        assert_eq!(step["signature"], "(n :int) -> :any");
+        fails(
+            &[&["--context", &bad_context][..], &chained].concat(),
+            "error: validation_error: ",
+        );
+        let with_tools = ["--tools", &tools, "--tool", "echo=cat", "-e"];
+        let both = "[(reduce + (map :total (tool/orders {}))) (tool/echo {:k 1})]";
+        ok(&[&with_tools[..], &[both]].concat(), r#"[12 {"k" 1}]"#);
+        if let Mode::InProcess = mode {
+            // No policy in-process: the flags replace the defaults, and `--policy` is refused.
+            ok(&["--timeout", "3000", "-e", "1"], "1");
+            let o = run_in(mode, &["--policy", "strict", "-e", "1"]);
+            assert_eq!(o.status.code(), Some(2));
+            continue;
+        }
+        // A policy's limits are a ceiling: a looser request is refused, never clamped.
+        let o = run_in(mode, &["--timeout", "3000", "-e", "1"]);
+        let err = text(&o.stderr);
+        assert!(
+            err.starts_with("error: invalid_request: `timeout_ms` of 3000")
+                && err.contains("policy `default` allows (1000)")
+                && err.contains("--policy"),
+            "{err}"
+        );
+        assert_eq!(o.status.code(), Some(1));
+        fails(
+            &["--policy", "strict", "--max-steps", "5000000", "-e", "1"],
+            "error: invalid_request: `max_steps` of 5000000 is looser than policy `strict`",
+        );
+        fails(
+            &[
+                "--policy",
+                "strict",
+                "-e",
+                "(dotimes [i 11] (tool/echo {}))",
+                "--tool",
+                "echo=cat",
+            ],
+            "error: limit_exceeded: tool call limit of 10",
+        );
+    }
+}

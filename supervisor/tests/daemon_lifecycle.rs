@@ -118,11 +118,7 @@ async fn socket_activation_with_a_pre_bound_fd_and_ready_notification() {
     )
     .unwrap();
     let fd = std::os::fd::AsRawFd::as_raw_fd(&listener);
-    let notify_path = dir.join("notify.sock");
-    let notify = UnixDatagram::bind(&notify_path).unwrap();
-    notify
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
+    let (notify_path, notify) = notify_socket(&dir);
     let config = dir.join("ptc.toml");
     // The config names another socket path: an inherited socket wins.
     std::fs::write(&config, config_text(&dir.join("unused.sock"), "")).unwrap();
@@ -201,11 +197,7 @@ async fn a_uid_that_is_not_allowed_is_refused() {
 #[test]
 fn watchdog_pings_at_half_the_interval() {
     let dir = common::temp_dir("watchdog");
-    let notify_path = dir.join("notify.sock");
-    let notify = UnixDatagram::bind(&notify_path).unwrap();
-    notify
-        .set_read_timeout(Some(Duration::from_secs(10)))
-        .unwrap();
+    let (notify_path, notify) = notify_socket(&dir);
     let config = dir.join("ptc.toml");
     std::fs::write(&config, config_text(&dir.join("ptc.sock"), "")).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_ptc"))
@@ -257,4 +249,14 @@ async fn json_logs_carry_one_span_per_execution() {
     assert_eq!(span["pid"], std::process::id());
     assert!(span["duration_ms"].is_u64(), "{span}");
     assert_eq!(finished[0]["fields"]["outcome"], "ok");
+}
+
+/// A datagram socket in `dir` standing in for systemd's `NOTIFY_SOCKET`.
+fn notify_socket(dir: &std::path::Path) -> (std::path::PathBuf, UnixDatagram) {
+    let path = dir.join("notify.sock");
+    let socket = UnixDatagram::bind(&path).unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    (path, socket)
 }

@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use ptc_shared::protocol::{RunnerToSupervisor, ToolDecl};
 use ptc_shared::{Fail, FailReason, Step, Value};
-use ptc_supervisor::engine::{BoxFuture, ExecRequest, NoTools, ToolHandler};
+use ptc_supervisor::engine::{BoxFuture, NoTools, RunRequest, ToolHandler};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -22,7 +22,7 @@ async fn run_fake(
     frames: &[RunnerToSupervisor],
     body: &str,
     limits: &str,
-    req: ExecRequest,
+    req: RunRequest,
 ) -> Step {
     run_timed(frames, body, limits, req).await.0
 }
@@ -32,7 +32,7 @@ async fn run_timed(
     frames: &[RunnerToSupervisor],
     body: &str,
     limits: &str,
-    req: ExecRequest,
+    req: RunRequest,
 ) -> (Step, Duration) {
     let dir = temp_dir("fake");
     let runner = fake_runner(&dir, frames, body);
@@ -168,8 +168,11 @@ async fn runner_that_never_gets_ready_is_reported() {
 
 #[tokio::test]
 async fn runner_cannot_claim_supervisor_reasons() {
-    let lie =
-        RunnerToSupervisor::Finished(Box::new(Step::failed(Fail::new(FailReason::Busy, "x"))));
+    let lie = RunnerToSupervisor::Finished(Box::new(Step::failed(
+        Fail::new(FailReason::Busy, "x"),
+        Value::Nil,
+        Vec::new(),
+    )));
     let step = run_fake(
         &[ready(), lie],
         "cat $F0 >&3; rf; cat $F1 >&3",
@@ -190,15 +193,16 @@ async fn looser_limits_and_unknown_policy_are_invalid_requests() {
         timeout_ms: 5000,
         ..ptc_shared::Limits::default()
     });
-    req.memory = Value::Int(42);
+    let memory = Value::from_json(&serde_json::json!({"k": 42})).unwrap();
+    req.memory = memory.clone();
     let step = engine.execute(req, Arc::new(NoTools)).await;
     assert_eq!(step.reason(), Some(FailReason::InvalidRequest));
-    assert!(step.fail.unwrap().message.contains("timeout_ms"));
     assert_eq!(
-        step.memory,
-        Value::Int(42),
+        step.memory, memory,
         "memory is returned unchanged on failure"
     );
+    let fail = step.fail.unwrap();
+    assert!(fail.message.contains("`timeout_ms` of 5000") && fail.message.contains("(100)"));
     let mut req = request("x");
     req.policy = Some("nope".into());
     assert_eq!(
@@ -243,7 +247,7 @@ fn tool_call(id: u64, name: &str) -> RunnerToSupervisor {
     }
 }
 
-fn with_tools(names: &[&str]) -> ExecRequest {
+fn with_tools(names: &[&str]) -> RunRequest {
     let mut req = request("x");
     req.tools = names
         .iter()
@@ -260,7 +264,7 @@ async fn run_tools(
     frames: &[RunnerToSupervisor],
     body: &str,
     limits: &str,
-    req: ExecRequest,
+    req: RunRequest,
 ) -> (Step, Duration) {
     let dir = temp_dir("tools");
     let runner = fake_runner(&dir, frames, body);

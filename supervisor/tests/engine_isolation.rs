@@ -8,7 +8,7 @@ mod common;
 use common::*;
 use ptc_shared::Value;
 use ptc_shared::protocol::ToolDecl;
-use ptc_supervisor::engine::{BoxFuture, Engine, EngineConfig, ExecRequest, ToolHandler};
+use ptc_supervisor::engine::{BoxFuture, Engine, EngineConfig, RunRequest, ToolHandler};
 use ptc_supervisor::policy::load_dir;
 use std::sync::Arc;
 
@@ -74,14 +74,14 @@ fn engine_with(isolation: &str) -> Engine {
 }
 
 async fn inspect(engine: &Engine) -> Vec<Value> {
-    let req = ExecRequest {
+    let req = RunRequest {
         program: "(tool/inspect {})".into(),
         tools: vec![ToolDecl {
             name: "inspect".into(),
             signature: None,
             description: None,
         }],
-        ..ExecRequest::default()
+        ..RunRequest::default()
     };
     let step = engine.execute(req, Arc::new(Inspect)).await;
     match step.return_value {

@@ -6,7 +6,7 @@ mod common;
 
 use common::*;
 use ptc_shared::{FailReason, Limits, Value};
-use ptc_supervisor::engine::{Engine, EngineConfig, ExecRequest, NoTools};
+use ptc_supervisor::engine::{Engine, EngineConfig, NoTools, RunRequest};
 use ptc_supervisor::policy::load_dir;
 use std::sync::Arc;
 
@@ -38,11 +38,11 @@ async fn a_context_over_max_context_bytes_is_refused_before_any_runner() {
         max_context_bytes: 4096,
         ..Limits::default()
     };
-    let req = ExecRequest {
+    let req = RunRequest {
         program: "(count data/rows)".into(),
         context: Value::Map(ctx.clone()),
         limits: Some(limits),
-        ..ExecRequest::default()
+        ..RunRequest::default()
     };
     let step = engine.execute(req, Arc::new(NoTools)).await;
     assert_eq!(
@@ -53,10 +53,10 @@ async fn a_context_over_max_context_bytes_is_refused_before_any_runner() {
     );
     assert_eq!(limit_of(&step), Value::string("max_context_bytes"));
     // The same context under the policy's own limit runs.
-    let req = ExecRequest {
+    let req = RunRequest {
         program: "(count data/rows)".into(),
         context: Value::Map(ctx),
-        ..ExecRequest::default()
+        ..RunRequest::default()
     };
     let step = engine.execute(req, Arc::new(NoTools)).await;
     assert_eq!(step.return_value, Some(Value::Int(2000)), "{:?}", step.fail);
@@ -69,10 +69,10 @@ async fn a_request_may_tighten_limits_but_never_loosen_them() {
         timeout_ms: 3_600_000,
         ..Limits::default()
     };
-    let req = ExecRequest {
+    let req = RunRequest {
         program: "1".into(),
         limits: Some(looser),
-        ..ExecRequest::default()
+        ..RunRequest::default()
     };
     let step = engine.execute(req, Arc::new(NoTools)).await;
     assert_eq!(
@@ -86,10 +86,10 @@ async fn a_request_may_tighten_limits_but_never_loosen_them() {
         max_steps: 100,
         ..Limits::default()
     };
-    let req = ExecRequest {
+    let req = RunRequest {
         program: "(loop [] (recur))".into(),
         limits: Some(tighter),
-        ..ExecRequest::default()
+        ..RunRequest::default()
     };
     let step = engine.execute(req, Arc::new(NoTools)).await;
     assert_eq!(step.reason(), Some(FailReason::LimitExceeded));

@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use ptc_shared::protocol::ToolDecl;
 use ptc_shared::{FailReason, Limits, Step, Value};
-use ptc_supervisor::engine::{BoxFuture, Engine, EngineConfig, ExecRequest, NoTools, ToolHandler};
+use ptc_supervisor::engine::{BoxFuture, Engine, EngineConfig, NoTools, RunRequest, ToolHandler};
 use ptc_supervisor::policy::load_dir;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -109,20 +109,11 @@ async fn runner_killed_from_outside_is_runner_crashed() {
     let busy = runners()
         .into_iter()
         .filter(|p| !before.contains(p))
-        .find(|p| cpu_ticks(*p) > 0);
+        .find(|p| common::cpu_ticks(*p) > 0);
     let pid = busy.expect("no busy runner found");
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::SIGKILL).unwrap();
     let step = task.await.unwrap();
     assert_eq!(step.reason(), Some(FailReason::RunnerCrashed), "{step:?}");
-}
-
-fn cpu_ticks(pid: i32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-    rest.split_whitespace()
-        .nth(11)
-        .and_then(|u| u.parse().ok())
-        .unwrap_or(0)
 }
 
 struct Tools;
@@ -165,7 +156,7 @@ async fn tools_work_and_a_tool_that_never_answers_times_out() {
 #[tokio::test]
 async fn strict_policy_runs_and_requests_cannot_loosen_it() {
     let engine = shipped_engine();
-    let mut req: ExecRequest = request("(+ 1 2)");
+    let mut req: RunRequest = request("(+ 1 2)");
     req.policy = Some("strict".into());
     let step = engine.execute(req.clone(), Arc::new(NoTools)).await;
     assert_eq!(step.return_value, Some(Value::Int(3)), "{step:?}");

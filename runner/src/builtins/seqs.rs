@@ -12,7 +12,7 @@ use super::{BuiltinDef, expected};
 use crate::def;
 use crate::error::{ErrorKind, EvalError, EvalResult};
 use crate::eval::Interp;
-use crate::eval::lazy::{Gen, LazySeq, lazy_or_list, list_if_short};
+use crate::eval::lazy::{Gen, LazySeq, Partition, lazy_or_list, list_if_short};
 use crate::eval::seq::SeqIter;
 use crate::value::{Coll, Value};
 use std::collections::VecDeque;
@@ -450,7 +450,7 @@ fn partition(i: &mut Interp<'_>, a: Vec<Value>, all: bool) -> EvalResult {
     };
     let src = SeqIter::new(i, coll)?;
     let lazy = src.is_lazy();
-    let g = Gen::Partition {
+    let g = Gen::Partition(Partition {
         src,
         n,
         step,
@@ -458,7 +458,7 @@ fn partition(i: &mut Interp<'_>, a: Vec<Value>, all: bool) -> EvalResult {
         all,
         window: VecDeque::new(),
         ended: false,
-    };
+    });
     lazy_or_list(g, lazy, i)
 }
 

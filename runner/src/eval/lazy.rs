@@ -92,15 +92,7 @@ pub enum Gen {
         prev: Option<Value>,
     },
     /// `partition` (`all` false, optional `pad`) and `partition-all` (`all` true).
-    Partition {
-        src: SeqIter,
-        n: usize,
-        step: usize,
-        pad: Option<Rc<Vec<Value>>>,
-        all: bool,
-        window: VecDeque<Value>,
-        ended: bool,
-    },
+    Partition(Partition),
     PartitionBy {
         f: Value,
         src: SeqIter,
@@ -408,15 +400,7 @@ fn step(g: &mut Gen, interp: &mut Interp<'_>) -> EvalResult<Option<Value>> {
             }
             interp.tick()?;
         },
-        Gen::Partition {
-            src,
-            n,
-            step,
-            pad,
-            all,
-            window,
-            ended,
-        } => partition_step(src, *n, *step, pad, *all, window, ended, interp),
+        Gen::Partition(p) => p.step(interp),
         Gen::PartitionBy { f, src, pending } => partition_by_step(f, src, pending, interp),
         Gen::Interleave { srcs, queue } => {
             if queue.is_empty() && !srcs.is_empty() {
@@ -579,48 +563,54 @@ fn mapcat_step(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn partition_step(
-    src: &mut SeqIter,
-    n: usize,
-    step: usize,
-    pad: &Option<Rc<Vec<Value>>>,
-    all: bool,
-    window: &mut VecDeque<Value>,
-    ended: &mut bool,
-    interp: &mut Interp<'_>,
-) -> EvalResult<Option<Value>> {
-    while !*ended && window.len() < n {
-        match src.next(interp)? {
-            Some(x) => window.push_back(x),
-            None => *ended = true,
+/// `partition`/`partition-all`: windows of `n` elements, `step` apart.
+#[derive(Debug, Clone)]
+pub struct Partition {
+    pub src: SeqIter,
+    pub n: usize,
+    pub step: usize,
+    /// Fills the last, short window (`partition` with a pad); without one it is dropped.
+    pub pad: Option<Rc<Vec<Value>>>,
+    /// `partition-all`: a short last window is kept as it is.
+    pub all: bool,
+    pub window: VecDeque<Value>,
+    pub ended: bool,
+}
+
+impl Partition {
+    fn step(&mut self, interp: &mut Interp<'_>) -> EvalResult<Option<Value>> {
+        let n = self.n;
+        while !self.ended && self.window.len() < n {
+            match self.src.next(interp)? {
+                Some(x) => self.window.push_back(x),
+                None => self.ended = true,
+            }
         }
-    }
-    if window.is_empty() {
-        return Ok(None);
-    }
-    let full = window.len() >= n;
-    let mut chunk: Vec<Value> = window.iter().take(n).cloned().collect();
-    if !full && !all {
-        let Some(p) = pad else {
-            window.clear();
+        if self.window.is_empty() {
             return Ok(None);
-        };
-        chunk.extend(p.iter().take(n - chunk.len()).cloned());
-        window.clear();
-        *ended = true;
-        return Ok(Some(Value::list(chunk)));
-    }
-    // Advance by `step`: from the window first, then past the source.
-    let from_window = step.min(window.len());
-    window.drain(..from_window);
-    for _ in from_window..step {
-        if *ended || src.next(interp)?.is_none() {
-            *ended = true;
-            break;
         }
+        let full = self.window.len() >= n;
+        let mut chunk: Vec<Value> = self.window.iter().take(n).cloned().collect();
+        if !full && !self.all {
+            self.window.clear();
+            let Some(p) = &self.pad else {
+                return Ok(None);
+            };
+            chunk.extend(p.iter().take(n - chunk.len()).cloned());
+            self.ended = true;
+            return Ok(Some(Value::list(chunk)));
+        }
+        // Advance by `step`: from the window first, then past the source.
+        let from_window = self.step.min(self.window.len());
+        self.window.drain(..from_window);
+        for _ in from_window..self.step {
+            if self.ended || self.src.next(interp)?.is_none() {
+                self.ended = true;
+                break;
+            }
+        }
+        Ok(Some(Value::list(chunk)))
     }
-    Ok(Some(Value::list(chunk)))
 }
 
 fn partition_by_step(

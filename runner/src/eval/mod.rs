@@ -20,7 +20,7 @@ use crate::api::ToolHost;
 use crate::builtins::{BuiltinDef, Fast};
 use crate::error::{EvalError, EvalResult, Limit};
 use crate::value::{Coll, MapImpl, Value};
-use ptc_shared::{Limits, ToolCallRecord};
+use ptc_shared::Limits;
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Instant;
@@ -63,7 +63,6 @@ pub struct Interp<'h> {
     pub(crate) steps: u64,
     pub(crate) depth: u32,
     pub(crate) prints: Prints,
-    pub(crate) tool_calls: Vec<ToolCallRecord>,
     recur_buf: Vec<Value>,
 }
 
@@ -81,7 +80,6 @@ impl<'h> Interp<'h> {
             steps: 0,
             depth: 0,
             prints: Prints::default(),
-            tool_calls: Vec::new(),
             recur_buf: Vec::new(),
         }
     }

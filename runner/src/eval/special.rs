@@ -5,9 +5,7 @@ use crate::analyze::{Case, ExClass, For, ForClause, Try};
 use crate::api::ToolFailure;
 use crate::error::{ErrorBody, ErrorKind, EvalError, EvalResult, Limit, Pos};
 use crate::value::{ExInfo, Value};
-use ptc_shared::ToolCallRecord;
 use std::rc::Rc;
-use std::time::Instant;
 
 /// `(throw x)`: only exceptions can be thrown, as in Clojure.
 pub(super) fn throw_value(v: Value, pos: Pos) -> EvalError {
@@ -234,12 +232,6 @@ impl Interp<'_> {
                 ErrorBody::ToolNotFound(format!("unknown tool `{name}` ({available})")).into(),
             );
         }
-        if self.tool_calls.len() as u64 >= u64::from(self.limits.max_tool_calls) {
-            return Err(EvalError::limit(
-                Limit::ToolCalls,
-                format!("more than {} tool calls", self.limits.max_tool_calls),
-            ));
-        }
         self.check_deadline()?;
         let arg = match args.len() {
             0 => Value::empty_map(),
@@ -248,44 +240,24 @@ impl Interp<'_> {
         };
         let shared_args =
             crate::convert::to_tool_args(&arg).map_err(|m| EvalError::type_err(name, m))?;
-        let started = Instant::now();
-        let result = self.host.call(name, shared_args.clone());
-        let duration_us = u64::try_from(started.elapsed().as_micros()).unwrap_or(u64::MAX);
-        let mut record = ToolCallRecord {
-            name: name.to_string(),
-            args: shared_args,
-            result: None,
-            error: None,
-            duration_us,
-        };
-        let out = match result {
-            Ok(v) => {
-                let converted = crate::convert::from_shared(&v);
-                record.result = Some(v);
-                Ok(converted)
-            }
-            Err(ToolFailure::NotFound) => {
-                record.error = Some("not found".into());
-                Err(ErrorBody::ToolNotFound(format!("unknown tool `{name}`")).into())
-            }
-            Err(ToolFailure::Error(m)) => {
-                record.error = Some(m.clone());
-                Err(ErrorBody::Tool(crate::error::ToolError {
-                    tool: name.to_string(),
-                    message: m,
-                })
-                .into())
-            }
-            Err(ToolFailure::Terminal(f)) => {
-                record.error = Some(f.message.clone());
-                Err(ErrorBody::Terminal(f).into())
-            }
-        };
-        self.tool_calls.push(record);
-        // A tool that returned after the deadline still ends the run; its own failure wins.
-        if out.is_ok() {
+        // The host owns the tool-call checks (limit, signatures) and the trace.
+        let result = self.host.call(name, shared_args);
+        // A tool that returned after the deadline ends the run, also with an error the program
+        // could catch; a terminal failure of its own wins.
+        if !matches!(result, Err(ToolFailure::Terminal(_))) {
             self.check_deadline()?;
         }
-        out
+        match result {
+            Ok(v) => Ok(crate::convert::from_shared(&v)),
+            Err(ToolFailure::NotFound) => {
+                Err(ErrorBody::ToolNotFound(format!("unknown tool `{name}`")).into())
+            }
+            Err(ToolFailure::Error(m)) => Err(ErrorBody::Tool(crate::error::ToolError {
+                tool: name.to_string(),
+                message: m,
+            })
+            .into()),
+            Err(ToolFailure::Terminal(f)) => Err(ErrorBody::Terminal(f).into()),
+        }
     }
 }

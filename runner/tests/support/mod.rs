@@ -3,8 +3,11 @@
 //! the supervisor's; this one goes through `sh` only to place fds without `unsafe`.)
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+use ptc_shared::client_protocol::RunRequest;
 use ptc_shared::codec::{DEFAULT_MAX_FRAME, read_frame, write_frame};
-use ptc_shared::protocol::{LandlockStatus, RunnerToSupervisor, Setup, SupervisorToRunner};
+use ptc_shared::protocol::{
+    Execute, LandlockStatus, PROTOCOL_VERSION, RunnerToSupervisor, Setup, SupervisorToRunner,
+};
 use ptc_shared::{Limits, seccomp};
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
@@ -87,6 +90,67 @@ fn spawn_script_with(script: &str, bin: &str, args: &[&str], stderr: Stdio) -> R
 }
 
 /// Setup with the real policy compiled for this host.
+/// `/proc/PID/NAME` as text.
+pub fn proc_file(pid: u32, name: &str) -> String {
+    std::fs::read_to_string(format!("/proc/{pid}/{name}")).unwrap()
+}
+
+/// fd number → link target, from `/proc/PID/fd`.
+pub fn fds_of(pid: u32) -> std::collections::BTreeMap<u32, String> {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let target = std::fs::read_link(e.path()).unwrap();
+            (
+                e.file_name().to_string_lossy().parse().unwrap(),
+                target.to_string_lossy().into_owned(),
+            )
+        })
+        .collect()
+}
+
+/// The soft limit of one line of `/proc/PID/limits`, e.g. "Max open files".
+pub fn soft_limit(limits: &str, name: &str) -> String {
+    let line = limits.lines().find(|l| l.starts_with(name)).unwrap();
+    line[name.len()..]
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+/// Asserts the rlimits every hardened runner has (from `setup()`'s limits), in `/proc/PID/limits`.
+pub fn assert_hardened_rlimits(pid: u32) {
+    let limits = proc_file(pid, "limits");
+    let expected = ptc_shared::protocol::RunnerRlimits::for_limits(&Limits {
+        heap_bytes: HEAP,
+        ..Limits::default()
+    });
+    let soft = |name| soft_limit(&limits, name);
+    assert_eq!(soft("Max data size"), expected.data_bytes.to_string());
+    assert_eq!(soft("Max open files"), expected.nofile.to_string());
+    assert_eq!(soft("Max file size"), "0");
+    assert_eq!(soft("Max core file size"), "0");
+}
+
+/// The peak a `MemoryExceeded` frame reports (anything else fails the test).
+pub fn memory_exceeded(r: &mut Runner) -> u64 {
+    match r.recv() {
+        Some(RunnerToSupervisor::MemoryExceeded { peak_bytes }) => peak_bytes,
+        other => panic!("expected MemoryExceeded, got {other:?}"),
+    }
+}
+
+/// An `Execute` frame for `request` under `limits` (in production only the engine builds one).
+pub fn execute_frame(request: RunRequest, limits: Limits) -> SupervisorToRunner {
+    SupervisorToRunner::Execute(Box::new(Execute {
+        version: PROTOCOL_VERSION,
+        limits,
+        request,
+    }))
+}
+
 pub fn setup() -> Setup {
     setup_with(if std::env::var_os(TRACE_VAR).is_some() {
         PERMISSIVE

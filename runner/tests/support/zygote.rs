@@ -120,17 +120,24 @@ impl Zygote {
                         pidfd,
                     };
                 }
-                (
-                    Report::Exited {
-                        pid,
-                        code,
-                        signal,
-                        cpu_us,
-                    },
-                    None,
-                ) => self.exits.push((pid, to_end(code, signal), cpu_us)),
-                other => panic!("expected Forked, got {other:?}"),
+                other => self.note_exit(other, "Forked"),
             }
+        }
+    }
+
+    /// Keeps an `Exited` report for [`Zygote::exit_of`]; any other report fails the test.
+    fn note_exit(&mut self, report: (Report, Option<Fd>), expected: &str) {
+        match report {
+            (
+                Report::Exited {
+                    pid,
+                    code,
+                    signal,
+                    cpu_us,
+                },
+                None,
+            ) => self.exits.push((pid, to_end(code, signal), cpu_us)),
+            other => panic!("expected {expected}, got {other:?}"),
         }
     }
 
@@ -157,18 +164,8 @@ impl Zygote {
                 let (_, end, cpu) = self.exits.remove(i);
                 return (end, cpu);
             }
-            match self.report() {
-                (
-                    Report::Exited {
-                        pid,
-                        code,
-                        signal,
-                        cpu_us,
-                    },
-                    None,
-                ) => self.exits.push((pid, to_end(code, signal), cpu_us)),
-                other => panic!("expected Exited, got {other:?}"),
-            }
+            let report = self.report();
+            self.note_exit(report, "Exited");
         }
     }
 

@@ -88,6 +88,23 @@ impl CancelSignal {
         }
     }
 
+    /// Runs `run` to its Step unless this signal fires first: then `run` is dropped (which
+    /// stops it) and the Step is `cancelled`, giving back `memory` and `history` unchanged.
+    pub async fn or_cancelled(
+        mut self,
+        run: impl Future<Output = Step>,
+        memory: crate::Value,
+        history: Vec<crate::Value>,
+    ) -> Step {
+        tokio::select! {
+            step = run => step,
+            () = self.cancelled() => {
+                let fail = Fail::new(FailReason::Cancelled, "cancelled by the client");
+                Step::failed(fail, memory, history)
+            }
+        }
+    }
+
     /// A signal that never fires.
     pub fn never() -> CancelSignal {
         let (_tx, rx) = watch::channel(false);
@@ -136,7 +153,9 @@ impl Client {
         let fut = match run.into_parts() {
             Ok((request, tools)) => self.backend.run(request, tools, CancelSignal(rx)),
             Err(e) => {
-                let step = Step::failed(Fail::new(FailReason::InvalidRequest, e));
+                // The run's context or memory did not convert: there is no input memory.
+                let fail = Fail::new(FailReason::InvalidRequest, e);
+                let step = Step::failed(fail, crate::Value::Nil, Vec::new());
                 Box::pin(async move { step })
             }
         };

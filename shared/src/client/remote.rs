@@ -18,7 +18,7 @@ use crate::client_protocol::{
 };
 use crate::codec::{CodecError, encode_frame, read_frame_bytes_async, write_frame_async};
 use crate::outbox::Outbox;
-use crate::{Fail, FailReason, Step};
+use crate::{Fail, FailReason, Step, Value};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -35,10 +35,21 @@ const SERVER_MAX_FRAME: u32 = 256 << 20;
 struct Pending {
     done: oneshot::Sender<Step>,
     tools: ToolSet,
+    /// The request's memory and history, for a failed Step built here (lost connection).
+    memory: Value,
+    history: Vec<Value>,
 }
 
-/// Shared between the request futures and the reader task.
-struct Shared {
+impl Pending {
+    fn fail(self, fail: Fail) {
+        let _ = self
+            .done
+            .send(Step::failed(fail, self.memory, self.history));
+    }
+}
+
+/// ConnState between the request futures and the reader task.
+struct ConnState {
     pending: Mutex<HashMap<u64, Pending>>,
     /// Set once the connection is gone: the Fail every later request gets.
     closed: Mutex<Option<Fail>>,
@@ -49,7 +60,7 @@ struct Shared {
 
 /// A live connection to a daemon.
 pub(crate) struct Remote {
-    shared: Arc<Shared>,
+    shared: Arc<ConnState>,
     next_id: AtomicU64,
     tasks: [JoinHandle<()>; 2],
 }
@@ -88,7 +99,7 @@ impl Remote {
             (_, Err(e)) => return Err(e.into()),
         };
         let (out, drain) = Outbox::new(wr);
-        let shared = Arc::new(Shared {
+        let shared = Arc::new(ConnState {
             pending: Mutex::new(HashMap::new()),
             closed: Mutex::new(None),
             out,
@@ -132,7 +143,7 @@ async fn handshake(rd: &mut OwnedReadHalf) -> Result<u32, ClientError> {
     }
 }
 
-impl Shared {
+impl ConnState {
     /// Marks the connection closed and fails every pending request. Lock order everywhere:
     /// `pending`, then `closed`, so no request can register after the drain and wait forever.
     fn close(&self, fail: Fail) {
@@ -146,7 +157,7 @@ impl Shared {
             Err(_) => Vec::new(),
         };
         for p in drained {
-            let _ = p.done.send(Step::failed(fail.clone()));
+            p.fail(fail.clone());
         }
     }
 
@@ -162,7 +173,7 @@ fn lost(detail: impl std::fmt::Display) -> Fail {
     )
 }
 
-async fn read_loop(mut rd: BufReader<OwnedReadHalf>, shared: Arc<Shared>) {
+async fn read_loop(mut rd: BufReader<OwnedReadHalf>, shared: Arc<ConnState>) {
     let fail = loop {
         let msg =
             match crate::codec::read_frame_async::<ServerToClient, _>(&mut rd, SERVER_MAX_FRAME)
@@ -196,7 +207,13 @@ async fn read_loop(mut rd: BufReader<OwnedReadHalf>, shared: Arc<Shared>) {
     shared.close(fail);
 }
 
-fn spawn_tool(shared: &Arc<Shared>, request_id: u64, call_id: u64, name: &str, args: crate::Value) {
+fn spawn_tool(
+    shared: &Arc<ConnState>,
+    request_id: u64,
+    call_id: u64,
+    name: &str,
+    args: crate::Value,
+) {
     let tools = shared
         .pending
         .lock()
@@ -220,14 +237,14 @@ fn spawn_tool(shared: &Arc<Shared>, request_id: u64, call_id: u64, name: &str, a
 /// The outbox's writer task; a write error there ends the connection.
 async fn write_loop(
     drain: impl std::future::Future<Output = std::io::Result<()>>,
-    shared: Arc<Shared>,
+    shared: Arc<ConnState>,
 ) {
     if let Err(e) = drain.await {
         shared.close(lost(e));
     }
 }
 
-impl Shared {
+impl ConnState {
     /// Encodes and sends one message. A message too large for the server's frame limit fails
     /// only its own request (a tool result is replaced by an error); a write error ends the
     /// connection. `Err` means the message was not sent.
@@ -266,16 +283,16 @@ impl Shared {
     }
 }
 
-fn finish(shared: &Shared, id: u64, fail: Fail) {
+fn finish(shared: &ConnState, id: u64, fail: Fail) {
     let p = shared.pending.lock().ok().and_then(|mut p| p.remove(&id));
     if let Some(p) = p {
-        let _ = p.done.send(Step::failed(fail));
+        p.fail(fail);
     }
 }
 
 /// Sends `Cancel` when a request's future is dropped before its Step arrived.
 struct CancelOnDrop {
-    shared: Arc<Shared>,
+    shared: Arc<ConnState>,
     id: u64,
     armed: bool,
 }
@@ -299,27 +316,53 @@ impl Drop for CancelOnDrop {
 }
 
 impl Remote {
-    /// Registers and sends one request; returns its id and the receiver of its Step.
+    /// Registers and sends one request; returns its id and the receiver of its Step, or the
+    /// failed Step when it cannot be sent.
     fn start(
         &self,
         request: RunRequest,
         tools: ToolSet,
-    ) -> Result<(u64, oneshot::Receiver<Step>), Fail> {
+    ) -> Result<(u64, oneshot::Receiver<Step>), Step> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        if let Ok(mut p) = self.shared.pending.lock() {
-            // Checked under the `pending` lock: `close` cannot drain between check and insert.
-            if let Some(fail) = self.shared.closed_fail() {
-                return Err(fail);
-            }
-            p.insert(id, Pending { done: tx, tools });
-        }
         let run = ClientToServer::Run {
             id,
             request: Box::new(request),
         };
-        // On failure the request is already finished (too large) or the connection closed.
-        let _ = self.shared.send(&run);
+        // Encoded first, so the request's memory and history move into `Pending` uncopied.
+        let frame = encode_frame(&run, self.shared.max_frame);
+        let ClientToServer::Run { request, .. } = run else {
+            return Err(Step::failed(lost("internal"), Value::Nil, Vec::new()));
+        };
+        let RunRequest {
+            memory, history, ..
+        } = *request;
+        let frame = match frame {
+            Ok(f) => f,
+            Err(e) => {
+                let fail = Fail::new(FailReason::InvalidRequest, format!("request not sent: {e}"));
+                return Err(Step::failed(fail, memory, history));
+            }
+        };
+        let (tx, rx) = oneshot::channel();
+        if let Ok(mut p) = self.shared.pending.lock() {
+            // Checked under the `pending` lock: `close` cannot drain between check and insert.
+            if let Some(fail) = self.shared.closed_fail() {
+                return Err(Step::failed(fail, memory, history));
+            }
+            let pending = Pending {
+                done: tx,
+                tools,
+                memory,
+                history,
+            };
+            p.insert(id, pending);
+        }
+        // On failure the connection is closed and the request finished with it.
+        let _ = self
+            .shared
+            .out
+            .send(frame)
+            .map_err(|e| self.shared.close(lost(e)));
         Ok((id, rx))
     }
 }
@@ -336,7 +379,7 @@ impl Backend for Remote {
         Box::pin(async move {
             let (id, mut rx) = match started {
                 Ok(s) => s,
-                Err(fail) => return Step::failed(fail),
+                Err(step) => return step,
             };
             let mut guard = CancelOnDrop {
                 shared,
@@ -352,7 +395,8 @@ impl Backend for Remote {
                 }
             };
             guard.armed = false;
-            step.unwrap_or_else(|_| Step::failed(lost("request dropped")))
+            // The sender is dropped only after `close` or `finish` sent the Step.
+            step.unwrap_or_else(|_| Step::failed(lost("request dropped"), Value::Nil, Vec::new()))
         })
     }
 }

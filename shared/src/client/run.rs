@@ -80,11 +80,7 @@ impl Tool {
             })
         };
         Tool {
-            decl: ToolDecl {
-                name: name.into(),
-                signature: None,
-                description: None,
-            },
+            decl: ToolDecl::new(name, None),
             call: Arc::new(call),
         }
     }
@@ -226,20 +222,12 @@ impl Run {
         self
     }
 
-    /// Chains the signature of the step that produced this run's context: its output fields
-    /// become this run's inputs (the run's own signature, if set, keeps its output). Call after
-    /// [`signature`](Self::signature). An unparsable signature is kept as given, so the run
-    /// fails with a clear `invalid_request`.
-    pub fn context_signature(mut self, previous: &str) -> Run {
-        use crate::signature::Signature;
-        let own = self.request.signature.as_deref().map(Signature::parse);
-        let chained = match (Signature::parse(previous), own) {
-            (Ok(p), None) => Signature::chain(&p, None).render(),
-            (Ok(p), Some(Ok(o))) => Signature::chain(&p, Some(&o)).render(),
-            (Err(_), _) => previous.to_string(),
-            (_, Some(Err(_))) => return self,
-        };
-        self.request.signature = Some(chained);
+    /// The signature of the step that produced this run's context (e.g. its `step.signature`):
+    /// its output fields become this run's inputs, so types need not be restated (the run's own
+    /// signature, if set, keeps its output). An unparsable one fails the run with
+    /// `invalid_request`.
+    pub fn context_signature(mut self, previous: impl Into<String>) -> Run {
+        self.request.context_signature = Some(previous.into());
         self
     }
 
@@ -255,10 +243,17 @@ impl Run {
         self
     }
 
-    /// A wall-clock timeout tighter than the policy's (a looser one has no effect).
+    /// A wall-clock timeout at most the policy's (a looser one is `invalid_request`: choose a
+    /// policy that allows it).
     pub fn timeout(mut self, timeout: Duration) -> Run {
         let ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
         self.request.timeout_ms = Some(ms);
+        self
+    }
+
+    /// An evaluation step budget at most the policy's (a looser one is `invalid_request`).
+    pub fn max_steps(mut self, steps: u64) -> Run {
+        self.request.max_steps = Some(steps);
         self
     }
 

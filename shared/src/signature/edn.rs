@@ -6,6 +6,7 @@
 //! [`MAX_SCHEMA_DEPTH`](super::MAX_SCHEMA_DEPTH) while reading (the reader recurses at most that
 //! deep, twice the schema limit because map entries add a level), and every node carries the byte offset where it starts so errors can name a column.
 
+use super::cursor::Cursor as Reader;
 use super::{MAX_SCHEMA_DEPTH, SignatureError};
 
 /// Data nesting allowed while reading: map entries add one level per schema level.
@@ -110,34 +111,11 @@ pub(crate) fn is_word_char(c: char) -> bool {
         )
 }
 
-struct Reader<'a> {
-    text: &'a str,
-    pos: usize,
-}
-
 impl Reader<'_> {
-    fn peek(&self) -> Option<char> {
-        self.text.get(self.pos..).and_then(|s| s.chars().next())
-    }
-
     fn bump(&mut self) -> Option<char> {
         let c = self.peek()?;
         self.pos += c.len_utf8();
         Some(c)
-    }
-
-    fn skip_ws(&mut self) {
-        while let Some(c) = self.peek() {
-            if c.is_whitespace() || c == ',' {
-                self.pos += c.len_utf8();
-            } else {
-                break;
-            }
-        }
-    }
-
-    fn err(&self, pos: usize, message: impl Into<String>) -> SignatureError {
-        SignatureError::at(self.text, pos, message, None)
     }
 
     fn form(&mut self, depth: usize) -> Result<Edn, SignatureError> {

@@ -41,7 +41,9 @@
 //! Invariant: schemas are at most [`MAX_SCHEMA_DEPTH`] deep; every parser, walk and renderer
 //! here is bounded by that, so hostile text or data cannot exhaust the stack.
 
+pub mod check;
 mod coerce;
+mod cursor;
 mod edn;
 mod json_schema;
 mod malli;

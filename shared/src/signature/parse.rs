@@ -8,6 +8,7 @@
 //! shorthand: a list of maps. Invariant: recursion is bounded by `MAX_SCHEMA_DEPTH`; every error
 //! carries the byte offset it is about, turned into a line and column for the message.
 
+use super::cursor::Cursor as Parser;
 use super::edn::{self, is_word_char};
 use super::malli::{self, Field, MapSchema, Schema, duplicate_field, is_malli_op};
 use super::{MAX_SCHEMA_DEPTH, SignatureError};
@@ -115,11 +116,6 @@ fn is_name(e: &edn::Edn, name: &str) -> bool {
     matches!(&e.kind, edn::EdnKind::Keyword(k) | edn::EdnKind::Str(k) if k == name)
 }
 
-struct Parser<'a> {
-    text: &'a str,
-    pos: usize,
-}
-
 /// Words that are not types, with the hint to give.
 fn hint_for(word: &str) -> Option<&'static str> {
     Some(match word {
@@ -138,26 +134,8 @@ fn hint_for(word: &str) -> Option<&'static str> {
 }
 
 impl Parser<'_> {
-    fn peek(&self) -> Option<char> {
-        self.text.get(self.pos..).and_then(|s| s.chars().next())
-    }
-
     fn rest(&self) -> &str {
         self.text.get(self.pos..).unwrap_or("")
-    }
-
-    fn skip_ws(&mut self) {
-        while let Some(c) = self.peek() {
-            if c.is_whitespace() || c == ',' {
-                self.pos += c.len_utf8();
-            } else {
-                break;
-            }
-        }
-    }
-
-    fn err(&self, pos: usize, message: impl Into<String>) -> SignatureError {
-        SignatureError::at(self.text, pos, message, None)
     }
 
     fn hint(&self, pos: usize, message: impl Into<String>, hint: &str) -> SignatureError {

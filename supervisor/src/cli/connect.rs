@@ -1,11 +1,11 @@
-//! The client side of the CLI: `ptc run --connect SOCKET` and the tools the CLI hosts for a run
-//! (`--tool NAME=COMMAND`, `--tools FILE.json`, as in-process: see `cli::tools`), plus the client
+//! The client side of the CLI: the tools the CLI hosts for a run (`--tool NAME=COMMAND`,
+//! `--tools FILE.json`: see `cli::tools`), the same in every mode of `ptc run`, plus the client
 //! `ptc bench` drives. Tools run here, outside the sandbox; the daemon only forwards the calls.
 
 use super::tools::{CliTool, CliToolError};
 use clap::ValueEnum;
-use ptc_shared::{Step, Value};
-use ptc_supervisor::client::{Client, ClientError, Embedded, Run, Tool};
+use ptc_shared::Value;
+use ptc_supervisor::client::{Client, Embedded, Tool};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -48,28 +48,5 @@ pub fn client_tool(name: String, tool: CliTool, budget: Duration) -> Tool {
                     CliToolError::Terminal(f) => f.message,
                 })
         }
-    })
-}
-
-/// Runs one program through a daemon. `Err((reason, message))` means nothing ran (exit 2):
-/// the daemon refused the connection (its reason, e.g. `permission_denied`) or was unreachable
-/// (`usage`).
-pub fn run_connected(socket: &Path, run: Run) -> Result<Step, (String, String)> {
-    let usage = |m: String| ("usage".to_string(), m);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(|e| usage(format!("cannot start the runtime: {e}")))?;
-    rt.block_on(async {
-        let client = Client::connect(socket).await.map_err(|e| match e {
-            ClientError::Refused { reason, message } => (reason.to_string(), message),
-            e => usage(format!(
-                "cannot use the daemon at {}: {e}",
-                socket.display()
-            )),
-        })?;
-        Ok(match client.run(run).await {
-            Ok(s) | Err(s) => s,
-        })
     })
 }

@@ -1,12 +1,16 @@
-//! `ptc run`: one execution from the command line.
+//! `ptc run`: one execution from the command line. The flags build one client-library [`Run`]
+//! and choose one client; the engine (or, in-process, the interpreter) decides the limits, so a
+//! flag means the same with and without `--connect`.
 
 use super::input::read_data_file;
-use super::tools::{CliTool, CliToolError, parse_tool_flag, read_tools_file};
+use super::tools::{CliTool, parse_tool_flag, read_tools_file};
 use clap::{Args, ValueEnum};
-use ptc_runner::{RunOptions, run as run_in_process};
-use ptc_shared::{Limits, Step};
+use ptc_shared::Step;
+use ptc_supervisor::client::{Client, ClientError, Embedded, Run};
+use ptc_supervisor::engine::EngineConfig;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum Format {
@@ -34,10 +38,10 @@ pub struct RunArgs {
     /// Run the interpreter inside this process instead of a sandboxed runner.
     #[arg(long)]
     in_process: bool,
-    /// Wall-clock timeout in milliseconds.
+    /// Wall-clock timeout in milliseconds (at most the policy's: a looser one is refused).
     #[arg(long)]
     timeout: Option<u64>,
-    /// Evaluation step budget.
+    /// Evaluation step budget (at most the policy's: a looser one is refused).
     #[arg(long)]
     max_steps: Option<u64>,
     /// The program's signature, shorthand or Malli-lite: e.g. '(limit :int) -> [{id :int}]'.
@@ -59,7 +63,8 @@ pub struct RunArgs {
     /// Run through a ptc-supervisor daemon listening on this socket.
     #[arg(long, value_name = "SOCKET", conflicts_with = "in_process")]
     connect: Option<PathBuf>,
-    /// Policy to run under (with --connect: a name the daemon knows).
+    /// Policy to run under: a name, or (sandboxed) a policy file (with --connect: a name the
+    /// daemon knows).
     #[arg(long)]
     policy: Option<String>,
 }
@@ -69,178 +74,129 @@ fn usage_error(msg: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
-/// Runs the program and reports the Step.
+/// Runs the program and reports the Step: one request built from the flags, one client built
+/// from the flags (daemon, embedded sandbox or in-process), one run path for all three.
 pub fn run(args: RunArgs) -> ExitCode {
-    let source = match (&args.expr, &args.file) {
-        (Some(e), _) => e.clone(),
-        (None, Some(f)) => match std::fs::read_to_string(f) {
-            Ok(s) => s,
-            Err(e) => return usage_error(&format!("cannot read {}: {e}", f.display())),
-        },
-        (None, None) => return usage_error("give a program FILE or -e 'PROGRAM'"),
-    };
-    let mut opts = RunOptions::default();
-    for (path, slot) in [
-        (&args.context, &mut opts.context),
-        (&args.memory, &mut opts.memory),
-    ] {
-        if let Some(p) = path {
-            match read_data_file(p) {
-                Ok(v) => *slot = v,
-                Err(e) => return usage_error(&e),
-            }
-        }
-    }
-    let mut limits = Limits::default();
-    if let Some(t) = args.timeout {
-        limits.timeout_ms = t;
-        limits.cpu_ms = limits.cpu_ms.max(t);
-    }
-    if let Some(s) = args.max_steps {
-        limits.max_steps = s;
-    }
-    if let Some(socket) = &args.connect {
-        return run_connect(&args, socket, source, opts);
-    }
-    if !args.in_process {
-        return run_sandboxed(&args, source, opts, limits);
-    }
-    if args.policy.is_some() {
-        return usage_error("--policy applies to sandboxed runs; drop --in-process");
-    }
-    opts.limits = limits;
-    opts.signature = args.signature.clone();
-    opts.context_signature = args.context_signature.clone();
-    opts.validation = args.validation.parse().unwrap_or_default();
-    let tools = match cli_tools(&args) {
+    let (target, policy) = match Target::from_args(&args) {
         Ok(t) => t,
         Err(e) => return usage_error(&e),
     };
-    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(limits.timeout_ms);
-    opts.tools = tools
-        .into_iter()
-        .map(|(name, t)| in_process_tool(name, t, deadline))
-        .collect();
-    let step = match run_in_process(&source, opts) {
-        Ok(s) | Err(s) => s,
-    };
-    report(&step, args.format)
-}
-
-/// The default: one sandboxed runner through an engine embedded in this process (no daemon).
-/// `--policy` names a policy in the policies directory or gives a policy file; `--timeout` and
-/// `--max-steps` tighten its limits.
-fn run_sandboxed(args: &RunArgs, source: String, opts: RunOptions, flags: Limits) -> ExitCode {
-    let (mut policies, chosen) = match super::sandbox::policies_for(args.policy.as_deref()) {
-        Ok(p) => p,
+    let run = match build_run(&args, policy) {
+        Ok(r) => r,
         Err(e) => return usage_error(&e),
     };
-    // One run: no warm pools to fill.
-    for p in policies.values_mut() {
-        p.warm = 0;
-    }
-    let Some(policy_limits) = policies.get(&chosen).map(|p| p.limits) else {
-        return usage_error(&format!("no policy named `{chosen}`"));
-    };
-    let mut limits = policy_limits;
-    if args.timeout.is_some() {
-        limits.timeout_ms = limits.timeout_ms.min(flags.timeout_ms);
-    }
-    if args.max_steps.is_some() {
-        limits.max_steps = limits.max_steps.min(flags.max_steps);
-    }
-    let run = match build_run(args, source, opts) {
-        Ok(r) => r.policy(chosen.clone()).limits(limits),
-        Err(e) => return usage_error(&e),
-    };
-    let config = ptc_supervisor::engine::EngineConfig {
-        default_policy: chosen,
-        ..ptc_supervisor::engine::EngineConfig::new(
-            ptc_supervisor::daemon::config::default_runner(),
-            policies,
-        )
-    };
-    match super::sandbox::run_embedded(config, run) {
-        Ok(step) => report(&step, args.format),
-        Err(message) => {
-            eprintln!("error: usage: {message}");
-            ExitCode::from(2)
-        }
-    }
-}
-
-/// The client-library request for this command line (tools hosted by the CLI).
-fn build_run(
-    args: &RunArgs,
-    source: String,
-    opts: RunOptions,
-) -> Result<ptc_supervisor::client::Run, String> {
-    let tools = cli_tools(args)?;
-    let validation = args
-        .validation
-        .parse()
-        .map_err(|_| format!("unknown validation mode `{}`", args.validation))?;
-    // The engine enforces the real deadline; this only bounds a hung tool command here.
-    let budget = std::time::Duration::from_millis(args.timeout.unwrap_or(60_000));
-    let mut run = ptc_supervisor::client::Run::new(source)
-        .context(opts.context)
-        .memory(opts.memory)
-        .validation(validation);
-    for (name, tool) in tools {
-        run = run.tool(super::connect::client_tool(name, tool, budget));
-    }
-    if let Some(sig) = &args.signature {
-        run = run.signature(sig.clone());
-    }
-    if let Some(prev) = &args.context_signature {
-        run = run.context_signature(prev);
-    }
-    Ok(run)
-}
-
-/// `--connect`: the same run through a daemon, the CLI hosting `--tool`/`--tools`.
-fn run_connect(
-    args: &RunArgs,
-    socket: &std::path::Path,
-    source: String,
-    opts: RunOptions,
-) -> ExitCode {
-    if args.max_steps.is_some() {
-        return usage_error("--max-steps is not supported with --connect (the policy decides)");
-    }
-    let tools = match cli_tools(args) {
-        Ok(t) => t,
-        Err(e) => return usage_error(&e),
-    };
-    let validation = match args.validation.parse() {
-        Ok(v) => v,
-        Err(_) => return usage_error(&format!("unknown validation mode `{}`", args.validation)),
-    };
-    // The daemon enforces the real deadline; this only bounds a hung tool command here.
-    let budget = std::time::Duration::from_millis(args.timeout.unwrap_or(60_000));
-    let mut run = ptc_supervisor::client::Run::new(source)
-        .context(opts.context)
-        .memory(opts.memory);
-    for (name, tool) in tools {
-        run = run.tool(super::connect::client_tool(name, tool, budget));
-    }
-    if let Some(sig) = &args.signature {
-        run = run.signature(sig.clone());
-    }
-    run = run.validation(validation);
-    if let Some(p) = &args.policy {
-        run = run.policy(p.clone());
-    }
-    if let Some(t) = args.timeout {
-        run = run.timeout(std::time::Duration::from_millis(t));
-    }
-    match super::connect::run_connected(socket, run) {
+    match target.run(run) {
         Ok(step) => report(&step, args.format),
         Err((reason, message)) => {
             eprintln!("error: {reason}: {message}");
             ExitCode::from(2)
         }
     }
+}
+
+/// Where a run goes.
+enum Target {
+    /// A daemon on this socket (`--connect`).
+    Connect(PathBuf),
+    /// The default: one sandboxed runner from an engine embedded in this process.
+    Sandboxed(Box<EngineConfig>),
+    /// `--in-process`: this process's interpreter, no sandbox.
+    InProcess,
+}
+
+impl Target {
+    /// The target and the policy name the request names (`--policy` is a name the daemon or
+    /// the policies directory knows, or, sandboxed, a policy file added under its own name).
+    fn from_args(args: &RunArgs) -> Result<(Target, Option<String>), String> {
+        if let Some(socket) = &args.connect {
+            return Ok((Target::Connect(socket.clone()), args.policy.clone()));
+        }
+        if args.in_process {
+            if args.policy.is_some() {
+                return Err("--policy applies to sandboxed runs; drop --in-process".into());
+            }
+            return Ok((Target::InProcess, None));
+        }
+        let (mut policies, chosen) = super::sandbox::policies_for(args.policy.as_deref())?;
+        // One run: no warm pools to fill.
+        for p in policies.values_mut() {
+            p.warm = 0;
+        }
+        let config = EngineConfig::new(ptc_supervisor::installed::default_runner(), policies);
+        Ok((Target::Sandboxed(Box::new(config)), chosen))
+    }
+
+    /// Runs `run` through this target's client. `Err((reason, message))` means nothing ran
+    /// (exit 2): a daemon refused the connection (its reason) or none could be used (`usage`).
+    fn run(self, run: Run) -> Result<Step, (String, String)> {
+        let usage = |m: String| ("usage".to_string(), m);
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .map_err(|e| usage(format!("cannot start the runtime: {e}")))?;
+        rt.block_on(async {
+            let client = match self {
+                Target::Connect(socket) => Client::connect(&socket).await.map_err(|e| match e {
+                    ClientError::Refused { reason, message } => (reason.to_string(), message),
+                    e => usage(format!(
+                        "cannot use the daemon at {}: {e}",
+                        socket.display()
+                    )),
+                })?,
+                Target::Sandboxed(config) => Client::embedded_with(*config)
+                    .map_err(|e| usage(format!("cannot start the sandbox: {e}")))?,
+                Target::InProcess => Client::in_process(),
+            };
+            Ok(match client.run(run).await {
+                Ok(s) | Err(s) => s,
+            })
+        })
+    }
+}
+
+/// The client-library request for this command line: every flag that shapes the run, in
+/// every mode (tools hosted by the CLI).
+fn build_run(args: &RunArgs, policy: Option<String>) -> Result<Run, String> {
+    let source = match (&args.expr, &args.file) {
+        (Some(e), _) => e.clone(),
+        (None, Some(f)) => {
+            std::fs::read_to_string(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?
+        }
+        (None, None) => return Err("give a program FILE or -e 'PROGRAM'".into()),
+    };
+    let validation = args
+        .validation
+        .parse()
+        .map_err(|_| format!("unknown validation mode `{}`", args.validation))?;
+    let mut run = Run::new(source).validation(validation);
+    if let Some(p) = &args.context {
+        run = run.context(read_data_file(p)?);
+    }
+    if let Some(p) = &args.memory {
+        run = run.memory(read_data_file(p)?);
+    }
+    // The engine (or the interpreter) enforces the real deadline; this bounds a hung command.
+    let budget = Duration::from_millis(args.timeout.unwrap_or(60_000));
+    for (name, tool) in cli_tools(args)? {
+        run = run.tool(super::connect::client_tool(name, tool, budget));
+    }
+    if let Some(sig) = &args.signature {
+        run = run.signature(sig.clone());
+    }
+    if let Some(prev) = &args.context_signature {
+        run = run.context_signature(prev.clone());
+    }
+    if let Some(p) = policy {
+        run = run.policy(p);
+    }
+    if let Some(t) = args.timeout {
+        run = run.timeout(Duration::from_millis(t));
+    }
+    if let Some(s) = args.max_steps {
+        run = run.max_steps(s);
+    }
+    Ok(run)
 }
 
 /// The tools given with `--tool` and `--tools`.
@@ -253,18 +209,6 @@ fn cli_tools(args: &RunArgs) -> Result<Vec<(String, CliTool)>, String> {
         tools.push(parse_tool_flag(t)?);
     }
     Ok(tools)
-}
-
-/// A CLI tool as an in-process tool: a deadline kill ends the run (not catchable by `try`).
-fn in_process_tool(name: String, tool: CliTool, deadline: std::time::Instant) -> ptc_runner::Tool {
-    let tool_name = name.clone();
-    ptc_runner::Tool::with_failure(name, move |args| {
-        match tool.call(&tool_name, &args, deadline) {
-            Ok(v) => Ok(v),
-            Err(CliToolError::Error(e)) => Err(ptc_runner::ToolFailure::Error(e)),
-            Err(CliToolError::Terminal(f)) => Err(ptc_runner::ToolFailure::Terminal(f)),
-        }
-    })
 }
 
 /// Prints the Step in the chosen format; the exit code says success or failure.

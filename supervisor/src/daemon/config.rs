@@ -248,22 +248,7 @@ pub fn default_socket() -> PathBuf {
     base.join("ptc").join("ptc.sock")
 }
 
-/// The `ptc-runner` binary: `$PTC_RUNNER`, else next to the current executable (also one level
-/// up, for test and bench binaries in `target/*/deps`), else `ptc-runner` in `/usr/local/bin`.
-pub fn default_runner() -> PathBuf {
-    if let Some(p) = std::env::var_os("PTC_RUNNER") {
-        return PathBuf::from(p);
-    }
-    if let Ok(exe) = std::env::current_exe() {
-        for dir in exe.ancestors().skip(1).take(2) {
-            let p = dir.join("ptc-runner");
-            if p.is_file() {
-                return p;
-            }
-        }
-    }
-    PathBuf::from("/usr/local/bin/ptc-runner")
-}
+pub use crate::installed::default_runner;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]

@@ -12,8 +12,7 @@
 //!   the `JoinSet` is dropped: every request future is dropped, which kills its runner.
 //! - Each `Run` gets exactly one `Step` frame with its id (busy, refused, cancelled included).
 
-use super::Shared;
-use crate::client::{exec_request, refusal};
+use super::DaemonState;
 use crate::engine::{BoxFuture, ToolHandler};
 use interprocess::local_socket::tokio::Stream;
 use interprocess::local_socket::traits::StreamCommon;
@@ -72,7 +71,7 @@ struct Conn {
 }
 
 /// Serves one accepted connection until it ends.
-pub(crate) async fn serve(stream: Stream, shared: Arc<Shared>) {
+pub(crate) async fn serve(stream: Stream, shared: Arc<DaemonState>) {
     let peer = match peer_of(&stream) {
         Ok(p) => p,
         Err(e) => {
@@ -116,7 +115,7 @@ fn peer_of(stream: &Stream) -> std::io::Result<Peer> {
 /// Access control from the kernel's credentials, then the version handshake. On `Err` the
 /// peer has been sent its `Refused` frame (best effort) and the connection is to be closed.
 async fn admit(
-    shared: &Shared,
+    shared: &DaemonState,
     peer: Peer,
     rd: &mut RecvHalf,
     wr: &mut SendHalf,
@@ -142,7 +141,7 @@ async fn admit(
 /// The request phase: reader and writer tasks around [`dispatch`].
 async fn run_connection(
     peer: Peer,
-    shared: Arc<Shared>,
+    shared: Arc<DaemonState>,
     rd: RecvHalf,
     wr: SendHalf,
     max_frame: u32,
@@ -228,7 +227,7 @@ async fn read_loop(
 /// Handles frames until the connection ends; returns the reason if a bad frame ended it.
 async fn dispatch(
     conn: &Arc<Conn>,
-    shared: &Arc<Shared>,
+    shared: &Arc<DaemonState>,
     mut frames: mpsc::Receiver<Result<Option<ClientToServer>, CodecError>>,
 ) -> Option<String> {
     let mut tasks = JoinSet::new();
@@ -247,7 +246,12 @@ async fn dispatch(
     }
 }
 
-fn handle(conn: &Arc<Conn>, shared: &Arc<Shared>, msg: ClientToServer, tasks: &mut JoinSet<()>) {
+fn handle(
+    conn: &Arc<Conn>,
+    shared: &Arc<DaemonState>,
+    msg: ClientToServer,
+    tasks: &mut JoinSet<()>,
+) {
     match msg {
         ClientToServer::Run { id, request } => {
             let (cancel_tx, cancel_rx) = oneshot::channel();
@@ -298,7 +302,7 @@ fn handle(conn: &Arc<Conn>, shared: &Arc<Shared>, msg: ClientToServer, tasks: &m
 
 async fn request_task(
     conn: Arc<Conn>,
-    shared: Arc<Shared>,
+    shared: Arc<DaemonState>,
     id: u64,
     req: RunRequest,
     cancel: oneshot::Receiver<()>,
@@ -306,23 +310,22 @@ async fn request_task(
     let _active = shared.active_guard();
     let start = Instant::now();
     let generation = shared.current();
-    let policy = req
-        .policy
-        .clone()
-        .unwrap_or_else(|| generation.config.default_policy.clone());
+    let policy = generation.engine.policy_of(&req).to_string();
     let peer = conn.peer;
     let span = tracing::info_span!("request", uid = peer.uid, pid = peer.pid, request_id = id,
         policy = %policy, outcome = tracing::field::Empty, duration_ms = tracing::field::Empty);
     let memory = req.memory.clone();
     let history = req.history.clone();
     let run = run_request(&shared, &generation, &conn, id, &policy, req);
-    let mut step = tokio::select! {
+    let step = tokio::select! {
         step = tracing::Instrument::instrument(run, span.clone()) => step,
-        Ok(()) = cancel => refusal(memory, history, FailReason::Cancelled, "cancelled by the client"),
+        Ok(()) = cancel => {
+            // The daemon built this Step, so its clock is the daemon's.
+            let mut step = refusal(memory, history, FailReason::Cancelled, "cancelled by the client");
+            step.usage.duration_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+            step
+        }
     };
-    if step.usage.duration_ms == 0 {
-        step.usage.duration_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
-    }
     let outcome = step.reason().map_or("ok", FailReason::as_str);
     span.record("outcome", outcome);
     span.record("duration_ms", step.usage.duration_ms);
@@ -337,7 +340,7 @@ async fn request_task(
 }
 
 async fn run_request(
-    shared: &Shared,
+    shared: &DaemonState,
     generation: &super::Generation,
     conn: &Arc<Conn>,
     id: u64,
@@ -361,12 +364,17 @@ async fn run_request(
         Ok(p) => p,
         Err(busy) => return refusal(req.memory, req.history, FailReason::Busy, busy.message()),
     };
-    let exec = exec_request(req, &generation.policies, &generation.config.default_policy);
     let tools = Arc::new(ConnTools {
         conn: Arc::clone(conn),
         request_id: id,
     });
-    generation.engine.execute(exec, tools).await
+    generation.engine.execute(req, tools).await
+}
+
+/// A Step for a request the daemon did not run (or stopped): the request's memory and history
+/// unchanged, as every failed Step ([`Step::failed`]).
+fn refusal(memory: Value, history: Vec<Value>, reason: FailReason, msg: &str) -> Step {
+    Step::failed(ptc_shared::Fail::new(reason, msg), memory, history)
 }
 
 /// Routes one request's tool calls to its client.

@@ -20,12 +20,11 @@ mod listen;
 pub mod notify;
 
 use crate::engine::{Engine, EngineConfig, EngineError};
-use crate::policy::{Policy, PolicyError};
+use crate::policy::PolicyError;
 use admission::Admission;
 use config::{Config, ConfigError};
 use interprocess::local_socket::traits::tokio::Listener as _;
 use notify::Notifier;
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
@@ -60,7 +59,6 @@ pub enum Control {
 #[derive(Debug)]
 pub(crate) struct Generation {
     pub config: Config,
-    pub policies: BTreeMap<String, Policy>,
     pub engine: Engine,
     pub admission: Admission,
 }
@@ -68,7 +66,7 @@ pub(crate) struct Generation {
 impl Generation {
     fn build(config: Config) -> Result<Generation, DaemonError> {
         let policies = config.policies.load()?;
-        let mut ec = EngineConfig::new(config.runner.clone(), policies.clone());
+        let mut ec = EngineConfig::new(config.runner.clone(), policies);
         ec.default_policy = config.default_policy.clone();
         let engine = Engine::new(ec)?;
         let admission = Admission::new(
@@ -79,7 +77,6 @@ impl Generation {
         );
         Ok(Generation {
             config,
-            policies,
             engine,
             admission,
         })
@@ -97,7 +94,7 @@ impl Generation {
 
 /// State shared by the accept loop and every connection.
 #[derive(Debug)]
-pub(crate) struct Shared {
+pub(crate) struct DaemonState {
     current: RwLock<Arc<Generation>>,
     draining: AtomicBool,
     active: AtomicUsize,
@@ -106,7 +103,7 @@ pub(crate) struct Shared {
 }
 
 /// Counts a request as in flight while alive.
-pub(crate) struct ActiveGuard<'a>(&'a Shared);
+pub(crate) struct ActiveGuard<'a>(&'a DaemonState);
 
 impl Drop for ActiveGuard<'_> {
     fn drop(&mut self) {
@@ -127,7 +124,7 @@ impl StopSignal {
     }
 }
 
-impl Shared {
+impl DaemonState {
     pub fn current(&self) -> Arc<Generation> {
         match self.current.read() {
             Ok(g) => Arc::clone(&g),
@@ -170,7 +167,7 @@ impl Shared {
 /// A bound, ready-to-run daemon.
 #[derive(Debug)]
 pub struct Daemon {
-    shared: Arc<Shared>,
+    shared: Arc<DaemonState>,
     listener: interprocess::local_socket::tokio::Listener,
     socket: PathBuf,
     config_path: Option<PathBuf>,
@@ -194,7 +191,7 @@ impl Daemon {
         let (listener, socket) = listen::listen(source, &generation.config)?;
         let (stop, _) = watch::channel(false);
         Ok(Daemon {
-            shared: Arc::new(Shared {
+            shared: Arc::new(DaemonState {
                 current: RwLock::new(Arc::new(generation)),
                 draining: AtomicBool::new(false),
                 active: AtomicUsize::new(0),

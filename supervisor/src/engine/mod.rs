@@ -15,17 +15,17 @@
 //!   enforce is refused unless it says `best_effort`.
 //! - `execute` never panics and always returns a Step (failures are Steps with `fail` set).
 
+mod classify;
+mod converse;
 mod pool;
+mod prepare;
 pub mod process;
-mod session;
-mod tools;
 mod zygote;
 
 use crate::check::{Enforcement, HostReport, host_report};
 use crate::policy::Policy;
-use pool::{Pool, Prepared};
-use ptc_shared::protocol::ToolDecl;
-use ptc_shared::{Fail, FailReason, Limits, Step, Value};
+use pool::{Pool, PoolPolicy};
+use ptc_shared::{FailReason, Step, Value};
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::path::PathBuf;
@@ -33,7 +33,10 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Instant;
 
+pub use prepare::in_process_limits;
 pub use process::{ProcessError, SpawnMode};
+/// The one request type, from the client library through the engine into the runner.
+pub use ptc_shared::client_protocol::RunRequest;
 
 /// A boxed, sendable future (the engine has no async-trait dependency).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -51,26 +54,6 @@ impl ToolHandler for NoTools {
     fn call(&self, name: String, _args: Value) -> BoxFuture<'static, Result<Value, String>> {
         Box::pin(async move { Err(format!("no handler for tool `{name}`")) })
     }
-}
-
-/// One execution request.
-#[derive(Debug, Clone, Default)]
-pub struct ExecRequest {
-    pub program: String,
-    pub context: Value,
-    pub memory: Value,
-    pub history: Vec<Value>,
-    /// The tools the program may call; a call to any other is `tool_not_found`.
-    pub tools: Vec<ToolDecl>,
-    /// Policy name; `None` is the engine's default policy.
-    pub policy: Option<String>,
-    /// Tighter limits than the policy's (looser ones are refused with `invalid_request`).
-    pub limits: Option<Limits>,
-    /// The program's signature: the runner checks the context and the result against it; the
-    /// engine checks each tool's declared signature around its calls.
-    pub signature: Option<String>,
-    /// How strictly signatures are applied (default `enabled`).
-    pub validation: ptc_shared::signature::Mode,
 }
 
 /// How to build an engine.
@@ -126,11 +109,11 @@ pub enum EngineError {
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-/// use ptc_supervisor::engine::{Engine, EngineConfig, ExecRequest, NoTools};
+/// use ptc_supervisor::engine::{Engine, EngineConfig, RunRequest, NoTools};
 /// use std::sync::Arc;
 /// let policies = ptc_supervisor::policy::load_dir("policies".as_ref())?;
 /// let engine = Engine::new(EngineConfig::new("target/release/ptc-runner", policies))?;
-/// let req = ExecRequest { program: "(+ 1 2)".into(), ..ExecRequest::default() };
+/// let req = RunRequest { program: "(+ 1 2)".into(), ..RunRequest::default() };
 /// let step = engine.execute(req, Arc::new(NoTools)).await;
 /// assert_eq!(step.return_value, Some(ptc_shared::Value::Int(3)));
 /// # Ok(()) }
@@ -166,7 +149,7 @@ impl Engine {
         for (name, policy) in config.policies {
             let enforcement = enforce(&host, &policy)?;
             let prepared =
-                Prepared::new(policy, enforcement).map_err(|message| EngineError::BadPolicy {
+                PoolPolicy::new(policy, enforcement).map_err(|message| EngineError::BadPolicy {
                     policy: name.clone(),
                     message,
                 })?;
@@ -231,19 +214,22 @@ impl Engine {
     }
 
     /// Runs one program in a fresh runner and returns its Step (failed Steps included).
-    pub async fn execute(&self, req: ExecRequest, tools: Arc<dyn ToolHandler>) -> Step {
+    ///
+    /// The engine normalises the request here, the same for every caller: the policy default,
+    /// then the limits (a request looser than its policy is `invalid_request` naming the field;
+    /// see `prepare`). Dropping the future cancels the run (its runner is killed).
+    pub async fn execute(&self, req: RunRequest, tools: Arc<dyn ToolHandler>) -> Step {
         let start = Instant::now();
-        let name = req
-            .policy
-            .clone()
-            .unwrap_or_else(|| self.default_policy.clone());
+        let name = prepare::policy_name(&req, &self.default_policy).to_string();
         let span = tracing::info_span!("execute", policy = %name, runner_pid = tracing::field::Empty,
             outcome = tracing::field::Empty, duration_ms = tracing::field::Empty);
-        let step = tracing::Instrument::instrument(
-            self.execute_inner(&name, req, tools, start),
-            span.clone(),
-        )
-        .await;
+        let run = async {
+            match prepare::prepare(&self.pools, &name, req, start) {
+                Ok(exec) => converse::run(exec, tools).await,
+                Err(step) => *step,
+            }
+        };
+        let step = tracing::Instrument::instrument(run, span.clone()).await;
         let outcome = step.reason().map_or("ok", FailReason::as_str);
         span.record("outcome", outcome);
         span.record("duration_ms", step.usage.duration_ms);
@@ -251,27 +237,9 @@ impl Engine {
         step
     }
 
-    async fn execute_inner(
-        &self,
-        name: &str,
-        req: ExecRequest,
-        tools: Arc<dyn ToolHandler>,
-        start: Instant,
-    ) -> Step {
-        let Some(pool) = self.pools.get(name) else {
-            return invalid(req, format!("unknown policy `{name}`"), start);
-        };
-        let limits = match pool.prepared().policy.limits_for(req.limits.as_ref()) {
-            Ok(l) => l,
-            Err(field) => {
-                return invalid(
-                    req,
-                    format!("limit `{field}` is looser than policy `{name}` allows"),
-                    start,
-                );
-            }
-        };
-        session::run(pool, req, limits, tools, start).await
+    /// The policy a request would run under (its own, or the engine's default).
+    pub fn policy_of<'a>(&'a self, req: &'a RunRequest) -> &'a str {
+        prepare::policy_name(req, &self.default_policy)
     }
 }
 
@@ -286,20 +254,4 @@ fn enforce(host: &HostReport, policy: &Policy) -> Result<Enforcement, EngineErro
         tracing::warn!(policy = %policy.name, skipped = %s, "best-effort policy: not enforced");
     }
     Ok(e)
-}
-
-/// A Step for a request refused before any runner was involved.
-fn invalid(req: ExecRequest, message: String, start: Instant) -> Step {
-    let base = session::Base {
-        memory: req.memory,
-        history: req.history,
-        signature: req.signature,
-    };
-    session::failed_step(
-        base,
-        Fail::new(FailReason::InvalidRequest, message),
-        Vec::new(),
-        start,
-        0,
-    )
 }

@@ -33,16 +33,16 @@ const SETUP_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A policy with what the host enforces of it and its pre-encoded `Setup` frame.
 #[derive(Debug)]
-pub(crate) struct Prepared {
+pub(crate) struct PoolPolicy {
     pub policy: Policy,
     pub enforcement: Enforcement,
     setup_frame: Vec<u8>,
 }
 
-impl Prepared {
-    pub fn new(policy: Policy, enforcement: Enforcement) -> Result<Prepared, String> {
+impl PoolPolicy {
+    pub fn new(policy: Policy, enforcement: Enforcement) -> Result<PoolPolicy, String> {
         let setup_frame = encode_setup(&policy, &enforcement, &policy.limits)?;
-        Ok(Prepared {
+        Ok(PoolPolicy {
             policy,
             enforcement,
             setup_frame,
@@ -110,7 +110,7 @@ impl StartError {
 
 #[derive(Debug)]
 pub(crate) struct Pool {
-    prepared: Prepared,
+    prepared: PoolPolicy,
     spawner: Spawner,
     /// Oldest first: the runner taken is the one most likely to have finished its setup.
     ready: Mutex<VecDeque<Pooled>>,
@@ -118,7 +118,7 @@ pub(crate) struct Pool {
 }
 
 impl Pool {
-    pub fn new(prepared: Prepared, spawner: Spawner) -> Pool {
+    pub fn new(prepared: PoolPolicy, spawner: Spawner) -> Pool {
         Pool {
             prepared,
             spawner,
@@ -127,7 +127,7 @@ impl Pool {
         }
     }
 
-    pub fn prepared(&self) -> &Prepared {
+    pub fn prepared(&self) -> &PoolPolicy {
         &self.prepared
     }
 

@@ -130,8 +130,9 @@ impl Spawner {
             .spawn(move || {
                 // Lives until every Spawner handle is dropped; its exit fires the PDEATHSIG of the
                 // cold runners and of the zygote (whose runners then die with it).
-                let mut zygote = (mode == SpawnMode::Zygote)
-                    .then(|| super::zygote::Backend::new(c_path.clone(), reaper.clone(), pid_cell));
+                let mut zygote = (mode == SpawnMode::Zygote).then(|| {
+                    super::zygote::ZygoteKeeper::new(c_path.clone(), reaper.clone(), pid_cell)
+                });
                 while let Ok(job) = rx.recv() {
                     let job = match zygote.as_mut() {
                         Some(z) => match z.fork(job) {

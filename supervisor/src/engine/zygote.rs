@@ -51,7 +51,7 @@ const FORK_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The spawner thread's zygote: the current one, if any, and when to try starting another.
 #[derive(Debug)]
-pub(crate) struct Backend {
+pub(crate) struct ZygoteKeeper {
     path: CString,
     reaper: Reaper,
     current: Option<Zygote>,
@@ -60,10 +60,10 @@ pub(crate) struct Backend {
     pid_cell: Arc<AtomicI32>,
 }
 
-impl Backend {
+impl ZygoteKeeper {
     /// Starts the first zygote right away, so the first request does not wait for it.
-    pub fn new(path: CString, reaper: Reaper, pid_cell: Arc<AtomicI32>) -> Backend {
-        let mut b = Backend {
+    pub fn new(path: CString, reaper: Reaper, pid_cell: Arc<AtomicI32>) -> ZygoteKeeper {
+        let mut b = ZygoteKeeper {
             path,
             reaper,
             current: None,
@@ -117,7 +117,7 @@ struct Zygote {
     /// The zygote process itself: our child, killed and reaped when this is dropped.
     proc: RunnerProc,
     ctl: OwnedFd,
-    shared: Arc<Shared>,
+    shared: Arc<ZygoteLink>,
     next_id: u64,
 }
 
@@ -140,7 +140,7 @@ impl Zygote {
         drop(theirs);
         let proc = RunnerProc::adopt(pid, reaper.clone())?;
         await_hello(&ctl)?;
-        let shared = Arc::new(Shared {
+        let shared = Arc::new(ZygoteLink {
             state: Mutex::default(),
             pid,
             pid_cell: Arc::clone(pid_cell),
@@ -235,7 +235,7 @@ impl std::fmt::Debug for Pending {
 
 /// State shared by the spawner thread and the reader thread.
 #[derive(Debug)]
-struct Shared {
+struct ZygoteLink {
     state: Mutex<State>,
     /// This zygote's pid, cleared from `pid_cell` when it dies.
     pid: i32,
@@ -249,7 +249,7 @@ struct State {
     running: HashMap<i32, Arc<ExitSlot>>,
 }
 
-impl Shared {
+impl ZygoteLink {
     fn lock(&self) -> MutexGuard<'_, State> {
         // A panic while holding this lock cannot leave the maps inconsistent (single inserts and
         // removes), so a poisoned lock is still usable.
@@ -352,7 +352,7 @@ impl Shared {
 }
 
 /// The reader thread: dispatches reports until the control socket ends, then fails the rest.
-fn read_reports(ctl: &OwnedFd, shared: &Shared) {
+fn read_reports(ctl: &OwnedFd, shared: &ZygoteLink) {
     loop {
         match recv_packet(ctl) {
             Ok(Some((Report::Forked { id, pid }, Some(pidfd)))) => shared.forked(id, pid, pidfd),

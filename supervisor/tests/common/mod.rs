@@ -4,7 +4,7 @@
 
 use ptc_shared::codec::{DEFAULT_MAX_FRAME, encode_frame};
 use ptc_shared::protocol::{LandlockStatus, RunnerToSupervisor};
-use ptc_supervisor::engine::{Engine, EngineConfig, ExecRequest, SpawnMode};
+use ptc_supervisor::engine::{Engine, EngineConfig, RunRequest, SpawnMode};
 use ptc_supervisor::policy::{Policy, load_dir};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -73,10 +73,10 @@ pub fn engine(runner: &Path, policies: BTreeMap<String, Policy>) -> Engine {
     Engine::new(config).unwrap()
 }
 
-pub fn request(program: &str) -> ExecRequest {
-    ExecRequest {
+pub fn request(program: &str) -> RunRequest {
+    RunRequest {
         program: program.to_string(),
-        ..ExecRequest::default()
+        ..RunRequest::default()
     }
 }
 
@@ -183,4 +183,14 @@ fn build_bin(bin: &str) -> PathBuf {
 /// The shipped policies directory.
 pub fn shipped_policies() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies")
+}
+
+/// CPU ticks (utime) of a process, 0 if gone.
+pub fn cpu_ticks(pid: i32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
+    rest.split_whitespace()
+        .nth(11)
+        .and_then(|u| u.parse().ok())
+        .unwrap_or(0)
 }

@@ -186,21 +186,14 @@ pub fn rss_kib() -> u64 {
         .unwrap()
 }
 
-/// CPU ticks (utime) of a process, 0 if gone.
-pub fn cpu_ticks(pid: i32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let rest = stat.rsplit_once(')').map(|(_, r)| r).unwrap_or("");
-    rest.split_whitespace()
-        .nth(11)
-        .and_then(|u| u.parse().ok())
-        .unwrap_or(0)
-}
-
 /// The child of this process that is burning CPU (a runner executing a loop), if any.
 pub async fn busy_runner(within: Duration) -> Option<i32> {
     let until = Instant::now() + within;
     while Instant::now() < until {
-        if let Some(p) = descendants().into_iter().find(|p| cpu_ticks(*p) > 2) {
+        if let Some(p) = descendants()
+            .into_iter()
+            .find(|p| common::cpu_ticks(*p) > 2)
+        {
             return Some(p);
         }
         tokio::time::sleep(Duration::from_millis(10)).await;

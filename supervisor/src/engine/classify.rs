@@ -1,0 +1,313 @@
+//! After the conversation: the Step, decided from what the engine itself observed.
+//!
+//! Order matters in [`classify`]: the kernel's word (signals, CPU time) and our own kill come
+//! before anything the runner said. A runner's `Finished` Step is [`accept`]ed only after
+//! checking it, and only its success is taken as sent: a failed one is rebuilt with
+//! [`Step::failed`] from the request's memory and history, so a compromised runner cannot
+//! change what a failure gives back.
+//!
+//! The engine owns a sandboxed run's clock and tool-call trace: every Step leaving here has
+//! `usage.duration_ms` from the engine's clock and `tool_calls` from its [`ToolCalls`].
+//!
+//! [`ToolCalls`]: ptc_shared::tool_calls::ToolCalls
+
+use super::process::ExitInfo;
+use ptc_shared::client_protocol::RunRequest;
+use ptc_shared::protocol::{RunnerRlimits, exit_code};
+use ptc_shared::{Fail, FailReason, Limits, Step, ToolCallRecord, Value};
+use std::time::Instant;
+
+const SIGKILL: i32 = 9;
+const SIGXCPU: i32 = 24;
+const SIGSYS: i32 = 31;
+
+/// What the engine keeps of a request for its Step (the rest went to the runner).
+#[derive(Debug, Default)]
+pub(crate) struct Base {
+    pub memory: Value,
+    pub history: Vec<Value>,
+    pub signature: Option<String>,
+}
+
+impl Base {
+    pub fn of(req: RunRequest) -> Base {
+        Base {
+            memory: req.memory,
+            history: req.history,
+            signature: req.signature,
+        }
+    }
+
+    /// A failed Step ([`Step::failed`]) with what the engine observed: its clock, the runner's
+    /// CPU time and the tool calls made.
+    pub fn fail(self, fail: Fail, records: Vec<ToolCallRecord>, start: Instant, cpu: u64) -> Step {
+        let mut step = Step::failed(fail, self.memory, self.history);
+        step.signature = self.signature;
+        observed(&mut step, records, start, cpu);
+        step
+    }
+}
+
+/// Sets what the engine measured, the one place a sandboxed Step's usage is decided.
+fn observed(step: &mut Step, records: Vec<ToolCallRecord>, start: Instant, cpu: u64) {
+    step.usage.tool_calls = u32::try_from(records.len()).unwrap_or(u32::MAX);
+    step.tool_calls = records;
+    step.usage.duration_ms = elapsed_ms(start);
+    step.usage.cpu_ms = cpu;
+}
+
+/// How the conversation ended.
+#[derive(Debug)]
+pub(crate) enum Ending {
+    Finished(Box<Step>),
+    Memory(u64),
+    /// We killed the runner at the deadline.
+    Deadline,
+    /// The stream ended (or broke) without a final frame.
+    Eof,
+    /// The runner broke the protocol; we killed it.
+    Protocol(String),
+}
+
+/// What the engine saw of a runner that ended without `Finished`.
+pub(crate) struct Observed {
+    pub ending: Ending,
+    pub exit: ExitInfo,
+    /// The runner had to be killed after its final frame because it did not exit.
+    pub killed_late: bool,
+}
+
+/// The run's context for classification.
+pub(crate) struct Outcome<'a> {
+    pub limits: &'a Limits,
+    pub base: Base,
+    pub records: Vec<ToolCallRecord>,
+    pub start: Instant,
+}
+
+/// Decides the Step of a runner that ended without `Finished`.
+pub(crate) fn classify(o: Observed, run: Outcome<'_>) -> Step {
+    let cpu = o.exit.cpu_ms;
+    let limits = run.limits;
+    let fail = |f: Fail| run.base.fail(f, run.records, run.start, cpu);
+    if o.exit.signal == Some(SIGSYS) {
+        let f = Fail::new(
+            FailReason::SandboxViolation,
+            "the program attempted a forbidden operation (killed by seccomp)",
+        )
+        .with_detail("signal", "SIGSYS");
+        return fail(f);
+    }
+    if matches!(o.ending, Ending::Deadline) {
+        return fail(timeout_fail(
+            limits,
+            run.start,
+            "the runner was killed at the deadline",
+        ));
+    }
+    let cpu_limit_ms = RunnerRlimits::for_limits(limits)
+        .cpu_soft_secs
+        .saturating_mul(1000);
+    let cpu_kill = o.exit.signal == Some(SIGKILL) && cpu.saturating_add(20) >= cpu_limit_ms;
+    if o.exit.signal == Some(SIGXCPU) || cpu_kill {
+        let msg = format!(
+            "the program used its CPU time limit of {} ms",
+            limits.cpu_ms
+        );
+        let f = Fail::new(FailReason::Timeout, msg)
+            .with_detail("limit", "cpu")
+            .with_detail("cpu_ms", i64::try_from(cpu).unwrap_or(i64::MAX));
+        return fail(f);
+    }
+    let peak = match o.ending {
+        Ending::Memory(peak) => Some(peak),
+        _ if o.exit.code == Some(exit_code::MEMORY) => Some(limits.heap_bytes),
+        _ => None,
+    };
+    if let Some(peak) = peak {
+        let mut step = fail(memory_fail(limits));
+        step.usage.memory_bytes = peak;
+        return step;
+    }
+    // `Finished` never gets here: it is accepted as it arrives (see `converse`).
+    match o.ending {
+        Ending::Protocol(msg) => fail(exit_details(crash(msg), &o.exit)),
+        _ => {
+            let f = crash(describe_exit(&o.exit, o.killed_late));
+            fail(exit_details(f, &o.exit))
+        }
+    }
+}
+
+fn memory_fail(limits: &Limits) -> Fail {
+    let msg = format!(
+        "the program exceeded its heap limit of {} bytes",
+        limits.heap_bytes
+    );
+    Fail::new(FailReason::MemoryExceeded, msg).with_detail("limit", "heap_bytes")
+}
+
+/// Adds what the kernel reported (exit code or signal) and the runner's stderr, if any.
+fn exit_details(mut f: Fail, exit: &ExitInfo) -> Fail {
+    if let Some(code) = exit.code {
+        f = f.with_detail("exit_code", i64::from(code));
+    }
+    if let Some(sig) = exit.signal {
+        f = f.with_detail("signal", i64::from(sig));
+    }
+    if let Some(text) = &exit.stderr {
+        f = f.with_detail("stderr", text.as_str());
+    }
+    f
+}
+
+fn describe_exit(exit: &ExitInfo, killed_late: bool) -> String {
+    if killed_late {
+        return "the runner did not exit after its final frame".to_string();
+    }
+    match (exit.code, exit.signal) {
+        (Some(code), _) => {
+            let name = exit_code::describe(code).unwrap_or("unknown");
+            format!("the runner exited with code {code} ({name}) without a result")
+        }
+        (None, Some(sig)) => format!("the runner was killed by signal {sig}"),
+        (None, None) => "the runner ended abnormally".to_string(),
+    }
+}
+
+/// Reasons only the supervisor may report: a runner claiming one is not believed.
+fn supervisor_only(r: FailReason) -> bool {
+    use FailReason::*;
+    matches!(
+        r,
+        SandboxViolation | RunnerCrashed | Busy | Cancelled | PermissionDenied
+    )
+}
+
+/// Checks a runner's `Finished` Step and sets what the engine measured.
+pub(crate) fn accept(step: Step, run: Outcome<'_>, cpu: u64) -> Step {
+    let Outcome {
+        limits,
+        base,
+        records,
+        start,
+    } = run;
+    if step.return_value.is_some() == step.fail.is_some() {
+        let msg = "the runner sent a Step with both or neither of return and fail";
+        return base.fail(crash(msg.into()), records, start, cpu);
+    }
+    let mut step = match step.fail {
+        Some(f) if supervisor_only(f.reason) => {
+            let msg = format!(
+                "the runner reported `{}`, which only the supervisor may report",
+                f.reason
+            );
+            return base.fail(crash(msg), records, start, cpu);
+        }
+        Some(f) => Step {
+            prints: step.prints,
+            warnings: step.warnings,
+            signature: step.signature.or(base.signature),
+            usage: step.usage,
+            ..Step::failed(f, base.memory, base.history)
+        },
+        None => step,
+    };
+    cap_prints(&mut step.prints, limits.max_prints_bytes);
+    observed(&mut step, records, start, cpu);
+    step
+}
+
+/// Marker appended when the supervisor has to cut prints the runner should have capped.
+const PRINTS_CUT: &str = "…[prints truncated by the supervisor]";
+
+/// Enforces the prints budget (with room for the runner's own truncation marker).
+fn cap_prints(prints: &mut Vec<String>, max: u64) {
+    let budget = usize::try_from(max.saturating_add(256)).unwrap_or(usize::MAX);
+    let mut used = 0usize;
+    for (i, p) in prints.iter_mut().enumerate() {
+        if used.saturating_add(p.len()) > budget {
+            let mut cut = budget.saturating_sub(used);
+            while cut > 0 && !p.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            p.truncate(cut);
+            p.push_str(PRINTS_CUT);
+            prints.truncate(i + 1);
+            return;
+        }
+        used += p.len();
+    }
+}
+
+pub(crate) fn elapsed_ms(start: Instant) -> u64 {
+    u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+pub(crate) fn crash(message: String) -> Fail {
+    Fail::new(FailReason::RunnerCrashed, message)
+}
+
+pub(crate) fn limit_fail(message: String, limit: &str) -> Fail {
+    Fail::new(FailReason::LimitExceeded, message).with_detail("limit", limit)
+}
+
+pub(crate) fn timeout_fail(limits: &Limits, start: Instant, why: &str) -> Fail {
+    let elapsed = elapsed_ms(start);
+    Fail::new(
+        FailReason::Timeout,
+        format!(
+            "execution exceeded its {} ms deadline: {why} after {elapsed} ms",
+            limits.timeout_ms
+        ),
+    )
+    .with_detail("limit", "timeout_ms")
+    .with_detail("elapsed_ms", i64::try_from(elapsed).unwrap_or(i64::MAX))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prints_are_capped_on_a_char_boundary() {
+        let mut p = vec!["é".repeat(400), "x".repeat(10)];
+        cap_prints(&mut p, 100);
+        assert_eq!(p.len(), 1);
+        assert!(p[0].ends_with(PRINTS_CUT));
+        assert!(p[0].len() <= 356 + PRINTS_CUT.len());
+        let mut small = vec!["a".into(), "b".into()];
+        cap_prints(&mut small, 100);
+        assert_eq!(small, vec!["a".to_string(), "b".to_string()]);
+    }
+
+    #[test]
+    fn a_failed_runner_step_gives_back_the_request_memory() {
+        let mut memory = ptc_shared::value::Map::new();
+        memory.insert(Value::Keyword("x".into()), Value::Int(1));
+        let base = Base {
+            memory: Value::Map(memory.clone()),
+            history: vec![Value::Int(7)],
+            signature: None,
+        };
+        let claimed = Step {
+            memory: Value::Nil,
+            ..Step::failed(
+                Fail::new(FailReason::EvalError, "e"),
+                Value::Nil,
+                Vec::new(),
+            )
+        };
+        let run = Outcome {
+            limits: &Limits::default(),
+            base,
+            records: Vec::new(),
+            start: Instant::now(),
+        };
+        let step = accept(claimed, run, 3);
+        assert_eq!(step.memory, Value::Map(memory));
+        assert_eq!(step.history, vec![Value::Int(7)]);
+        assert_eq!(step.usage.cpu_ms, 3);
+    }
+}
