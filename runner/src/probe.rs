@@ -43,7 +43,11 @@ fn probe_for(op: String) -> harden::Probe {
     {
         let message = format!("no hardening step named {step:?}");
         return Box::new(move |_: &mut Ipc| {
-            Step::failed(Fail::new(FailReason::InvalidRequest, message))
+            Step::failed(
+                Fail::new(FailReason::InvalidRequest, message),
+                Value::Nil,
+                Vec::new(),
+            )
         });
     }
     // Read before hardening: getppid is not in the filter, and calling it afterwards would kill

@@ -61,16 +61,6 @@ pub fn read_tools_file(path: &Path) -> Result<Vec<(String, CliTool)>, String> {
 }
 
 impl CliTool {
-    /// Calls the tool from synchronous code (the in-process interpreter): [`CliTool::call_async`]
-    /// on a runtime of its own, so the command is killed the same way at `deadline`.
-    pub fn call(&self, name: &str, args: &Value, deadline: Instant) -> Result<Value, CliToolError> {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| CliToolError::Error(format!("cannot start the tool runtime: {e}")))?;
-        rt.block_on(self.call_async(name, args, deadline))
-    }
-
     /// Calls the tool. A command still running at `deadline`, or when this future is dropped
     /// (the run ended first), is killed with everything it started.
     pub async fn call_async(
