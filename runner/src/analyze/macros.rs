@@ -205,39 +205,41 @@ fn condp(a: &mut Analyzer<'_>, args: &[Form], pos: Pos) -> AResult<Form> {
         ));
     };
     let (p, x) = (a.fresh_name("pred"), a.fresh_name("expr"));
-    let (pairs, default) = if clauses.len() % 2 == 1 {
-        (&clauses[..clauses.len() - 1], clauses.last().cloned())
-    } else {
-        (clauses, None)
-    };
-    let mut out = default.unwrap_or_else(|| {
-        let msg = Form {
-            kind: FormKind::Str("No matching clause in condp".into()),
-            pos,
-        };
-        list(
-            vec![
-                sym("throw", pos),
-                list(
-                    vec![
-                        sym("ex-info", pos),
-                        msg,
-                        Form {
-                            kind: FormKind::Map(vec![]),
-                            pos,
-                        },
-                    ],
-                    pos,
-                ),
-            ],
-            pos,
-        )
-    });
-    for pair in pairs.chunks(2).rev() {
-        if let [t, r] = pair {
-            let test = list(vec![sym(&p, pos), t.clone(), sym(&x, pos)], pos);
-            out = list(vec![sym("if", pos), test, r.clone(), out], pos);
+    // Clauses are `test result` or `test :>> result-fn`; one form left over is the default.
+    let mut tests: Vec<(&Form, &Form, bool)> = Vec::new();
+    let mut rest = clauses;
+    let default = loop {
+        match rest {
+            [] => break None,
+            [d] => break Some(d.clone()),
+            [t, arrow, f, more @ ..] if is_keyword(arrow, ">>") => {
+                tests.push((t, f, true));
+                rest = more;
+            }
+            [t, r, more @ ..] => {
+                tests.push((t, r, false));
+                rest = more;
+            }
         }
+    };
+    let mut out = default.unwrap_or_else(|| no_matching_clause(pos));
+    for (t, r, arrow) in tests.into_iter().rev() {
+        let test = list(vec![sym(&p, pos), t.clone(), sym(&x, pos)], pos);
+        out = if arrow {
+            // `(let [tmp (pred test expr)] (if tmp (f tmp) out))`
+            let tmp = a.fresh_name("condp");
+            let call = list(vec![r.clone(), sym(&tmp, pos)], pos);
+            list(
+                vec![
+                    sym("let", pos),
+                    vector(vec![sym(&tmp, pos), test], pos),
+                    list(vec![sym("if", pos), sym(&tmp, pos), call, out], pos),
+                ],
+                pos,
+            )
+        } else {
+            list(vec![sym("if", pos), test, r.clone(), out], pos)
+        };
     }
     Ok(list(
         vec![
@@ -250,6 +252,29 @@ fn condp(a: &mut Analyzer<'_>, args: &[Form], pos: Pos) -> AResult<Form> {
         ],
         pos,
     ))
+}
+
+fn is_keyword(f: &Form, name: &str) -> bool {
+    matches!(&f.kind, FormKind::Keyword(k) if &**k == name)
+}
+
+/// `(throw (ex-info "No matching clause in condp" {}))`.
+fn no_matching_clause(pos: Pos) -> Form {
+    let msg = Form {
+        kind: FormKind::Str("No matching clause in condp".into()),
+        pos,
+    };
+    let data = Form {
+        kind: FormKind::Map(vec![]),
+        pos,
+    };
+    list(
+        vec![
+            sym("throw", pos),
+            list(vec![sym("ex-info", pos), msg, data], pos),
+        ],
+        pos,
+    )
 }
 
 /// `(if-let [x test] then else)` → `(let [tmp test] (if tmp (let [x tmp] then) else))`.

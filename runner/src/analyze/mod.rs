@@ -199,13 +199,16 @@ impl Analyzer<'_> {
         };
         let args = &items[1..];
         if let Some(name) = head.as_sym()
-            && !self.is_local(name)
+            && (forms::is_special_form(name) || !self.is_local(name))
         {
             if let Some(expanded) = macros::expand(self, name, args, pos)? {
                 return self.analyze(&expanded, tail);
             }
             if let Some(e) = self.special(name, args, pos, tail)? {
                 return Ok(e);
+            }
+            if let Some(call) = constructor(name, args, pos) {
+                return self.analyze(&call, tail);
             }
             if let Some(tool) = name.strip_prefix("tool/") {
                 return self.tool_call(tool, args, pos);
@@ -278,6 +281,9 @@ impl Analyzer<'_> {
             .split_once('/')
             .filter(|(ns, n)| !ns.is_empty() && !n.is_empty())
         {
+            if let Some(v) = builtins::interop::constant(ns, name) {
+                return Ok(Expr::Const(v));
+            }
             match ns {
                 "data" | "ctx" => return Ok(Expr::Ctx(Rc::from(name))),
                 "Math" if name == "PI" => {
@@ -446,4 +452,18 @@ fn distinct_const_keys(pairs: &[(Expr, Expr)]) -> bool {
         Expr::Const(k) => seen.insert(k),
         _ => false,
     })
+}
+
+/// `(Class. args)` or `(new Class args)` for a class with a `new` entry (`java.util.Date`):
+/// rewritten to the call `(Class/new args)`. Any other class stays unresolved.
+fn constructor(name: &str, args: &[Form], pos: Pos) -> Option<Form> {
+    let (class, args) = match name.strip_suffix('.') {
+        Some(class) if !class.is_empty() && !class.starts_with('.') => (class, args),
+        _ if name == "new" => (args.first()?.as_sym()?, args.get(1..)?),
+        _ => return None,
+    };
+    builtins::lookup(Some(class), "new").found()?;
+    let mut items = vec![Form::sym(&format!("{class}/new"), pos)];
+    items.extend_from_slice(args);
+    Some(Form::list(items, pos))
 }

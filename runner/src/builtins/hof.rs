@@ -23,6 +23,8 @@ pub enum NativeFn {
     Fnil(Value, Vec<Value>),
     SomeFn(Vec<Value>),
     EveryPred(Vec<Value>),
+    /// `(comparator pred)`: -1, 1 or 0 from a two-argument "less than" predicate.
+    Comparator(Value),
     /// `(reduced x)`: ends a reduction with `x`.
     Reduced(Value),
     /// A transducer (see `xform`).
@@ -76,6 +78,14 @@ pub static TABLE: &[BuiltinDef] = &[
         "A fn returning the logical opposite of f.",
         "((complement odd?) 2) ;=> true",
         |_, mut a| Ok(native(NativeFn::Complement(a.remove(0))))
+    ),
+    def!(
+        "comparator",
+        1,
+        1,
+        "A comparator fn (-1, 0 or 1) from a predicate that says whether x comes before y.",
+        "(sort (comparator >) [1 3 2]) ;=> (3 2 1)",
+        |_, mut a| Ok(native(NativeFn::Comparator(a.remove(0))))
     ),
     def!(
         "constantly",
@@ -211,6 +221,27 @@ pub fn apply_native(i: &mut Interp<'_>, n: &NativeFn, args: Vec<Value>) -> EvalR
         )),
         NativeFn::Complement(f) => Ok(Value::Bool(!i.apply(f, args)?.truthy())),
         NativeFn::Constantly(v) => Ok(v.clone()),
+        NativeFn::Comparator(pred) => {
+            let [x, y] = <[Value; 2]>::try_from(args).map_err(|args| {
+                EvalError::new(
+                    crate::error::ErrorKind::ArityError,
+                    "comparator",
+                    format!(
+                        "wrong number of args ({}) passed to a comparator",
+                        args.len()
+                    ),
+                )
+            })?;
+            Ok(Value::Int(
+                if i.apply2(pred, x.clone(), y.clone())?.truthy() {
+                    -1
+                } else if i.apply2(pred, y, x)?.truthy() {
+                    1
+                } else {
+                    0
+                },
+            ))
+        }
         NativeFn::Fnil(f, defaults) => {
             let args = args
                 .into_iter()
