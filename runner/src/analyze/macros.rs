@@ -1,6 +1,6 @@
 //! The core macros, expanded into special forms before analysis: `when when-not if-not cond
 //! condp if-let when-let if-some when-some when-first -> ->> as-> cond-> cond->> some-> some->>
-//! dotimes defn defn- comment`. Hidden temporaries use names a program cannot write.
+//! dotimes defn defn- comment assert`. Hidden temporaries use names a program cannot write.
 
 use super::{AResult, Analyzer, err};
 use crate::error::Pos;
@@ -83,6 +83,7 @@ pub(super) fn expand(
                 pos,
             )
         }
+        "assert" => assert(args, pos)?,
         "cond" => cond(args, pos)?,
         "condp" => condp(a, args, pos)?,
         "if-let" | "if-some" => if_let(a, name, args, pos)?,
@@ -252,6 +253,48 @@ fn condp(a: &mut Analyzer<'_>, args: &[Form], pos: Pos) -> AResult<Form> {
         ],
         pos,
     ))
+}
+
+/// `(assert x msg?)` → `(if x nil (throw (ex-info (str "Assert failed: " msg? "\n"? "x") {})))`.
+fn assert(args: &[Form], pos: Pos) -> AResult<Form> {
+    let (test, msg) = match args {
+        [t] => (t, None),
+        [t, m] => (t, Some(m)),
+        _ => {
+            return Err(err(
+                pos,
+                "malformed (assert ...)",
+                Some("write (assert test) or (assert test message)".into()),
+            ));
+        }
+    };
+    let text = |s: String| Form {
+        kind: FormKind::Str(s.into()),
+        pos,
+    };
+    let shown = crate::print::pr_str(&super::forms::quote(test));
+    let mut parts = vec![sym("str", pos), text("Assert failed: ".into())];
+    if let Some(m) = msg {
+        parts.push(m.clone());
+        parts.push(text("\n".into()));
+    }
+    parts.push(text(shown));
+    let data = Form {
+        kind: FormKind::Map(vec![]),
+        pos,
+    };
+    let thrown = list(
+        vec![
+            sym("throw", pos),
+            list(vec![sym("ex-info", pos), list(parts, pos), data], pos),
+        ],
+        pos,
+    );
+    let nil = Form {
+        kind: FormKind::Nil,
+        pos,
+    };
+    Ok(list(vec![sym("if", pos), test.clone(), nil, thrown], pos))
 }
 
 fn is_keyword(f: &Form, name: &str) -> bool {

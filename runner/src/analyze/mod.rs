@@ -113,6 +113,51 @@ pub fn analyze_program(
     })
 }
 
+/// What a Clojure name means to PTC-Lisp, for the checked-in inventory (docs/inventory.tsv).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resolution {
+    /// A builtin function of the namespace.
+    Builtin,
+    /// A special form or macro the analyzer handles in operator position.
+    Form,
+    /// Deliberately absent, with a hint (randomness, state, I/O, ...).
+    Unavailable,
+    /// Not known at all.
+    Unknown,
+}
+
+/// Resolves `name` in namespace `ns` (`clojure.core` when `None`) as the analyzer would in
+/// operator position: asking the builtin tables, the hint table, and the macro and special-form
+/// analysers themselves (with no arguments: a shape error still means the form exists).
+pub fn resolve_name(ns: Option<&str>, name: &str) -> Resolution {
+    if ns.is_none_or(|n| n == "clojure.core") && hints::UNAVAILABLE.iter().any(|(n, _)| *n == name)
+    {
+        return Resolution::Unavailable;
+    }
+    if builtins::lookup(ns, name).found().is_some() {
+        return Resolution::Builtin;
+    }
+    if ns.is_some_and(|n| n != "clojure.core") {
+        return Resolution::Unknown;
+    }
+    let mut a = Analyzer {
+        scopes: vec![Scope::default()],
+        globals: HashSet::new(),
+        tools: &[],
+        recur: None,
+        gensym: 0,
+    };
+    let pos = Pos::default();
+    let form = !matches!(macros::expand(&mut a, name, &[], pos), Ok(None))
+        || !matches!(a.special(name, &[], pos, false), Ok(None))
+        || forms::special_symbol(name).is_some();
+    if form {
+        Resolution::Form
+    } else {
+        Resolution::Unknown
+    }
+}
+
 impl Analyzer<'_> {
     /// Analyzes one form; `tail` says whether it is in tail position of a loop or fn.
     pub(crate) fn analyze(&mut self, f: &Form, tail: bool) -> AResult {

@@ -23,6 +23,11 @@ pub enum NativeFn {
     Fnil(Value, Vec<Value>),
     SomeFn(Vec<Value>),
     EveryPred(Vec<Value>),
+    /// `(memoize f)`: results by argument list (see [`memoized`]).
+    Memo(
+        Value,
+        std::cell::RefCell<std::collections::HashMap<Vec<Value>, Value>>,
+    ),
     /// `(comparator pred)`: -1, 1 or 0 from a two-argument "less than" predicate.
     Comparator(Value),
     /// `(reduced x)`: ends a reduction with `x`.
@@ -221,6 +226,7 @@ pub fn apply_native(i: &mut Interp<'_>, n: &NativeFn, args: Vec<Value>) -> EvalR
         )),
         NativeFn::Complement(f) => Ok(Value::Bool(!i.apply(f, args)?.truthy())),
         NativeFn::Constantly(v) => Ok(v.clone()),
+        NativeFn::Memo(f, cache) => memo_call(i, f, cache, args),
         NativeFn::Comparator(pred) => {
             let [x, y] = <[Value; 2]>::try_from(args).map_err(|args| {
                 EvalError::new(
@@ -284,6 +290,31 @@ pub fn apply_native(i: &mut Interp<'_>, n: &NativeFn, args: Vec<Value>) -> EvalR
             "a transducer can only be used with into, sequence or transduce",
         )),
     }
+}
+
+/// `(memoize f)`.
+pub fn memoized(f: Value) -> Value {
+    native(NativeFn::Memo(f, std::cell::RefCell::default()))
+}
+
+// Cached argument lists hold no lazy seq (those are never cached), so no key can change.
+#[allow(clippy::mutable_key_type)]
+fn memo_call(
+    i: &mut Interp<'_>,
+    f: &Value,
+    cache: &std::cell::RefCell<std::collections::HashMap<Vec<Value>, Value>>,
+    args: Vec<Value>,
+) -> EvalResult {
+    if args.iter().any(|a| matches!(a, Value::Lazy(_))) {
+        return i.apply(f, args);
+    }
+    // The borrow ends before the call: a memoized function may call itself.
+    if let Some(v) = cache.borrow().get(&args) {
+        return Ok(v.clone());
+    }
+    let v = i.apply(f, args.clone())?;
+    cache.borrow_mut().insert(args, v.clone());
+    Ok(v)
 }
 
 /// The value inside a `reduced`, or `None` if `v` is not one.

@@ -7,6 +7,7 @@
 
 pub mod bits;
 pub mod coll;
+pub mod compat;
 pub mod core;
 pub mod format;
 pub mod hof;
@@ -126,6 +127,8 @@ const NAMESPACES: &[Namespace] = &[
             seqs::TABLE,
             maps::TABLE,
             sorted::TABLE,
+            compat::TABLE,
+            time::CORE_TABLE,
             pred::TABLE,
             bits::TABLE,
             xform::TABLE,

@@ -320,7 +320,7 @@ fn identical(a: &Value, b: &Value) -> bool {
 }
 
 /// Whether `v` is a function (not a `reduced` marker or a transducer).
-fn is_fn(v: &Value) -> bool {
+pub(super) fn is_fn(v: &Value) -> bool {
     match v {
         Value::Fn(_) | Value::Builtin(_) => true,
         Value::Native(n) => !matches!(**n, NativeFn::Reduced(_)),

@@ -61,6 +61,32 @@ pub static LOCAL_DATE_TABLE: &[BuiltinDef] = &[
 ];
 
 /// `Instant/...`.
+/// clojure.core's names for instants: `inst?` and `inst-ms`.
+pub static CORE_TABLE: &[BuiltinDef] = &[
+    def!(
+        "inst?",
+        1,
+        1,
+        "True for an instant (Instant/parse, java.util.Date.).",
+        "(inst? (java.util.Date. 0)) ;=> true",
+        |_, a| Ok(Value::Bool(matches!(
+            a[0],
+            Value::Temporal(Temporal::Instant(_))
+        )))
+    ),
+    def!(
+        "inst-ms",
+        1,
+        1,
+        "Milliseconds since the epoch of an instant.",
+        "(inst-ms (java.util.Date. 5)) ;=> 5",
+        |_, a| match &a[0] {
+            Value::Temporal(Temporal::Instant(ms)) => Ok(Value::Int(*ms)),
+            other => Err(super::expected("inst-ms", "an instant", other)),
+        }
+    ),
+];
+
 /// `java.util.Date`: only its constructor, `(java.util.Date. ms)` or `(java.util.Date.)`; a date
 /// is an instant (milliseconds since the epoch) with the `.getTime .before .after` methods.
 pub static DATE_TABLE: &[BuiltinDef] = &[def!(
