@@ -28,6 +28,9 @@ pub enum NativeFn {
         Value,
         std::cell::RefCell<std::collections::HashMap<Vec<Value>, Value>>,
     ),
+    /// `(completing f cf?)`: `f`, except that one argument is the completion step (`cf`, or
+    /// the argument itself), as `transduce` calls it at the end.
+    Completing(Value, Option<Value>),
     /// `(comparator pred)`: -1, 1 or 0 from a two-argument "less than" predicate.
     Comparator(Value),
     /// `(reduced x)`: ends a reduction with `x`.
@@ -83,6 +86,18 @@ pub static TABLE: &[BuiltinDef] = &[
         "A fn returning the logical opposite of f.",
         "((complement odd?) 2) ;=> true",
         |_, mut a| Ok(native(NativeFn::Complement(a.remove(0))))
+    ),
+    def!(
+        "completing",
+        1,
+        2,
+        "A reducing fn for transduce: f, with cf (default identity) as its one-argument completion.",
+        "(transduce (map inc) (completing + str) 0 [1 2]) ;=> \"5\"",
+        |_, a| {
+            let mut a = a.into_iter();
+            let f = a.next().unwrap_or_default();
+            Ok(native(NativeFn::Completing(f, a.next())))
+        }
     ),
     def!(
         "comparator",
@@ -227,6 +242,11 @@ pub fn apply_native(i: &mut Interp<'_>, n: &NativeFn, args: Vec<Value>) -> EvalR
         NativeFn::Complement(f) => Ok(Value::Bool(!i.apply(f, args)?.truthy())),
         NativeFn::Constantly(v) => Ok(v.clone()),
         NativeFn::Memo(f, cache) => memo_call(i, f, cache, args),
+        NativeFn::Completing(f, cf) => match (args.len(), cf) {
+            (1, Some(cf)) => i.apply(cf, args),
+            (1, None) => Ok(args.into_iter().next().unwrap_or_default()),
+            _ => i.apply(f, args),
+        },
         NativeFn::Comparator(pred) => {
             let [x, y] = <[Value; 2]>::try_from(args).map_err(|args| {
                 EvalError::new(
