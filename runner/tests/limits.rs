@@ -109,7 +109,7 @@ fn issue_16_looping_builtins_are_bounded() {
         "(def f (memoize (fn [n] (if (zero? n) 0 (inc (f (dec n))))))) (f 350) (f 900)",
     ] {
         assert_eq!(
-            limit(src, few_steps.clone()),
+            limit(src, few_steps),
             (FailReason::LimitExceeded, name("max_steps")),
             "{src}"
         );

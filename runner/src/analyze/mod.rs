@@ -94,13 +94,7 @@ pub fn analyze_program(
     known: impl IntoIterator<Item = Rc<str>>,
     tools: &[String],
 ) -> AResult<Program> {
-    let mut a = Analyzer {
-        scopes: vec![Scope::default()],
-        globals: known.into_iter().collect(),
-        tools,
-        recur: None,
-        gensym: 0,
-    };
+    let mut a = Analyzer::new(known.into_iter().collect(), tools);
     let mut out = Vec::with_capacity(forms.len());
     for f in forms {
         out.push(a.analyze(f, false)?);
@@ -140,13 +134,7 @@ pub fn resolve_name(ns: Option<&str>, name: &str) -> Resolution {
     if ns.is_some_and(|n| n != "clojure.core") {
         return Resolution::Unknown;
     }
-    let mut a = Analyzer {
-        scopes: vec![Scope::default()],
-        globals: HashSet::new(),
-        tools: &[],
-        recur: None,
-        gensym: 0,
-    };
+    let mut a = Analyzer::new(HashSet::new(), &[]);
     let pos = Pos::default();
     let form = !matches!(macros::expand(&mut a, name, &[], pos), Ok(None))
         || !matches!(a.special(name, &[], pos, false), Ok(None))
@@ -155,6 +143,18 @@ pub fn resolve_name(ns: Option<&str>, name: &str) -> Resolution {
         Resolution::Form
     } else {
         Resolution::Unknown
+    }
+}
+
+impl<'a> Analyzer<'a> {
+    fn new(globals: HashSet<Rc<str>>, tools: &'a [String]) -> Analyzer<'a> {
+        Analyzer {
+            scopes: vec![Scope::default()],
+            globals,
+            tools,
+            recur: None,
+            gensym: 0,
+        }
     }
 }
 
@@ -244,7 +244,7 @@ impl Analyzer<'_> {
         };
         let args = &items[1..];
         if let Some(name) = head.as_sym()
-            && (forms::is_special_form(name) || !self.is_local(name))
+            && (!self.is_local(name) || forms::is_special_form(name))
         {
             if let Some(expanded) = macros::expand(self, name, args, pos)? {
                 return self.analyze(&expanded, tail);
