@@ -94,6 +94,37 @@ fn iteration_cap_on_realizing_an_infinite_seq() {
 }
 
 #[test]
+fn issue_16_looping_builtins_are_bounded() {
+    // trampoline, bounded-count, run!, subseq and memoize loop or recurse on the program's
+    // behalf: each charges steps (or realizes through the iteration cap) and `try` cannot
+    // catch the limit.
+    let few_steps = Limits {
+        max_steps: 1_000,
+        ..Limits::default()
+    };
+    for src in [
+        "(trampoline (fn f [] f))",
+        "(try (bounded-count 1000000 (range)) (catch Exception e :caught))",
+        "(count (subseq (apply sorted-set (range 900)) > 1))",
+        "(def f (memoize (fn [n] (if (zero? n) 0 (inc (f (dec n))))))) (f 350) (f 900)",
+    ] {
+        assert_eq!(
+            limit(src, few_steps),
+            (FailReason::LimitExceeded, name("max_steps")),
+            "{src}"
+        );
+    }
+    let few_iterations = Limits {
+        max_iterations: 1_000,
+        ..Limits::default()
+    };
+    assert_eq!(
+        limit("(run! inc (range))", few_iterations),
+        (FailReason::LimitExceeded, name("max_iterations"))
+    );
+}
+
+#[test]
 fn finite_integer_ranges_count_like_the_generator() {
     // Integer ranges are built in one loop, other numbers by the generic generator: both must
     // charge the same steps and hit the same limits.

@@ -4,7 +4,8 @@
 #                          ./regen.sh core-arith  (only the named files, without .edn)
 # Installs nothing. Afterwards checks that every case carrying :reason failed in
 # Clojure and every failing case carries :reason (the public sample excepted),
-# that no result is non-plain or a timeout, and that ptc/*.edn is well formed.
+# that no result is non-plain or a timeout, that ptc/*.edn is well formed, and that
+# ../../docs/inventory.tsv lists exactly Clojure's public vars (inventory.clj).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 jar="${CLOJURE_JAR:-/usr/share/java/clojure.jar}"
@@ -23,6 +24,8 @@ for n in "${names[@]}"; do
   echo "== $n" >&2
   java -cp "$jar" clojure.main oracle.clj "cases/$n.edn" "expected/$n.edn"
 done
+# The checked-in inventory of Clojure's vars must name exactly this Clojure's publics.
+java -cp "$jar" clojure.main inventory.clj ../../docs/inventory.tsv >&2
 python3 - "${names[@]}" <<'PY'
 import sys
 sys.path.insert(0, ".")

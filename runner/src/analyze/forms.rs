@@ -31,6 +31,15 @@ pub(super) fn regex_literal(src: &str, pos: Pos) -> AResult {
         })
 }
 
+/// Clojure's special forms (not macros): in operator position they win over a local of the
+/// same name (`(let [if inc] (if true 1 2))` is 1), while a local shadows a macro's name.
+pub fn is_special_form(name: &str) -> bool {
+    matches!(
+        name,
+        "quote" | "var" | "do" | "if" | "def" | "recur" | "throw" | "try" | "fn*" | "let*"
+    )
+}
+
 /// Converts a quoted form to a value.
 pub fn quote(f: &Form) -> Value {
     match &f.kind {
@@ -96,6 +105,22 @@ pub(super) fn binding_vector<'f>(op: &str, f: Option<&'f Form>, pos: Pos) -> ARe
 
 impl Analyzer<'_> {
     /// Analyzes a special form, or returns `None` if `name` is not one.
+    /// `(def name value)`, or `(def name "doc" value)`: a third form needs a docstring first.
+    fn def_value(&mut self, args: &[Form], pos: Pos) -> AResult {
+        Ok(match args {
+            [_, v] => self.analyze(v, false)?,
+            [_, doc, v] if matches!(doc.kind, FormKind::Str(_)) => self.analyze(v, false)?,
+            [_, _, _] => {
+                return Err(err(
+                    pos,
+                    "too many arguments to def",
+                    Some("write (def name value) or (def name \"doc\" value)".into()),
+                ));
+            }
+            _ => Expr::Const(Value::Nil),
+        })
+    }
+
     pub(super) fn special(
         &mut self,
         name: &str,
@@ -174,11 +199,7 @@ impl Analyzer<'_> {
             })?;
         // The name is visible to its own value (recursive fns) and to later forms.
         self.define_global(name);
-        let value = match args {
-            [_] => Expr::Const(Value::Nil),
-            [_, v] | [_, _, v] => self.analyze(v, false)?,
-            _ => Expr::Const(Value::Nil),
-        };
+        let value = self.def_value(args, pos)?;
         let name: Rc<str> = Rc::from(name);
         Ok(if once {
             Expr::DefOnce(name, Box::new(value))
@@ -453,12 +474,25 @@ impl Analyzer<'_> {
             (rest, None)
         };
         let mut clauses = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         for pair in pairs.chunks(2) {
             if let [k, v] = pair {
-                let keys = match &k.kind {
+                let keys: Vec<Value> = match &k.kind {
                     FormKind::List(items) => items.iter().map(quote).collect(),
                     _ => vec![quote(k)],
                 };
+                // Clojure compiles `case` to a table: a constant may appear only once.
+                if let Some(dup) = keys.iter().find(|key| seen.contains(*key)) {
+                    return Err(err(
+                        k.pos,
+                        format!(
+                            "duplicate case test constant: {}",
+                            crate::print::pr_str(dup)
+                        ),
+                        None,
+                    ));
+                }
+                seen.extend(keys.iter().cloned());
                 clauses.push((keys, self.analyze_tail(v, tail)?));
             }
         }

@@ -1,6 +1,6 @@
 //! The core macros, expanded into special forms before analysis: `when when-not if-not cond
 //! condp if-let when-let if-some when-some when-first -> ->> as-> cond-> cond->> some-> some->>
-//! dotimes defn defn- comment`. Hidden temporaries use names a program cannot write.
+//! dotimes defn defn- comment assert`. Hidden temporaries use names a program cannot write.
 
 use super::{AResult, Analyzer, err};
 use crate::error::Pos;
@@ -83,6 +83,7 @@ pub(super) fn expand(
                 pos,
             )
         }
+        "assert" => assert(args, pos)?,
         "cond" => cond(args, pos)?,
         "condp" => condp(a, args, pos)?,
         "if-let" | "if-some" => if_let(a, name, args, pos)?,
@@ -205,39 +206,41 @@ fn condp(a: &mut Analyzer<'_>, args: &[Form], pos: Pos) -> AResult<Form> {
         ));
     };
     let (p, x) = (a.fresh_name("pred"), a.fresh_name("expr"));
-    let (pairs, default) = if clauses.len() % 2 == 1 {
-        (&clauses[..clauses.len() - 1], clauses.last().cloned())
-    } else {
-        (clauses, None)
-    };
-    let mut out = default.unwrap_or_else(|| {
-        let msg = Form {
-            kind: FormKind::Str("No matching clause in condp".into()),
-            pos,
-        };
-        list(
-            vec![
-                sym("throw", pos),
-                list(
-                    vec![
-                        sym("ex-info", pos),
-                        msg,
-                        Form {
-                            kind: FormKind::Map(vec![]),
-                            pos,
-                        },
-                    ],
-                    pos,
-                ),
-            ],
-            pos,
-        )
-    });
-    for pair in pairs.chunks(2).rev() {
-        if let [t, r] = pair {
-            let test = list(vec![sym(&p, pos), t.clone(), sym(&x, pos)], pos);
-            out = list(vec![sym("if", pos), test, r.clone(), out], pos);
+    // Clauses are `test result` or `test :>> result-fn`; one form left over is the default.
+    let mut tests: Vec<(&Form, &Form, bool)> = Vec::new();
+    let mut rest = clauses;
+    let default = loop {
+        match rest {
+            [] => break None,
+            [d] => break Some(d.clone()),
+            [t, arrow, f, more @ ..] if is_keyword(arrow, ">>") => {
+                tests.push((t, f, true));
+                rest = more;
+            }
+            [t, r, more @ ..] => {
+                tests.push((t, r, false));
+                rest = more;
+            }
         }
+    };
+    let mut out = default.unwrap_or_else(|| no_matching_clause(pos));
+    for (t, r, arrow) in tests.into_iter().rev() {
+        let test = list(vec![sym(&p, pos), t.clone(), sym(&x, pos)], pos);
+        out = if arrow {
+            // `(let [tmp (pred test expr)] (if tmp (f tmp) out))`
+            let tmp = a.fresh_name("condp");
+            let call = list(vec![r.clone(), sym(&tmp, pos)], pos);
+            list(
+                vec![
+                    sym("let", pos),
+                    vector(vec![sym(&tmp, pos), test], pos),
+                    list(vec![sym("if", pos), sym(&tmp, pos), call, out], pos),
+                ],
+                pos,
+            )
+        } else {
+            list(vec![sym("if", pos), test, r.clone(), out], pos)
+        };
     }
     Ok(list(
         vec![
@@ -250,6 +253,71 @@ fn condp(a: &mut Analyzer<'_>, args: &[Form], pos: Pos) -> AResult<Form> {
         ],
         pos,
     ))
+}
+
+/// `(assert x msg?)` → `(if x nil (throw (ex-info (str "Assert failed: " msg? "\n"? "x") {})))`.
+fn assert(args: &[Form], pos: Pos) -> AResult<Form> {
+    let (test, msg) = match args {
+        [t] => (t, None),
+        [t, m] => (t, Some(m)),
+        _ => {
+            return Err(err(
+                pos,
+                "malformed (assert ...)",
+                Some("write (assert test) or (assert test message)".into()),
+            ));
+        }
+    };
+    let text = |s: String| Form {
+        kind: FormKind::Str(s.into()),
+        pos,
+    };
+    let shown = crate::print::pr_str(&super::forms::quote(test));
+    let mut parts = vec![sym("str", pos), text("Assert failed: ".into())];
+    if let Some(m) = msg {
+        parts.push(m.clone());
+        parts.push(text("\n".into()));
+    }
+    parts.push(text(shown));
+    let data = Form {
+        kind: FormKind::Map(vec![]),
+        pos,
+    };
+    let thrown = list(
+        vec![
+            sym("throw", pos),
+            list(vec![sym("ex-info", pos), list(parts, pos), data], pos),
+        ],
+        pos,
+    );
+    let nil = Form {
+        kind: FormKind::Nil,
+        pos,
+    };
+    Ok(list(vec![sym("if", pos), test.clone(), nil, thrown], pos))
+}
+
+fn is_keyword(f: &Form, name: &str) -> bool {
+    matches!(&f.kind, FormKind::Keyword(k) if &**k == name)
+}
+
+/// `(throw (ex-info "No matching clause in condp" {}))`.
+fn no_matching_clause(pos: Pos) -> Form {
+    let msg = Form {
+        kind: FormKind::Str("No matching clause in condp".into()),
+        pos,
+    };
+    let data = Form {
+        kind: FormKind::Map(vec![]),
+        pos,
+    };
+    list(
+        vec![
+            sym("throw", pos),
+            list(vec![sym("ex-info", pos), msg, data], pos),
+        ],
+        pos,
+    )
 }
 
 /// `(if-let [x test] then else)` → `(let [tmp test] (if tmp (let [x tmp] then) else))`.

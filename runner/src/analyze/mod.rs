@@ -94,13 +94,7 @@ pub fn analyze_program(
     known: impl IntoIterator<Item = Rc<str>>,
     tools: &[String],
 ) -> AResult<Program> {
-    let mut a = Analyzer {
-        scopes: vec![Scope::default()],
-        globals: known.into_iter().collect(),
-        tools,
-        recur: None,
-        gensym: 0,
-    };
+    let mut a = Analyzer::new(known.into_iter().collect(), tools);
     let mut out = Vec::with_capacity(forms.len());
     for f in forms {
         out.push(a.analyze(f, false)?);
@@ -111,6 +105,57 @@ pub fn analyze_program(
         forms: out,
         frame_size,
     })
+}
+
+/// What a Clojure name means to PTC-Lisp, for the checked-in inventory (docs/inventory.tsv).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resolution {
+    /// A builtin function of the namespace.
+    Builtin,
+    /// A special form or macro the analyzer handles in operator position.
+    Form,
+    /// Deliberately absent, with a hint (randomness, state, I/O, ...).
+    Unavailable,
+    /// Not known at all.
+    Unknown,
+}
+
+/// Resolves `name` in namespace `ns` (`clojure.core` when `None`) as the analyzer would in
+/// operator position: asking the builtin tables, the hint table, and the macro and special-form
+/// analysers themselves (with no arguments: a shape error still means the form exists).
+pub fn resolve_name(ns: Option<&str>, name: &str) -> Resolution {
+    if ns.is_none_or(|n| n == "clojure.core") && hints::UNAVAILABLE.iter().any(|(n, _)| *n == name)
+    {
+        return Resolution::Unavailable;
+    }
+    if builtins::lookup(ns, name).found().is_some() {
+        return Resolution::Builtin;
+    }
+    if ns.is_some_and(|n| n != "clojure.core") {
+        return Resolution::Unknown;
+    }
+    let mut a = Analyzer::new(HashSet::new(), &[]);
+    let pos = Pos::default();
+    let form = !matches!(macros::expand(&mut a, name, &[], pos), Ok(None))
+        || !matches!(a.special(name, &[], pos, false), Ok(None))
+        || forms::special_symbol(name).is_some();
+    if form {
+        Resolution::Form
+    } else {
+        Resolution::Unknown
+    }
+}
+
+impl<'a> Analyzer<'a> {
+    fn new(globals: HashSet<Rc<str>>, tools: &'a [String]) -> Analyzer<'a> {
+        Analyzer {
+            scopes: vec![Scope::default()],
+            globals,
+            tools,
+            recur: None,
+            gensym: 0,
+        }
+    }
 }
 
 impl Analyzer<'_> {
@@ -199,13 +244,16 @@ impl Analyzer<'_> {
         };
         let args = &items[1..];
         if let Some(name) = head.as_sym()
-            && !self.is_local(name)
+            && (!self.is_local(name) || forms::is_special_form(name))
         {
             if let Some(expanded) = macros::expand(self, name, args, pos)? {
                 return self.analyze(&expanded, tail);
             }
             if let Some(e) = self.special(name, args, pos, tail)? {
                 return Ok(e);
+            }
+            if let Some(call) = constructor(name, args, pos) {
+                return self.analyze(&call, tail);
             }
             if let Some(tool) = name.strip_prefix("tool/") {
                 return self.tool_call(tool, args, pos);
@@ -278,6 +326,9 @@ impl Analyzer<'_> {
             .split_once('/')
             .filter(|(ns, n)| !ns.is_empty() && !n.is_empty())
         {
+            if let Some(v) = builtins::interop::constant(ns, name) {
+                return Ok(Expr::Const(v));
+            }
             match ns {
                 "data" | "ctx" => return Ok(Expr::Ctx(Rc::from(name))),
                 "Math" if name == "PI" => {
@@ -446,4 +497,18 @@ fn distinct_const_keys(pairs: &[(Expr, Expr)]) -> bool {
         Expr::Const(k) => seen.insert(k),
         _ => false,
     })
+}
+
+/// `(Class. args)` or `(new Class args)` for a class with a `new` entry (`java.util.Date`):
+/// rewritten to the call `(Class/new args)`. Any other class stays unresolved.
+fn constructor(name: &str, args: &[Form], pos: Pos) -> Option<Form> {
+    let (class, args) = match name.strip_suffix('.') {
+        Some(class) if !class.is_empty() && !class.starts_with('.') => (class, args),
+        _ if name == "new" => (args.first()?.as_sym()?, args.get(1..)?),
+        _ => return None,
+    };
+    builtins::lookup(Some(class), "new").found()?;
+    let mut items = vec![Form::sym(&format!("{class}/new"), pos)];
+    items.extend_from_slice(args);
+    Some(Form::list(items, pos))
 }

@@ -629,7 +629,14 @@ pub(super) fn contains(coll: &Value, k: &Value) -> EvalResult<bool> {
             matches!(k, Value::Int(i) if usize::try_from(*i).is_ok_and(|i| i < v.len()))
         }
         Value::Str(s) => {
-            matches!(k, Value::Int(i) if usize::try_from(*i).is_ok_and(|i| i < s.chars().count()))
+            // Clojure takes any number's `intValue` as a string index (`1.9` is index 1).
+            #[allow(clippy::cast_possible_truncation)]
+            let i = match k {
+                Value::Int(i) => *i,
+                Value::Float(x) => i64::from(*x as i32),
+                _ => return Ok(false),
+            };
+            usize::try_from(i).is_ok_and(|i| i < s.chars().count())
         }
         other => {
             return Err(EvalError::arg(

@@ -491,8 +491,9 @@ fn sort_keyed(
 }
 
 fn sort(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    // A nil comparator is the default order, as in Clojure.
     let (cmp, coll) = if a.len() == 2 {
-        (Some(&a[0]), &a[1])
+        (Some(&a[0]).filter(|c| !c.is_nil()), &a[1])
     } else {
         (None, &a[0])
     };
@@ -634,6 +635,8 @@ fn keyword(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
         [Value::Nil] => Ok(Value::Nil),
         [Value::Str(ns), Value::Str(n)] => Ok(Value::kw(&format!("{ns}/{n}"))),
         [Value::Nil, Value::Str(n)] => Ok(Value::Keyword(n.clone())),
+        // Clojure's one-argument `keyword` answers nil for what it cannot name.
+        [_] => Ok(Value::Nil),
         [other, ..] => Err(expected("keyword", "a string", other)),
         [] => Ok(Value::Nil),
     }

@@ -23,6 +23,16 @@ pub enum NativeFn {
     Fnil(Value, Vec<Value>),
     SomeFn(Vec<Value>),
     EveryPred(Vec<Value>),
+    /// `(memoize f)`: results by argument list (see [`memoized`]).
+    Memo(
+        Value,
+        std::cell::RefCell<std::collections::HashMap<Vec<Value>, Value>>,
+    ),
+    /// `(completing f cf?)`: `f`, except that one argument is the completion step (`cf`, or
+    /// the argument itself), as `transduce` calls it at the end.
+    Completing(Value, Option<Value>),
+    /// `(comparator pred)`: -1, 1 or 0 from a two-argument "less than" predicate.
+    Comparator(Value),
     /// `(reduced x)`: ends a reduction with `x`.
     Reduced(Value),
     /// A transducer (see `xform`).
@@ -76,6 +86,26 @@ pub static TABLE: &[BuiltinDef] = &[
         "A fn returning the logical opposite of f.",
         "((complement odd?) 2) ;=> true",
         |_, mut a| Ok(native(NativeFn::Complement(a.remove(0))))
+    ),
+    def!(
+        "completing",
+        1,
+        2,
+        "A reducing fn for transduce: f, with cf (default identity) as its one-argument completion.",
+        "(transduce (map inc) (completing + str) 0 [1 2]) ;=> \"5\"",
+        |_, a| {
+            let mut a = a.into_iter();
+            let f = a.next().unwrap_or_default();
+            Ok(native(NativeFn::Completing(f, a.next())))
+        }
+    ),
+    def!(
+        "comparator",
+        1,
+        1,
+        "A comparator fn (-1, 0 or 1) from a predicate that says whether x comes before y.",
+        "(sort (comparator >) [1 3 2]) ;=> (3 2 1)",
+        |_, mut a| Ok(native(NativeFn::Comparator(a.remove(0))))
     ),
     def!(
         "constantly",
@@ -211,6 +241,33 @@ pub fn apply_native(i: &mut Interp<'_>, n: &NativeFn, args: Vec<Value>) -> EvalR
         )),
         NativeFn::Complement(f) => Ok(Value::Bool(!i.apply(f, args)?.truthy())),
         NativeFn::Constantly(v) => Ok(v.clone()),
+        NativeFn::Memo(f, cache) => memo_call(i, f, cache, args),
+        NativeFn::Completing(f, cf) => match (args.len(), cf) {
+            (1, Some(cf)) => i.apply(cf, args),
+            (1, None) => Ok(args.into_iter().next().unwrap_or_default()),
+            _ => i.apply(f, args),
+        },
+        NativeFn::Comparator(pred) => {
+            let [x, y] = <[Value; 2]>::try_from(args).map_err(|args| {
+                EvalError::new(
+                    crate::error::ErrorKind::ArityError,
+                    "comparator",
+                    format!(
+                        "wrong number of args ({}) passed to a comparator",
+                        args.len()
+                    ),
+                )
+            })?;
+            Ok(Value::Int(
+                if i.apply2(pred, x.clone(), y.clone())?.truthy() {
+                    -1
+                } else if i.apply2(pred, y, x)?.truthy() {
+                    1
+                } else {
+                    0
+                },
+            ))
+        }
         NativeFn::Fnil(f, defaults) => {
             let args = args
                 .into_iter()
@@ -253,6 +310,31 @@ pub fn apply_native(i: &mut Interp<'_>, n: &NativeFn, args: Vec<Value>) -> EvalR
             "a transducer can only be used with into, sequence or transduce",
         )),
     }
+}
+
+/// `(memoize f)`.
+pub fn memoized(f: Value) -> Value {
+    native(NativeFn::Memo(f, std::cell::RefCell::default()))
+}
+
+// Cached argument lists hold no lazy seq (those are never cached), so no key can change.
+#[allow(clippy::mutable_key_type)]
+fn memo_call(
+    i: &mut Interp<'_>,
+    f: &Value,
+    cache: &std::cell::RefCell<std::collections::HashMap<Vec<Value>, Value>>,
+    args: Vec<Value>,
+) -> EvalResult {
+    if args.iter().any(|a| matches!(a, Value::Lazy(_))) {
+        return i.apply(f, args);
+    }
+    // The borrow ends before the call: a memoized function may call itself.
+    if let Some(v) = cache.borrow().get(&args) {
+        return Ok(v.clone());
+    }
+    let v = i.apply(f, args.clone())?;
+    cache.borrow_mut().insert(args, v.clone());
+    Ok(v)
 }
 
 /// The value inside a `reduced`, or `None` if `v` is not one.

@@ -44,7 +44,8 @@ pub static TABLE: &[BuiltinDef] = &[
     ),
 ];
 
-/// `Integer/parseInt`, `Long/parseLong`, `Double/parseDouble`, `Boolean/parseBoolean`.
+/// `Integer/parseInt`, `Long/parseLong`, `Double/parseDouble`, `Float/parseFloat`,
+/// `Boolean/parseBoolean`.
 pub static PARSE_TABLE: &[BuiltinDef] = &[
     def!(
         "parseInt",
@@ -79,13 +80,48 @@ pub static PARSE_TABLE: &[BuiltinDef] = &[
         "parseBoolean",
         1,
         1,
-        "True for \"true\" in any case, else false.",
+        "True for \"true\" in any case, else false (nil is false).",
         "(Boolean/parseBoolean \"TRUE\") ;=> true",
-        |_, a| Ok(Value::Bool(
-            matches!(&a[0], Value::Str(s) if s.eq_ignore_ascii_case("true"))
-        ))
+        |_, a| match &a[0] {
+            Value::Nil => Ok(Value::Bool(false)),
+            v => Ok(Value::Bool(
+                super::string::text(v, "parseBoolean")?.eq_ignore_ascii_case("true")
+            )),
+        }
+    ),
+    def!(
+        "parseFloat",
+        1,
+        1,
+        "Parses a number as Double/parseDouble does (the result is a double, not a 32-bit float).",
+        "(Float/parseFloat \" 1.5 \") ;=> 1.5",
+        |_, a| {
+            let s = super::string::text(&a[0], "parseFloat")?;
+            parse_double(s.trim())
+                .map(Value::Float)
+                .ok_or_else(|| number_format(s))
+        }
     ),
 ];
+
+/// The constants of `Double`, `Long`, `Integer` (and `Float`'s, as doubles) that programs name:
+/// `Double/NaN`, `Long/MAX_VALUE`, ...; `None` for anything else.
+pub fn constant(class: &str, name: &str) -> Option<Value> {
+    let class = class.strip_prefix("java.lang.").unwrap_or(class);
+    Some(match (class, name) {
+        ("Double" | "Float", "NaN") => Value::Float(f64::NAN),
+        ("Double" | "Float", "POSITIVE_INFINITY") => Value::Float(f64::INFINITY),
+        ("Double" | "Float", "NEGATIVE_INFINITY") => Value::Float(f64::NEG_INFINITY),
+        ("Double", "MAX_VALUE") => Value::Float(f64::MAX),
+        // Java's MIN_VALUE is the smallest positive (subnormal) double.
+        ("Double", "MIN_VALUE") => Value::Float(f64::from_bits(1)),
+        ("Long", "MAX_VALUE") => Value::Int(i64::MAX),
+        ("Long", "MIN_VALUE") => Value::Int(i64::MIN),
+        ("Integer", "MAX_VALUE") => Value::Int(i64::from(i32::MAX)),
+        ("Integer", "MIN_VALUE") => Value::Int(i64::from(i32::MIN)),
+        _ => return None,
+    })
+}
 
 fn number_format(s: &str) -> EvalError {
     EvalError::new(
@@ -226,6 +262,23 @@ fn idx(v: Option<&Value>, op: &str) -> EvalResult<usize> {
     })
 }
 
+/// Java's `startsWith(prefix, offset)`: false for an offset outside the string.
+fn starts_with_at(s: &str, prefix: &str, offset: Option<&Value>) -> EvalResult<bool> {
+    let Some(off) = offset else {
+        return Ok(s.starts_with(prefix));
+    };
+    let off = super::math::int_arg(off, "startsWith")?;
+    let Ok(off) = usize::try_from(off) else {
+        return Ok(false);
+    };
+    Ok(
+        match s.char_indices().map(|(b, _)| b).chain([s.len()]).nth(off) {
+            Some(b) => s.get(b..).is_some_and(|t| t.starts_with(prefix)),
+            None => false,
+        },
+    )
+}
+
 fn string_method(s: &str, method: &str, args: &[Value]) -> EvalResult {
     let arg_str = |k: usize| -> EvalResult<&str> {
         super::string::text(args.get(k).unwrap_or(&Value::Nil), method)
@@ -249,12 +302,19 @@ fn string_method(s: &str, method: &str, args: &[Value]) -> EvalResult {
             Value::Bool(re.is_match(s))
         }
         "isEmpty" => Value::Bool(s.is_empty()),
-        "startsWith" => Value::Bool(s.starts_with(arg_str(0)?)),
+        "startsWith" => Value::Bool(starts_with_at(s, arg_str(0)?, args.get(1))?),
         "endsWith" => Value::Bool(s.ends_with(arg_str(0)?)),
         "contains" => Value::Bool(s.contains(arg_str(0)?)),
         "indexOf" | "lastIndexOf" => {
             let mut a = vec![Value::str(s)];
             a.extend(args.iter().cloned());
+            // Java's `indexOf(int ch)`: an integer is a character code (no such char: -1).
+            if let Some(Value::Int(c)) = a.get(1) {
+                match u32::try_from(*c).ok().and_then(char::from_u32) {
+                    Some(ch) => a[1] = Value::Char(ch),
+                    None => return Ok(Value::Int(-1)),
+                }
+            }
             let found = super::string::index_of(&a, method == "lastIndexOf")?;
             if found.is_nil() {
                 Value::Int(-1)

@@ -88,6 +88,14 @@ pub static TABLE: &[BuiltinDef] = &[
         |i, a| update_entries(i, &a[0], &a[1], false)
     ),
     def!(
+        "replace",
+        2,
+        2,
+        "coll with every item that is a key of smap (a map, or a vector by index) replaced by its value.",
+        "(replace {1 :one} [1 2 1]) ;=> [:one 2 :one]",
+        replace
+    ),
+    def!(
         "sorted-map",
         0,
         _,
@@ -165,8 +173,33 @@ fn merge_with(i: &mut Interp<'_>, mut a: Vec<Value>) -> EvalResult {
     Ok(acc)
 }
 
+/// Whether `merge-with` finds an entry for `k` in its accumulator (a map, or a vector by index).
+/// `(replace smap coll)`: a vector stays a vector, anything else gives a list.
+fn replace(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    let smap = &a[0];
+    let items = i.seq_vec(&a[1])?;
+    let mut out = Vec::with_capacity(items.len());
+    for x in items {
+        let found = if super::coll::contains(smap, &x)? {
+            super::coll::get(smap, &x)
+        } else {
+            None
+        };
+        out.push(found.unwrap_or(x));
+    }
+    Ok(if matches!(a[1], Value::Vector(_)) {
+        Value::vector(out)
+    } else {
+        Value::list(out)
+    })
+}
+
 fn contains_key(m: &Value, k: &Value) -> bool {
-    matches!(m, Value::Map(m) if m.contains_key(k))
+    match (m, k) {
+        (Value::Map(m), k) => m.contains_key(k),
+        (Value::Vector(v), Value::Int(i)) => usize::try_from(*i).is_ok_and(|i| i < v.len()),
+        _ => false,
+    }
 }
 
 fn update_entries(i: &mut Interp<'_>, m: &Value, f: &Value, keys: bool) -> EvalResult {
@@ -174,6 +207,8 @@ fn update_entries(i: &mut Interp<'_>, m: &Value, f: &Value, keys: bool) -> EvalR
     let m = match m {
         Value::Nil => return Ok(Value::empty_map()),
         Value::Map(m) => m,
+        // Clojure walks a vector with reduce-kv: its indexes are the keys.
+        Value::Vector(v) => return update_indexed(i, v, f, keys),
         other => return Err(expected(op, "a map", other)),
     };
     let mut out = if keys {
@@ -188,6 +223,24 @@ fn update_entries(i: &mut Interp<'_>, m: &Value, f: &Value, keys: bool) -> EvalR
         } else {
             out.insert(k.clone(), i.apply1(f, v.clone())?);
         }
+    }
+    Ok(Value::map(out))
+}
+
+/// `update-vals` of a vector is a vector; `update-keys` of one is a map from `(f index)`.
+fn update_indexed(i: &mut Interp<'_>, v: &crate::value::PVec, f: &Value, keys: bool) -> EvalResult {
+    i.tick_n(v.len() as u64)?;
+    if !keys {
+        let mut out = Vec::with_capacity(v.len());
+        for x in v.iter() {
+            out.push(i.apply1(f, x.clone())?);
+        }
+        return Ok(Value::vector(out));
+    }
+    let mut out = MapImpl::default();
+    for (k, x) in v.iter().enumerate() {
+        let k = i64::try_from(k).unwrap_or(i64::MAX);
+        out.insert(i.apply1(f, Value::Int(k))?, x.clone());
     }
     Ok(Value::map(out))
 }

@@ -257,9 +257,10 @@ pub static MATH_TABLE: &[BuiltinDef] = &[
         2,
         "x to the power y (a double).",
         "(Math/pow 2 10) ;=> 1024.0",
-        |_, a| Ok(Value::Float(
-            to_f64(&a[0], "Math/pow")?.powf(to_f64(&a[1], "Math/pow")?)
-        ))
+        |_, a| Ok(Value::Float(java_pow(
+            to_f64(&a[0], "Math/pow")?,
+            to_f64(&a[1], "Math/pow")?
+        )))
     ),
     def!(
         "log",
@@ -417,7 +418,7 @@ fn int_div(
     b: &Value,
     op: &str,
     i: fn(i64, i64) -> Option<i64>,
-    f: fn(f64, f64) -> f64,
+    f: fn(f64, f64) -> Option<f64>,
 ) -> EvalResult {
     match (a, b) {
         (_, Value::Int(0)) => Err(EvalError::new(
@@ -435,7 +436,9 @@ fn int_div(
                     "divide by zero",
                 ));
             }
-            Ok(Value::Float(f(x, y)))
+            f(x, y).map(Value::Float).ok_or_else(|| {
+                EvalError::new(ErrorKind::ArithmeticError, op, "Infinite or NaN quotient")
+            })
         }
     }
 }
@@ -598,6 +601,16 @@ pub fn compare_total(a: &Value, b: &Value) -> Ordering {
     }
 }
 
+/// Java's `Math.pow`, which differs from C's `pow` in two places: a NaN exponent gives NaN
+/// even for base 1, and `(±1)^±∞` is NaN.
+fn java_pow(x: f64, y: f64) -> f64 {
+    if y.is_nan() || (x.abs() == 1.0 && y.is_infinite()) {
+        f64::NAN
+    } else {
+        x.powf(y)
+    }
+}
+
 /// `quot` of two numbers.
 pub fn quot2(a: &Value, b: &Value) -> EvalResult {
     int_div(
@@ -606,13 +619,24 @@ pub fn quot2(a: &Value, b: &Value) -> EvalResult {
         "quot",
         // The JVM wraps the one overflowing case, (quot MIN -1), as Clojure does.
         |x, y| Some(x.wrapping_div(y)),
-        |x, y| (x / y).trunc(),
+        |x, y| finite_quotient(x, y).map(f64::trunc),
     )
+}
+
+/// `x / y` for Clojure's double `quot`/`rem`, which go through a BigDecimal when the quotient
+/// leaves the long range: NaN or an infinity there is a NumberFormatException, so `None`.
+fn finite_quotient(x: f64, y: f64) -> Option<f64> {
+    Some(x / y).filter(|q| q.is_finite())
+}
+
+/// Clojure's double `rem`: `x - trunc(x / y) * y` (not C's fmod; `(rem 1.0 ##Inf)` is NaN).
+fn rem_f(x: f64, y: f64) -> Option<f64> {
+    finite_quotient(x, y).map(|q| x - q.trunc() * y)
 }
 
 /// `rem` of two numbers.
 pub fn rem2(a: &Value, b: &Value) -> EvalResult {
-    int_div(a, b, "rem", |x, y| Some(x.wrapping_rem(y)), |x, y| x % y)
+    int_div(a, b, "rem", |x, y| Some(x.wrapping_rem(y)), rem_f)
 }
 
 /// Integer `mod`: the remainder with the sign of the divisor (`y` is not 0; -1 wraps).
@@ -633,13 +657,15 @@ pub fn mod2(a: &Value, b: &Value) -> EvalResult {
         b,
         "mod",
         |x, y| Some(floor_mod(x, y)),
+        // Clojure's `mod`: the remainder, moved by the divisor when the signs of the
+        // arguments (not of the remainder) differ.
         |x, y| {
-            let r = x % y;
-            if r != 0.0 && (r < 0.0) != (y < 0.0) {
-                r + y
-            } else {
+            let r = rem_f(x, y)?;
+            Some(if r == 0.0 || (x > 0.0) == (y > 0.0) {
                 r
-            }
+            } else {
+                r + y
+            })
         },
     )
 }

@@ -7,6 +7,7 @@
 
 pub mod bits;
 pub mod coll;
+pub mod compat;
 pub mod core;
 pub mod format;
 pub mod hof;
@@ -21,6 +22,7 @@ pub mod ptc;
 pub mod regex;
 pub mod seqs;
 pub mod set;
+pub mod sorted;
 pub mod string;
 pub mod time;
 pub mod walk;
@@ -124,6 +126,9 @@ const NAMESPACES: &[Namespace] = &[
             hofseq::TABLE,
             seqs::TABLE,
             maps::TABLE,
+            sorted::TABLE,
+            compat::TABLE,
+            time::CORE_TABLE,
             pred::TABLE,
             bits::TABLE,
             xform::TABLE,
@@ -172,6 +177,10 @@ const NAMESPACES: &[Namespace] = &[
         tables: &[time::INSTANT_TABLE],
     },
     Namespace {
+        aliases: &["java.util.Date"],
+        tables: &[time::DATE_TABLE],
+    },
+    Namespace {
         aliases: &["Duration", "java.time.Duration"],
         tables: &[time::DURATION_TABLE],
     },
@@ -189,6 +198,8 @@ const NAMESPACES: &[Namespace] = &[
             "java.lang.Long",
             "java.lang.Double",
             "java.lang.Boolean",
+            "Float",
+            "java.lang.Float",
         ],
         tables: &[interop::PARSE_TABLE],
     },

@@ -162,6 +162,56 @@ pub static TABLE: &[BuiltinDef] = &[
         }
     ),
     pred!(
+        "seqable?",
+        "True if seq works on x: nil, a collection, a string or a sequence.",
+        "(seqable? \"a\") ;=> true",
+        |v: &Value| matches!(
+            v,
+            Value::Nil
+                | Value::Str(_)
+                | Value::Vector(_)
+                | Value::List(_)
+                | Value::Map(_)
+                | Value::Set(_)
+                | Value::Lazy(_)
+        )
+    ),
+    pred!(
+        "indexed?",
+        "True if nth is constant-time for x (a vector).",
+        "(indexed? [1]) ;=> true",
+        |v: &Value| matches!(v, Value::Vector(_))
+    ),
+    pred!(
+        "reversible?",
+        "True if rseq works on x: a vector or a sorted map or set.",
+        "(reversible? [1]) ;=> true",
+        |v: &Value| match v {
+            Value::Vector(_) => true,
+            Value::Map(m) => matches!(**m, crate::value::MapImpl::Sorted(_)),
+            Value::Set(s) => matches!(**s, crate::value::SetImpl::Sorted(_)),
+            _ => false,
+        }
+    ),
+    pred!(
+        "rational?",
+        "True if x is an integer (there are no ratios or decimals).",
+        "(rational? 1) ;=> true",
+        |v: &Value| matches!(v, Value::Int(_))
+    ),
+    pred!(
+        "ratio?",
+        "Always false: there are no ratios (an inexact division gives a double).",
+        "(ratio? (/ 1 2)) ;=> false",
+        |_: &Value| false
+    ),
+    pred!(
+        "decimal?",
+        "Always false: there are no BigDecimals.",
+        "(decimal? 1.5) ;=> false",
+        |_: &Value| false
+    ),
+    pred!(
         "map-entry?",
         "True if x is a map entry (a [key value] vector).",
         "(map-entry? (first {:a 1})) ;=> true",
@@ -270,7 +320,7 @@ fn identical(a: &Value, b: &Value) -> bool {
 }
 
 /// Whether `v` is a function (not a `reduced` marker or a transducer).
-fn is_fn(v: &Value) -> bool {
+pub(super) fn is_fn(v: &Value) -> bool {
     match v {
         Value::Fn(_) | Value::Builtin(_) => true,
         Value::Native(n) => !matches!(**n, NativeFn::Reduced(_)),

@@ -5,7 +5,8 @@
 //! count Unicode scalar values, not UTF-16 code units (so `"😀"` has length 1; see
 //! DIVERGENCES-text.md). Whitespace is Java's `Character.isWhitespace` (no-break spaces are not
 //! whitespace), because `trim`/`blank?` are defined by it. Functions that Clojure applies to
-//! `(.toString x)` (`upper-case lower-case capitalize join`) accept any non-nil value.
+//! `(.toString x)` (`upper-case lower-case capitalize join includes? starts-with? ends-with?
+//! index-of last-index-of`) accept any non-nil value.
 
 use super::{BuiltinDef, expected};
 use crate::def;
@@ -136,7 +137,7 @@ pub static TABLE: &[BuiltinDef] = &[
         "True if s starts with the prefix.",
         "(str/starts-with? \"abc\" \"a\") ;=> true",
         |_, a| Ok(Value::Bool(
-            text(&a[0], "starts-with?")?.starts_with(text(&a[1], "starts-with?")?)
+            receiver(&a[0], "starts-with?")?.starts_with(text(&a[1], "starts-with?")?)
         ))
     ),
     def!(
@@ -146,7 +147,7 @@ pub static TABLE: &[BuiltinDef] = &[
         "True if s ends with the suffix.",
         "(str/ends-with? \"abc\" \"c\") ;=> true",
         |_, a| Ok(Value::Bool(
-            text(&a[0], "ends-with?")?.ends_with(text(&a[1], "ends-with?")?)
+            receiver(&a[0], "ends-with?")?.ends_with(text(&a[1], "ends-with?")?)
         ))
     ),
     def!(
@@ -156,7 +157,7 @@ pub static TABLE: &[BuiltinDef] = &[
         "True if s contains the substring.",
         "(str/includes? \"abc\" \"b\") ;=> true",
         |_, a| Ok(Value::Bool(
-            text(&a[0], "includes?")?.contains(text(&a[1], "includes?")?)
+            receiver(&a[0], "includes?")?.contains(text(&a[1], "includes?")?)
         ))
     ),
     def!(
@@ -250,6 +251,15 @@ pub fn text<'v>(v: &'v Value, op: &str) -> EvalResult<&'v str> {
     match v {
         Value::Str(s) => Ok(s),
         other => Err(expected(op, "a string", other)),
+    }
+}
+
+/// The receiver of a function that Clojure applies to `(.toString s)` (`includes? starts-with?
+/// ends-with? index-of last-index-of`): a string as it is, any other non-nil value printed.
+fn receiver<'v>(v: &'v Value, op: &str) -> EvalResult<std::borrow::Cow<'v, str>> {
+    match v {
+        Value::Str(s) => Ok(std::borrow::Cow::Borrowed(s)),
+        v => any_text(v, op).map(std::borrow::Cow::Owned),
     }
 }
 
@@ -375,7 +385,8 @@ fn char_of(s: &str, b: usize) -> Value {
 pub fn index_of(a: &[Value], last: bool) -> EvalResult {
     let op = if last { "last-index-of" } else { "index-of" };
     // Bounds-checked: `.indexOf` interop reaches here with whatever arguments a program gave.
-    let s = text(a.first().unwrap_or(&Value::Nil), op)?;
+    let s = receiver(a.first().unwrap_or(&Value::Nil), op)?;
+    let s = &*s;
     let needle = match a.get(1).unwrap_or(&Value::Nil) {
         Value::Str(n) => n.to_string(),
         Value::Char(c) => c.to_string(),

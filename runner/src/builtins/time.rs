@@ -61,6 +61,46 @@ pub static LOCAL_DATE_TABLE: &[BuiltinDef] = &[
 ];
 
 /// `Instant/...`.
+/// clojure.core's names for instants: `inst?` and `inst-ms`.
+pub static CORE_TABLE: &[BuiltinDef] = &[
+    def!(
+        "inst?",
+        1,
+        1,
+        "True for an instant (Instant/parse, java.util.Date.).",
+        "(inst? (java.util.Date. 0)) ;=> true",
+        |_, a| Ok(Value::Bool(matches!(
+            a[0],
+            Value::Temporal(Temporal::Instant(_))
+        )))
+    ),
+    def!(
+        "inst-ms",
+        1,
+        1,
+        "Milliseconds since the epoch of an instant.",
+        "(inst-ms (java.util.Date. 5)) ;=> 5",
+        |_, a| match &a[0] {
+            Value::Temporal(Temporal::Instant(ms)) => Ok(Value::Int(*ms)),
+            other => Err(super::expected("inst-ms", "an instant", other)),
+        }
+    ),
+];
+
+/// `java.util.Date`: only its constructor, `(java.util.Date. ms)` or `(java.util.Date.)`; a date
+/// is an instant (milliseconds since the epoch) with the `.getTime .before .after` methods.
+pub static DATE_TABLE: &[BuiltinDef] = &[def!(
+    "new",
+    0,
+    1,
+    "A java.util.Date: the instant at milliseconds since the epoch (now without an argument).",
+    "(.getTime (java.util.Date. 1000)) ;=> 1000",
+    |_, a| Ok(Value::Temporal(Temporal::Instant(match a.first() {
+        Some(ms) => super::math::int_arg(ms, "java.util.Date.")?,
+        None => now_ms(),
+    })))
+)];
+
 pub static INSTANT_TABLE: &[BuiltinDef] = &[
     def!(
         "parse",
@@ -354,7 +394,7 @@ pub fn method(_: &mut Interp<'_>, t: Temporal, m: &str, args: &[Value]) -> EvalR
         (Temporal::LocalDate(d), "getYear") => Value::Int(civil_from_days(d).0),
         (Temporal::LocalDate(d), "getMonthValue") => Value::Int(civil_from_days(d).1),
         (Temporal::LocalDate(d), "getDayOfMonth") => Value::Int(civil_from_days(d).2),
-        (Temporal::Instant(ms), "toEpochMilli") => Value::Int(ms),
+        (Temporal::Instant(ms), "toEpochMilli" | "getTime") => Value::Int(ms),
         (Temporal::Duration(ms), "toMillis") => Value::Int(ms),
         (Temporal::Duration(ms), "toDays") => Value::Int(ms / 86_400_000),
         (Temporal::Duration(ms), "toHours") => Value::Int(ms / 3_600_000),
@@ -362,6 +402,9 @@ pub fn method(_: &mut Interp<'_>, t: Temporal, m: &str, args: &[Value]) -> EvalR
         (Temporal::Duration(ms), "getSeconds") => Value::Int(ms.div_euclid(1000)),
         (a, "isBefore") => Value::Bool(a < other(0)?),
         (a, "isAfter") => Value::Bool(a > other(0)?),
+        // java.util.Date's names for the same comparisons.
+        (a @ Temporal::Instant(_), "before") => Value::Bool(a < other(0)?),
+        (a @ Temporal::Instant(_), "after") => Value::Bool(a > other(0)?),
         (a, "equals") => Value::Bool(matches!(args.first(), Some(Value::Temporal(o)) if *o == a)),
         (a, "toString") => Value::str(&format_temporal(a)),
         _ => {
