@@ -2,6 +2,7 @@
 //!
 //! - [`value`]: the owned data model (`Value`) that programs exchange with tools, contexts and memory.
 //! - [`limits`]: the `Limits` every execution runs under.
+//! - [`lisp_eval`]: the `lisp_eval` wire protocol (profiles, closed reasons, payload renderers).
 //! - [`step`]: the outcome of one execution (`Step`, `Fail`, `FailReason`, `Usage`, tool-call trace).
 //! - [`signature`]: signatures (shorthand and Malli-lite), validation with paths, coercion, rendering.
 //! - [`codec`]: length-prefixed bincode frames (the only user of bincode), blocking and, with the
@@ -22,6 +23,7 @@ pub mod client;
 pub mod client_protocol;
 pub mod codec;
 pub mod limits;
+pub mod lisp_eval;
 #[cfg(feature = "tokio")]
 pub mod outbox;
 pub mod protocol;
