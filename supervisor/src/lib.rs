@@ -4,6 +4,7 @@
 //! - [`check`]: what isolation this host offers (`ptc check`) and what a policy gets of it.
 //! - [`engine`]: runs programs in fresh, single-use, hardened `ptc-runner` processes.
 //! - [`daemon`]: the `ptc-supervisor` daemon serving many clients over a local socket.
+//! - [`mcp`]: `ptc mcp`, the `lisp_eval` MCP server (rmcp, stdio) over the client library.
 //! - [`client`]: the client library (from `ptc_shared::client`) plus its embedded mode.
 //!
 //! Invariant: no code here panics on program input or wire data; every failure is a `Step`.
@@ -13,4 +14,5 @@ pub mod check;
 pub mod client;
 pub mod daemon;
 pub mod engine;
+pub mod mcp;
 pub mod policy;
