@@ -316,18 +316,39 @@ def test_protocol_version_negotiation(asked, agreed):
         assert raw.p.wait(timeout=10) == 0
 
 
-def test_eof_stops_running_calls_and_leaves_no_child():
+def long_policy(tmp_path):
+    """A policy file whose calls may run 10 s (the shipped ones stop a loop after 1 s)."""
+    policy = tmp_path / "long.toml"
+    policy.write_text(
+        "[limits]\ntimeout_ms = 10000\ncpu_ms = 10000\n"
+        f'[isolation]\nseccomp = "{ROOT / "policies" / "seccomp" / "runner.json"}"\n'
+    )
+    return str(policy)
+
+
+def test_eof_lets_a_quick_call_finish():
     raw = Raw()
+    raw.initialize("2025-11-25")
+    raw.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": {"program": "(+ 1 2)"}}})
+    raw.p.stdin.close()
+    assert raw.recv()["result"]["structuredContent"]["result"] == "user=> 3"
+    assert raw.p.wait(timeout=5) == 0
+
+
+def test_eof_stops_running_calls_and_leaves_no_child(tmp_path):
+    raw = Raw("--policy", long_policy(tmp_path))
     raw.initialize("2025-11-25")
     raw.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "lisp_eval", "arguments": {"program": "(loop [] (recur))"}}})
     time.sleep(0.3)
     children = descendants(raw.p.pid)
     assert any(v[1].startswith("ptc-runner") for v in children.values())
+    t0 = time.monotonic()
     raw.p.stdin.close()
     answer = raw.recv()
     assert answer["id"] == 1
     assert answer["result"]["structuredContent"]["reason"] == "shutting_down"
     assert raw.p.wait(timeout=5) == 0
+    assert time.monotonic() - t0 < 4.0  # the 2 s grace, not the policy's 10 s
     deadline = time.monotonic() + 1.0
     while any(alive(p) for p in children) and time.monotonic() < deadline:
         time.sleep(0.01)

@@ -12,9 +12,10 @@
 //!   payloads (the protocol's caps, `truncated`), and concurrency: at most `max_concurrency`
 //!   calls run, a call beyond that is answered `busy` at once (no queue grows).
 //! - A call's runner lives no longer than the call: `notifications/cancelled` (rmcp cancels
-//!   the request's token) and end of input drop the run's handle, which kills its runner;
-//!   the answers are `cancelled` (rmcp suppresses it, as the protocol asks) and
-//!   `shutting_down`.
+//!   the request's token) drops the run's handle at once, which kills its runner (the
+//!   `cancelled` answer is suppressed by rmcp, as the protocol asks). At end of input, calls
+//!   already running get [`EOF_GRACE`] to finish (so `printf ... | ptc mcp` works) and are then
+//!   stopped the same way, answered `shutting_down`; the process exits with no runner left.
 //! - Protocol versions: 2025-11-25 preferred, 2025-06-18 accepted; rmcp answers a client
 //!   asking for anything else with 2025-11-25 and leaves the choice to the client.
 
@@ -43,6 +44,9 @@ use tokio::sync::{Semaphore, watch};
 /// The protocol versions this server speaks, oldest first.
 pub const PROTOCOL_VERSIONS: &[ProtocolVersion] =
     &[ProtocolVersion::V_2025_06_18, ProtocolVersion::V_2025_11_25];
+
+/// How long calls still running when the input ends may go on (less than rmcp's 5 s drain).
+pub const EOF_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Most calls that may run at once, whatever the flag says.
 pub const MAX_CONCURRENCY: usize = 8;
@@ -162,8 +166,8 @@ impl LispEval {
         self.finish(self.client.start(run), call.schema, ctx).await
     }
 
-    /// Waits for the run, unless the client cancels or the input ends first: then the handle
-    /// is dropped here, which kills the runner.
+    /// Waits for the run, unless the client cancels or the input ended [`EOF_GRACE`] ago:
+    /// then the handle is dropped here, which kills the runner.
     async fn finish(
         &self,
         run: RunHandle,
@@ -175,11 +179,12 @@ impl LispEval {
             if eof.wait_for(|closed| *closed).await.is_err() {
                 std::future::pending::<()>().await;
             }
+            tokio::time::sleep(EOF_GRACE).await;
         };
         tokio::select! {
             step = run => render(step, schema),
             () = ctx.ct.cancelled() => error(Reason::Cancelled, "cancelled by the client"),
-            () = input_closed => error(Reason::ShuttingDown, "the server's input closed; the call was stopped"),
+            () = input_closed => error(Reason::ShuttingDown, "the server's input closed and the call did not finish in time; it was stopped"),
         }
     }
 }
