@@ -317,12 +317,13 @@ pub fn render_step(step: &Step, opts: &SuccessOptions) -> Payload {
         return render_success(step, opts);
     };
     let (reason, message) = Reason::of(fail);
+    // An error payload has no `truncated`: a cut preview shows its `…`.
     let result = (reason == Reason::Fail).then(|| {
-        let mut cut = false;
+        let mut clipped = false;
         match &fail.details {
             Value::Map(m) => m.get(&Value::string("value")).map_or_else(
                 || fail.message.clone(),
-                |v| preview(v, opts.caps.result_bytes, &mut cut),
+                |v| preview(v, opts.caps.result_bytes, &mut clipped),
             ),
             _ => fail.message.clone(),
         }

@@ -125,6 +125,13 @@ async def test_initialize_and_tools_list():
         await session.send_ping()
 
 
+async def test_unknown_tool_is_a_protocol_error():
+    async with server() as (session, _):
+        with pytest.raises(Exception, match="unknown tool `nope`"):
+            await session.call_tool("nope", {})
+        assert (await call(session, program="1"))["result"] == "user=> 1"
+
+
 async def test_good_call_is_pinned_byte_for_byte():
     async with server() as (session, _):
         result = await session.call_tool("lisp_eval", {"program": '(println "hi") (+ 1 2)'})

@@ -59,6 +59,15 @@ pub fn mcp(args: McpArgs) -> ExitCode {
 /// The client and the policy name each call carries (`None`: the client's default).
 async fn open(args: &McpArgs) -> Result<(Client, Option<String>), String> {
     if let Some(socket) = &args.connect {
+        if let Some(p) = args
+            .policy
+            .as_deref()
+            .filter(|p| std::path::Path::new(p).is_file())
+        {
+            return Err(format!(
+                "--policy {p}: with --connect, name a policy the daemon knows"
+            ));
+        }
         let client = Client::connect(socket)
             .await
             .map_err(|e| format!("cannot use the daemon at {}: {e}", socket.display()))?;

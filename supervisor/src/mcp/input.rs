@@ -40,6 +40,8 @@ pub struct FramedInput<R> {
     /// Complete lines ready to hand out, from `out_pos`.
     out: Vec<u8>,
     out_pos: usize,
+    /// The read buffer, allocated once.
+    scratch: Vec<u8>,
     eof: watch::Sender<bool>,
 }
 
@@ -53,6 +55,7 @@ impl<R: AsyncRead + Unpin> FramedInput<R> {
             oversized: None,
             out: Vec::new(),
             out_pos: 0,
+            scratch: vec![0; CHUNK],
             eof,
         }
     }
@@ -127,17 +130,26 @@ impl<R: AsyncRead + Unpin> AsyncRead for FramedInput<R> {
             if this.hand_out(buf) {
                 return Poll::Ready(Ok(()));
             }
-            let mut chunk = [0u8; CHUNK];
-            let mut rb = ReadBuf::new(&mut chunk);
-            match Pin::new(&mut this.inner).poll_read(cx, &mut rb) {
-                Poll::Pending => return Poll::Pending,
-                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
-                Poll::Ready(Ok(())) if rb.filled().is_empty() => {
+            let mut scratch = std::mem::take(&mut this.scratch);
+            let mut rb = ReadBuf::new(&mut scratch);
+            let polled = Pin::new(&mut this.inner).poll_read(cx, &mut rb);
+            let n = rb.filled().len();
+            let result = match polled {
+                Poll::Pending => Some(Poll::Pending),
+                Poll::Ready(Err(e)) => Some(Poll::Ready(Err(e))),
+                Poll::Ready(Ok(())) if n == 0 => {
                     // An unterminated last line is not a message: nothing more to hand out.
                     this.eof.send_replace(true);
-                    return Poll::Ready(Ok(()));
+                    Some(Poll::Ready(Ok(())))
                 }
-                Poll::Ready(Ok(())) => this.take(rb.filled()),
+                Poll::Ready(Ok(())) => {
+                    this.take(&scratch[..n]);
+                    None
+                }
+            };
+            this.scratch = scratch;
+            if let Some(r) = result {
+                return r;
             }
         }
     }
