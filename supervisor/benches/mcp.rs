@@ -41,9 +41,9 @@ fn build_bins() {
     assert!(ok.success(), "building the binaries failed");
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let i = ((sorted.len() - 1) as f64 * p).round() as usize;
-    sorted[i]
+/// The `pct`th percentile of sorted, non-empty times.
+fn percentile(sorted: &[Duration], pct: usize) -> Duration {
+    sorted[(sorted.len() - 1) * pct / 100]
 }
 
 async fn measure<F, Fut>(n: usize, mut f: F) -> (Duration, Duration)
@@ -61,7 +61,7 @@ where
         times.push(t.elapsed());
     }
     times.sort();
-    (percentile(&times, 0.5), percentile(&times, 0.99))
+    (percentile(&times, 50), percentile(&times, 99))
 }
 
 async fn mcp_client() -> RunningService<RoleClient, ()> {
