@@ -22,10 +22,10 @@ pub struct Call {
     pub schema: bool,
 }
 
-/// Checks the arguments of one call and builds its run.
-pub fn parse(args: Option<&JMap<String, Json>>) -> Result<Call, ArgsError> {
-    let empty = JMap::new();
-    let args = args.unwrap_or(&empty);
+/// Checks the arguments of one call and builds its run (the context moves into the run,
+/// uncopied).
+pub fn parse(args: Option<JMap<String, Json>>) -> Result<Call, ArgsError> {
+    let mut args = args.unwrap_or_default();
     if let Some(k) = args.keys().find(|k| !ARGUMENTS.contains(&k.as_str())) {
         return Err(ArgsError(format!(
             "unknown argument `{k}` (lisp_eval takes program, context and output_schema)"
@@ -39,8 +39,8 @@ pub fn parse(args: Option<&JMap<String, Json>>) -> Result<Call, ArgsError> {
         )));
     }
     let mut run = Run::new(program);
-    if let Some(ctx) = context(args.get("context"))? {
-        run = run.context(ctx.clone());
+    if let Some(ctx) = context(args.remove("context"))? {
+        run = run.context(ctx);
     }
     let schema = output_schema(args.get("output_schema"))?;
     let checked = schema.is_some();
@@ -54,11 +54,11 @@ pub fn parse(args: Option<&JMap<String, Json>>) -> Result<Call, ArgsError> {
 }
 
 /// `context`: absent or null, or an object of at most [`MAX_CONTEXT_BYTES`].
-fn context(ctx: Option<&Json>) -> Result<Option<&Json>, ArgsError> {
+fn context(ctx: Option<Json>) -> Result<Option<Json>, ArgsError> {
     match ctx {
         None | Some(Json::Null) => Ok(None),
         Some(c @ Json::Object(_)) => {
-            let size = json_size(c);
+            let size = json_size(&c);
             if size > MAX_CONTEXT_BYTES {
                 return Err(ArgsError(format!(
                     "`context` is {size} bytes as JSON, over the limit of {MAX_CONTEXT_BYTES}"
@@ -68,7 +68,7 @@ fn context(ctx: Option<&Json>) -> Result<Option<&Json>, ArgsError> {
         }
         Some(other) => Err(ArgsError(format!(
             "`context` must be an object (each key is read as data/KEY), got {}",
-            json_kind(other)
+            json_kind(&other)
         ))),
     }
 }
@@ -138,7 +138,7 @@ mod tests {
     use serde_json::json;
 
     fn err(args: Json) -> String {
-        match parse(args.as_object()) {
+        match parse(args.as_object().cloned()) {
             Ok(_) => String::new(),
             Err(e) => e.0,
         }
@@ -166,7 +166,8 @@ mod tests {
         assert!(err(json!({"program": "1", "context": ctx})).contains("over the limit of 4194304"));
         let ok = parse(
             json!({"program": "1", "context": {"k": 1}, "output_schema": {"type": "integer"}})
-                .as_object(),
+                .as_object()
+                .cloned(),
         );
         assert!(ok.is_ok_and(|c| c.schema && c.run.request().signature.is_some()));
     }

@@ -148,7 +148,7 @@ impl LispEval {
                 &format!("the request is {size} bytes, over the frame limit of {MAX_FRAME_BYTES}"),
             );
         }
-        let call = match args::parse(arguments.as_ref()) {
+        let call = match args::parse(arguments) {
             Ok(c) => c,
             Err(e) => return e.render(),
         };
