@@ -144,7 +144,8 @@ async def test_good_call_is_pinned_byte_for_byte():
 ERRORS = [
     ("parse_error", {"program": "(+ 1"}, "is never closed"),
     ("runtime_error", {"program": "(/ 1 0)"}, "divide by zero"),
-    ("runtime_error", {"program": "(count (range))"}, "limit max_iterations exceeded"),
+    # A limit other than compute or heap is a runtime_error naming it (quick: 400 frames).
+    ("runtime_error", {"program": "(defn f [n] (inc (f n))) (f 0)"}, "limit max_depth exceeded"),
     ("timeout", {"program": "(loop [] (recur))"}, "1000 ms"),
     (
         "memory_limit",
