@@ -2,6 +2,7 @@
 //!
 //! - [`value`]: the owned data model (`Value`) that programs exchange with tools, contexts and memory.
 //! - [`limits`]: the `Limits` every execution runs under.
+//! - [`lisp_eval`]: the `lisp_eval` wire protocol (profiles, closed reasons, payload renderers).
 //! - [`step`]: the outcome of one execution (`Step`, `Fail`, `FailReason`, `Usage`, tool-call trace).
 //! - [`signature`]: signatures (shorthand and Malli-lite), validation with paths, coercion, rendering;
 //!   `signature::check` applies them to a run (context, result, tools) as `Fail`s.
@@ -25,6 +26,7 @@ pub mod client;
 pub mod client_protocol;
 pub mod codec;
 pub mod limits;
+pub mod lisp_eval;
 #[cfg(feature = "tokio")]
 pub mod outbox;
 pub mod protocol;

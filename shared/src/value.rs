@@ -16,7 +16,7 @@ pub mod print;
 mod wire;
 
 pub use json::JsonError;
-pub use print::{format_float, pr_str, print_str};
+pub use print::{format_float, pr_str, pr_str_capped, print_str};
 
 /// Deepest nesting any `Value` may have when it crosses a boundary.
 pub const MAX_DEPTH: usize = 512;

@@ -4,10 +4,11 @@
 //! - [`check`]: what isolation this host offers (`ptc check`) and what a policy gets of it.
 //! - [`engine`]: runs programs in fresh, single-use, hardened `ptc-runner` processes.
 //! - [`daemon`]: the `ptc-supervisor` daemon serving many clients over a local socket.
+//! - [`mcp`]: `ptc mcp`, the `lisp_eval` MCP server (rmcp, stdio) over the client library.
 //! - [`client`]: the client library (from `ptc_shared::client`) plus its embedded mode.
 //! - [`installed`]: where the runner binary and the policies are by default.
 //!
-//! Layers point one way: `cli -> client -> engine`, `daemon -> engine`; `client` and `daemon`
+//! Layers point one way: `cli -> client -> engine`, `daemon -> engine`, `mcp -> client`; `client` and `daemon`
 //! never import each other (both read [`installed`]).
 //!
 //! Invariant: no code here panics on program input or wire data; every failure is a `Step`.
@@ -18,4 +19,5 @@ pub mod client;
 pub mod daemon;
 pub mod engine;
 pub mod installed;
+pub mod mcp;
 pub mod policy;

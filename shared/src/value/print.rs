@@ -25,6 +25,29 @@ pub fn pr_str_exceeds(v: &Value, max: usize) -> bool {
     write_value(&mut out, v, true, max)
 }
 
+/// `pr-str` of `v` cut to at most `max` bytes (on a char boundary), and whether it was cut.
+/// Printing stops soon after `max`, so a huge value costs no more than its preview.
+pub fn pr_str_capped(v: &Value, max: usize) -> (String, bool) {
+    let mut out = String::new();
+    // A long string stops `write_value` before it writes anything; quote it whole instead.
+    let over = match v {
+        Value::Str(s) => {
+            write_quoted(&mut out, s);
+            false
+        }
+        _ => write_value(&mut out, v, true, max),
+    };
+    if !over && out.len() <= max {
+        return (out, false);
+    }
+    let mut end = max.min(out.len());
+    while !out.is_char_boundary(end) {
+        end -= 1;
+    }
+    out.truncate(end);
+    (out, true)
+}
+
 /// Appends `v`; returns true (and stops early) once `out` is longer than `cap`.
 fn write_value(out: &mut String, v: &Value, readably: bool, cap: usize) -> bool {
     match v {

@@ -6,6 +6,7 @@
 mod bench;
 mod connect;
 mod input;
+mod mcp;
 mod policies;
 mod run;
 mod sandbox;
@@ -56,6 +57,12 @@ enum Command {
     /// Example: ptc check --format json
     /// Exit codes: 0 seccomp is available (the runner can be sandboxed), 1 it is not.
     Check(CheckArgs),
+    /// Serve the `lisp_eval` tool to an MCP client over stdio (JSON-RPC, one line per message).
+    ///
+    /// Example (an MCP client's config): {"command": "ptc", "args": ["mcp"]}
+    /// Each call runs in a fresh sandboxed runner; stdin closing stops running calls and exits 0.
+    /// Exit codes: 0 after the client closed stdin, 2 bad flags or an unusable policy/daemon.
+    Mcp(mcp::McpArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -93,5 +100,6 @@ pub fn main() -> ExitCode {
         Command::Policies(args) => policies::policies(args),
         Command::Bench(args) => bench::bench(args),
         Command::Check(args) => check(args),
+        Command::Mcp(args) => mcp::mcp(args),
     }
 }

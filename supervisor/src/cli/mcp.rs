@@ -1,0 +1,98 @@
+//! `ptc mcp`: the `lisp_eval` MCP server on stdin/stdout (see `ptc_supervisor::mcp`).
+//!
+//! Flags pick the client (an engine embedded in this process, or `--connect SOCKET` to a
+//! daemon), the policy and the concurrency; the server itself lives in the library. stdout is
+//! the protocol, so diagnostics go to stderr (`RUST_LOG` sets the level, default `warn`).
+
+use clap::Args;
+use ptc_supervisor::client::{Client, Embedded};
+use ptc_supervisor::engine::EngineConfig;
+use ptc_supervisor::mcp::{self, Options};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Policy every call runs under: a name in the policies directory or a policy file
+    /// (with --connect: a name the daemon knows).
+    #[arg(long, value_name = "NAME|FILE")]
+    policy: Option<String>,
+    /// Run calls through a ptc-supervisor daemon on this socket instead of an engine
+    /// embedded in this process.
+    #[arg(long, value_name = "SOCKET")]
+    connect: Option<PathBuf>,
+    /// Calls that may run at once (1 to 8); one more is answered `busy`. Default: min(8, CPUs).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=8))]
+    max_concurrency: Option<u8>,
+}
+
+pub fn mcp(args: McpArgs) -> ExitCode {
+    init_logging();
+    let rt = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => return usage_error(&format!("cannot start the runtime: {e}")),
+    };
+    let result = rt.block_on(async {
+        let (client, policy) = open(&args).await?;
+        let options = Options {
+            policy,
+            max_concurrency: args
+                .max_concurrency
+                .map_or_else(mcp::default_concurrency, usize::from),
+        };
+        mcp::serve_stdio(client, options)
+            .await
+            .map_err(|e| e.to_string())
+    });
+    // Nothing may outlive the session: runs were stopped at end of input.
+    rt.shutdown_timeout(Duration::from_millis(500));
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => usage_error(&e),
+    }
+}
+
+/// The client and the policy name each call carries (`None`: the client's default).
+async fn open(args: &McpArgs) -> Result<(Client, Option<String>), String> {
+    if let Some(socket) = &args.connect {
+        if let Some(p) = args
+            .policy
+            .as_deref()
+            .filter(|p| std::path::Path::new(p).is_file())
+        {
+            return Err(format!(
+                "--policy {p}: with --connect, name a policy the daemon knows"
+            ));
+        }
+        let client = Client::connect(socket)
+            .await
+            .map_err(|e| format!("cannot use the daemon at {}: {e}", socket.display()))?;
+        return Ok((client, args.policy.clone()));
+    }
+    let (policies, chosen) = super::sandbox::policies_for(args.policy.as_deref())?;
+    let config = EngineConfig {
+        default_policy: chosen,
+        ..EngineConfig::new(ptc_supervisor::daemon::config::default_runner(), policies)
+    };
+    let client =
+        Client::embedded_with(config).map_err(|e| format!("cannot start the sandbox: {e}"))?;
+    Ok((client, None))
+}
+
+fn init_logging() {
+    use tracing_subscriber::EnvFilter;
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+fn usage_error(msg: &str) -> ExitCode {
+    eprintln!("error: {msg}");
+    ExitCode::from(2)
+}

@@ -1,0 +1,270 @@
+//! `ptc mcp`: the `lisp_eval` tool for any MCP client, over stdio, on the official Rust SDK
+//! (`rmcp`).
+//!
+//! A thin client: each `tools/call` is checked ([`args`]), started through the client library
+//! ([`Client::start`], an embedded engine or a daemon connection: one fresh sandboxed runner
+//! per call) and rendered by the shared `lisp_eval` protocol
+//! ([`ptc_shared::lisp_eval`]) into the MCP envelope `{isError, structuredContent, content:
+//! [{type: "text", text}]}` whose text is the payload's JSON. There is no execution path here.
+//!
+//! Invariants:
+//! - Bounded: frames ([`input::MAX_FRAME_BYTES`]), `program`, `context` (typed `args_error`),
+//!   payloads (the protocol's caps, `truncated`), and concurrency: at most `max_concurrency`
+//!   calls run, a call beyond that is answered `busy` at once (no queue grows).
+//! - A call's runner lives no longer than the call: `notifications/cancelled` (rmcp cancels
+//!   the request's token) drops the run's handle at once, which kills its runner (the
+//!   `cancelled` answer is suppressed by rmcp, as the protocol asks). At end of input, calls
+//!   already running get [`EOF_GRACE`] to finish (so `printf ... | ptc mcp` works) and are then
+//!   stopped the same way, answered `shutting_down`; the process exits with no runner left.
+//! - Protocol versions: 2025-11-25 preferred, 2025-06-18 accepted; rmcp answers a client
+//!   asking for anything else with 2025-11-25 and leaves the choice to the client.
+
+pub mod args;
+pub mod input;
+
+use crate::client::{Client, RunHandle};
+use input::{FRAME_BYTES_META, FramedInput, MAX_FRAME_BYTES};
+use ptc_shared::Step;
+use ptc_shared::lisp_eval::{
+    ErrorOptions, Payload, Profile, Reason, SuccessOptions, TOOL_NAME, render_error, render_step,
+    to_json_value,
+};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    Tool, ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::transport::async_rw::AsyncRwTransport;
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use std::borrow::Cow;
+use std::sync::Arc;
+use tokio::sync::{Semaphore, watch};
+
+/// The protocol versions this server speaks, oldest first.
+pub const PROTOCOL_VERSIONS: &[ProtocolVersion] =
+    &[ProtocolVersion::V_2025_06_18, ProtocolVersion::V_2025_11_25];
+
+/// How long calls still running when the input ends may go on (less than rmcp's 5 s drain).
+pub const EOF_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Most calls that may run at once, whatever the flag says.
+pub const MAX_CONCURRENCY: usize = 8;
+
+/// How the server runs its calls.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The policy every call runs under (the client's default when `None`).
+    pub policy: Option<String>,
+    /// Calls running at once; more are answered `busy`. At most [`MAX_CONCURRENCY`].
+    pub max_concurrency: usize,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            policy: None,
+            max_concurrency: default_concurrency(),
+        }
+    }
+}
+
+/// min(8, CPUs).
+pub fn default_concurrency() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(MAX_CONCURRENCY)
+}
+
+/// The server could not start or its transport failed.
+#[derive(Debug, thiserror::Error)]
+pub enum McpServeError {
+    #[error("MCP initialization failed: {0}")]
+    Init(String),
+    #[error("the MCP service stopped abnormally: {0}")]
+    Join(#[from] tokio::task::JoinError),
+}
+
+/// Serves `lisp_eval` on stdin/stdout until stdin ends; running calls are stopped then.
+pub async fn serve_stdio(client: Client, options: Options) -> Result<(), McpServeError> {
+    let (reader, writer) = rmcp::transport::stdio_pipes();
+    serve(client, options, reader, writer).await
+}
+
+/// Serves `lisp_eval` over any byte streams (stdio in `ptc mcp`, pipes in tests).
+pub async fn serve<R, W>(
+    client: Client,
+    options: Options,
+    read: R,
+    write: W,
+) -> Result<(), McpServeError>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let (eof_tx, eof) = watch::channel(false);
+    let input = FramedInput::new(read, MAX_FRAME_BYTES, eof_tx);
+    // Our own limit comes first; rmcp's (with room for the newline) never fires.
+    let transport = AsyncRwTransport::<RoleServer, _, _>::new(input, write)
+        .with_max_line_length(MAX_FRAME_BYTES + 2);
+    let server = LispEval {
+        client,
+        policy: options.policy,
+        slots: Arc::new(Semaphore::new(
+            options.max_concurrency.clamp(1, MAX_CONCURRENCY),
+        )),
+        capacity: options.max_concurrency.clamp(1, MAX_CONCURRENCY),
+        eof,
+    };
+    let running = server
+        .serve(transport)
+        .await
+        .map_err(|e| McpServeError::Init(e.to_string()))?;
+    let reason = running.waiting().await?;
+    tracing::info!(?reason, "MCP session ended");
+    Ok(())
+}
+
+/// The `lisp_eval` server: one client, a fixed number of execution slots.
+#[derive(Debug)]
+struct LispEval {
+    client: Client,
+    policy: Option<String>,
+    slots: Arc<Semaphore>,
+    capacity: usize,
+    /// True once the input ended.
+    eof: watch::Receiver<bool>,
+}
+
+impl LispEval {
+    async fn call(
+        &self,
+        arguments: Option<JsonObject>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Payload {
+        if let Some(size) = ctx.meta.get(FRAME_BYTES_META) {
+            return error(
+                Reason::ArgsError,
+                &format!("the request is {size} bytes, over the frame limit of {MAX_FRAME_BYTES}"),
+            );
+        }
+        let call = match args::parse(arguments) {
+            Ok(c) => c,
+            Err(e) => return e.render(),
+        };
+        let Ok(_slot) = Arc::clone(&self.slots).try_acquire_owned() else {
+            let msg = format!(
+                "all {} execution slots are in use; retry shortly",
+                self.capacity
+            );
+            return error(Reason::Busy, &msg);
+        };
+        let run = match &self.policy {
+            Some(p) => call.run.policy(p.clone()),
+            None => call.run,
+        };
+        self.finish(self.client.start(run), call.schema, ctx).await
+    }
+
+    /// Waits for the run, unless the client cancels or the input ended [`EOF_GRACE`] ago:
+    /// then the handle is dropped here, which kills the runner.
+    async fn finish(
+        &self,
+        run: RunHandle,
+        schema: bool,
+        ctx: RequestContext<RoleServer>,
+    ) -> Payload {
+        let mut eof = self.eof.clone();
+        let input_closed = async move {
+            if eof.wait_for(|closed| *closed).await.is_err() {
+                std::future::pending::<()>().await;
+            }
+            tokio::time::sleep(EOF_GRACE).await;
+        };
+        tokio::select! {
+            step = run => render(step, schema),
+            () = ctx.ct.cancelled() => error(Reason::Cancelled, "cancelled by the client"),
+            () = input_closed => error(Reason::ShuttingDown, "the server's input closed and the call did not finish in time; it was stopped"),
+        }
+    }
+}
+
+/// The payload of a finished run; with a schema, the checked value goes out as `validated`.
+fn render(step: Result<Step, Step>, schema: bool) -> Payload {
+    let (Ok(step) | Err(step)) = step;
+    let mut opts = SuccessOptions::default();
+    if schema && step.fail.is_none() {
+        let value = step.return_value.clone().unwrap_or_default();
+        match to_json_value(&value) {
+            Ok(j) => opts.validated = Some(j),
+            Err(e) => return error(Reason::ValidationError, &e.to_string()),
+        }
+    }
+    render_step(&step, &opts)
+}
+
+fn error(reason: Reason, message: &str) -> Payload {
+    render_error(reason, message, &ErrorOptions::default())
+}
+
+fn envelope(p: Payload) -> CallToolResult {
+    if p.is_error {
+        CallToolResult::structured_error(p.json)
+    } else {
+        CallToolResult::structured(p.json)
+    }
+}
+
+/// The one tool this server offers.
+fn lisp_eval_tool() -> Tool {
+    Tool::new(
+        TOOL_NAME,
+        Profile::McpNoTools.description(),
+        Arc::new(args::input_schema()),
+    )
+    .with_annotations(
+        ToolAnnotations::new()
+            .read_only(true)
+            .destructive(false)
+            .idempotent(true)
+            .open_world(false),
+    )
+}
+
+impl ServerHandler for LispEval {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("ptc", env!("CARGO_PKG_VERSION")))
+            .with_protocol_version(ProtocolVersion::V_2025_11_25)
+            .with_instructions(
+                "One tool, lisp_eval: run a PTC-Lisp program in a fresh sandbox, with data from `context`.",
+            )
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(PROTOCOL_VERSIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        Ok(ListToolsResult::with_all_items(vec![lisp_eval_tool()]))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        if request.name != TOOL_NAME {
+            let msg = format!(
+                "unknown tool `{}` (this server has only {TOOL_NAME})",
+                request.name
+            );
+            return Err(McpError::invalid_params(msg, None));
+        }
+        Ok(envelope(self.call(request.arguments, context).await).into())
+    }
+}

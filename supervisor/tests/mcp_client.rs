@@ -1,0 +1,79 @@
+//! `ptc mcp` driven by the official Rust SDK's client (rmcp, over the child's stdio): the
+//! embedded engine and `--connect` to a real daemon give the same payloads. The full
+//! behaviour (every reason, limits, cancellation, EOF) is covered through the Python SDK in
+//! tests/mcp/test_mcp.py.
+#![allow(clippy::unwrap_used)]
+
+mod daemon_support;
+
+use daemon_support::{DaemonProcess, common};
+use rmcp::model::{CallToolRequestParams, ProtocolVersion};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{Value, json};
+
+async fn connect(extra: &[&str]) -> RunningService<RoleClient, ()> {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_ptc"));
+    cmd.arg("mcp")
+        .args(extra)
+        .env("PTC_RUNNER", common::real_runner())
+        .env("PTC_POLICIES", common::shipped_policies());
+    ().serve(TokioChildProcess::new(cmd).unwrap())
+        .await
+        .unwrap()
+}
+
+async fn call(client: &RunningService<RoleClient, ()>, args: Value) -> (bool, Value) {
+    let Value::Object(args) = args else {
+        panic!("arguments must be an object")
+    };
+    let params = CallToolRequestParams::new("lisp_eval").with_arguments(args);
+    let result = client.call_tool(params).await.unwrap();
+    assert_eq!(result.content.len(), 1);
+    let text = result.content[0].as_text().unwrap().text.clone();
+    let structured = result.structured_content.unwrap();
+    assert_eq!(serde_json::from_str::<Value>(&text).unwrap(), structured);
+    (result.is_error.unwrap(), structured)
+}
+
+async fn check_session(client: RunningService<RoleClient, ()>) {
+    let info = client.peer_info().unwrap();
+    assert_eq!(info.protocol_version, ProtocolVersion::V_2025_11_25);
+    let tools = client.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 1);
+    assert_eq!(tools[0].name, "lisp_eval");
+    assert_eq!(
+        tools[0].description.as_deref(),
+        Some(ptc_shared::lisp_eval::DESCRIPTION_MCP_NO_TOOLS)
+    );
+    let (err, p) = call(&client, json!({"program": "(println \"hi\") (+ 1 2)"})).await;
+    assert!(!err);
+    assert_eq!(
+        p,
+        json!({"status": "ok", "result": "user=> 3", "prints": ["hi"], "feedback": null, "truncated": false})
+    );
+    let (err, p) = call(
+        &client,
+        json!({"program": "(count data/xs)", "context": {"xs": [1, 2, 3]}, "output_schema": {"type": "integer"}}),
+    )
+    .await;
+    assert!(!err);
+    assert_eq!(p["validated"], json!(3));
+    let (err, p) = call(&client, json!({"program": "(fail \"no\")"})).await;
+    assert!(err);
+    assert_eq!(p["reason"], "fail");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rmcp_client_against_the_embedded_engine() {
+    check_session(connect(&[]).await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rmcp_client_through_a_daemon() {
+    let d = DaemonProcess::start("");
+    let socket = d.socket.to_str().unwrap().to_string();
+    check_session(connect(&["--connect", &socket]).await).await;
+}

@@ -1,0 +1,35 @@
+//! Runs the Python test suite (`scripts/test-python.sh`: `ptc mcp` through the official MCP
+//! Python SDK) from `cargo test`, against this build's `ptc` and `ptc-runner`.
+//!
+//! Without Python (or when its packages cannot be installed) the test is skipped with a note,
+//! except under `CI=true`, where a missing dependency fails loudly.
+
+use std::process::Command;
+
+#[test]
+fn mcp_server_through_the_python_sdk() {
+    let ci = std::env::var("CI").is_ok_and(|v| v == "true");
+    let skip = |why: &str| {
+        assert!(!ci, "CI=true but the Python MCP tests cannot run: {why}");
+        eprintln!("skipped: {why}");
+    };
+    if Command::new("python3").arg("--version").output().is_err() {
+        return skip("python3 is not installed");
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
+    let ptc = ptc_tests::bins::bin("ptc");
+    let _ = ptc_tests::bins::bin("ptc-runner");
+    let status = Command::new("bash")
+        .arg(root.join("scripts/test-python.sh"))
+        .env("PTC_BIN", &ptc)
+        .current_dir(&root)
+        .status();
+    match status.map(|s| s.code()) {
+        Ok(Some(0)) => {}
+        Ok(Some(3)) => skip("the Python test dependencies cannot be installed"),
+        other => panic!("scripts/test-python.sh failed: {other:?}"),
+    }
+}
