@@ -286,7 +286,15 @@ fn fail_from_value(v: &Value) -> Fail {
         (None, Some(r)) => r,
         (None, None) => crate::print::str_of(v),
     };
-    let mut f = Fail::new(FailReason::Failed, message);
+    let reason = match v {
+        Value::Map(m) => m
+            .get_lenient(&Value::kw("reason"))
+            .map(crate::print::str_of),
+        _ => None,
+    };
+    // `:not_found` prints with its colon; the reason is the keyword's name.
+    let reason = reason.map(|r| r.trim_start_matches(':').to_string());
+    let mut f = Fail::program(message, reason.as_deref());
     if let Ok(data) = crate::convert::to_shared(v) {
         f = f.with_detail("value", data);
     }

@@ -3,6 +3,8 @@
 //! - [`value`]: the owned data model (`Value`) that programs exchange with tools, contexts and memory.
 //! - [`limits`]: the `Limits` every execution runs under.
 //! - [`step`]: the outcome of one execution (`Step`, `Fail`, `FailReason`, `Usage`, tool-call trace).
+//! - [`llm`]: what the SubAgent loop asks an LLM and gets back (request, answer, typed error).
+//! - [`trace`]: a mission's trace (one entry per agent turn, a tree by ids).
 //! - [`signature`]: signatures (shorthand and Malli-lite), validation with paths, coercion, rendering.
 //! - [`codec`]: length-prefixed bincode frames (the only user of bincode), blocking and, with the
 //!   `tokio` feature, async.
@@ -22,6 +24,7 @@ pub mod client;
 pub mod client_protocol;
 pub mod codec;
 pub mod limits;
+pub mod llm;
 #[cfg(feature = "tokio")]
 pub mod outbox;
 pub mod protocol;
@@ -29,8 +32,10 @@ pub mod protocol;
 pub mod seccomp;
 pub mod signature;
 pub mod step;
+pub mod trace;
 pub mod value;
 
 pub use limits::Limits;
 pub use step::{Fail, FailReason, Step, ToolCallRecord, Usage};
+pub use trace::{TraceEntry, TurnUsage};
 pub use value::Value;

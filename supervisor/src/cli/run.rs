@@ -277,7 +277,7 @@ fn report(step: &Step, format: Format) -> ExitCode {
     }
     match (&step.fail, &step.return_value) {
         (Some(f), _) => {
-            eprintln!("error: {}: {}", f.reason, f.message);
+            eprintln!("error: {}: {}", f.reason_name(), f.message);
             ExitCode::from(1)
         }
         (None, v) => {

@@ -658,7 +658,7 @@ fn supervisor_only(r: FailReason) -> bool {
     matches!(
         r,
         SandboxViolation | RunnerCrashed | Busy | Cancelled | PermissionDenied
-    )
+    ) || r.is_agent()
 }
 
 /// Checks a runner's `Finished` Step and overlays what the supervisor measured.
@@ -762,6 +762,7 @@ pub(crate) fn failed_step(
             ..Usage::default()
         },
         tool_calls: records,
+        ..Step::default()
     }
 }
 
