@@ -73,27 +73,6 @@ async fn memory_and_history_carry_across_turns() {
     );
 }
 
-trait Keywordize {
-    fn keywordize(self) -> Value;
-}
-
-impl Keywordize for Value {
-    /// `{"n" 2}` → `{:n 2}` (memory names are keywords).
-    fn keywordize(self) -> Value {
-        match self {
-            Value::Map(m) => Value::Map(
-                m.into_iter()
-                    .map(|(k, v)| match k {
-                        Value::Str(s) => (Value::keyword(s), v),
-                        k => (k, v),
-                    })
-                    .collect(),
-            ),
-            v => v,
-        }
-    }
-}
-
 #[tokio::test]
 async fn a_return_that_does_not_match_is_fed_back_with_its_path() {
     let llm = Scripted::new(&[

@@ -147,3 +147,24 @@ pub async fn mission_with(
     let set = LlmSet::new(llm.clone());
     run_mission(engine(), set, tools, Arc::new(agent), input, options).await
 }
+
+/// `{"n" 2}` → `{:n 2}` (memory names and returned map keys are keywords).
+pub trait Keywordize {
+    fn keywordize(self) -> Value;
+}
+
+impl Keywordize for Value {
+    fn keywordize(self) -> Value {
+        match self {
+            Value::Map(m) => Value::Map(
+                m.into_iter()
+                    .map(|(k, v)| match k {
+                        Value::Str(s) => (Value::keyword(s), v),
+                        k => (k, v),
+                    })
+                    .collect(),
+            ),
+            v => v,
+        }
+    }
+}
