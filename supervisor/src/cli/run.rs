@@ -268,7 +268,7 @@ fn in_process_tool(name: String, tool: CliTool, deadline: std::time::Instant) ->
 }
 
 /// Prints the Step in the chosen format; the exit code says success or failure.
-fn report(step: &Step, format: Format) -> ExitCode {
+pub(super) fn report(step: &Step, format: Format) -> ExitCode {
     if let Format::Json = format {
         println!("{}", step.to_json());
     }
