@@ -388,3 +388,34 @@ fn llm_url_talks_to_an_openai_compatible_endpoint_with_retries() {
         stderr(&out)
     );
 }
+
+#[test]
+fn the_readme_mission_replays() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mission = std::fs::read_to_string(root.join("examples/agent/mission.txt")).unwrap();
+    let out = ptc(
+        &root,
+        &[
+            "agent",
+            mission.trim_end(),
+            "--context",
+            "examples/shop.json",
+            "--tools",
+            "examples/shop_tools.json",
+            "--signature",
+            "{customer :string, revenue :float, _order_ids [:int]}",
+            "--replay",
+            "examples/agent/replay.jsonl",
+        ],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "re-record with examples/agent/record.sh: {}",
+        stderr(&out)
+    );
+    assert_eq!(
+        stdout(&out),
+        r#"{:customer "Chen", :revenue 228.75, :_order_ids [104 105]}"#
+    );
+}
