@@ -444,3 +444,43 @@ async fn the_llm_sees_the_retry_delay_as_exponential() {
     assert_eq!(step.return_value, Some(Value::Int(1)));
     assert!(started.elapsed() >= Duration::from_millis(120));
 }
+
+#[tokio::test]
+async fn a_turn_past_its_timeout_is_fed_back_and_the_mission_goes_on() {
+    let llm = Scripted::new(&[
+        ("main", code("(loop [] (recur))")),
+        ("main", code("(return (:reason ctx/fail))")),
+    ]);
+    let agent = Agent::new("Go.").turn_timeout_ms(300);
+    let step = mission(&llm, agent, Value::Nil, options()).await;
+    assert_eq!(
+        step.return_value,
+        Some(Value::keyword("timeout")),
+        "{step:?}"
+    );
+    assert!(llm.last_message(1).contains("error: timeout"));
+}
+
+#[tokio::test]
+async fn old_turns_are_compacted_past_keep_turns() {
+    let llm = Scripted::new(&[
+        ("main", code("(println \"first-output\") 1")),
+        ("main", code("2")),
+        ("main", code("(return 3)")),
+    ]);
+    let opts = ptc_supervisor::agent::Options {
+        keep_turns: 1,
+        ..options()
+    };
+    let step = mission(&llm, Agent::new("Go."), Value::Nil, opts).await;
+    assert_eq!(step.return_value, Some(Value::Int(3)));
+    let third = &llm.requests()[2];
+    assert_eq!(third.messages.len(), 5, "first message + two exchanges");
+    assert_eq!(third.messages[1].content, "(an earlier program, compacted)");
+    assert!(third.messages[2].content.ends_with("(details compacted)"));
+    assert!(!third.messages[2].content.contains("first-output"));
+    assert!(
+        third.messages[4].content.contains("<program_output>"),
+        "the last exchange is whole"
+    );
+}
