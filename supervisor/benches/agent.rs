@@ -85,10 +85,11 @@ async fn bare(engine: &Engine) {
     assert!(step.fail.is_none());
 }
 
-fn pct(mut v: Vec<Duration>, p: f64) -> f64 {
+/// The `p`th percentile (0-100) in µs.
+fn pct(mut v: Vec<Duration>, p: usize) -> f64 {
     v.sort();
-    let i = ((v.len() as f64 - 1.0) * p).round() as usize;
-    v[i].as_secs_f64() * 1e6
+    let i = (v.len().saturating_sub(1) * p) / 100;
+    v.get(i).map_or(0.0, |d| d.as_secs_f64() * 1e6)
 }
 
 fn main() {
@@ -123,23 +124,20 @@ fn main() {
         }
     });
     let (b50, o50, t50) = (
-        pct(b.clone(), 0.5),
-        pct(one.clone(), 0.5),
-        pct(three.clone(), 0.5),
+        pct(b.clone(), 50),
+        pct(one.clone(), 50),
+        pct(three.clone(), 50),
     );
     eprintln!("agent bench, {n} samples each (µs):");
-    eprintln!(
-        "  bare execution     p50 {b50:8.0}  p99 {:8.0}",
-        pct(b, 0.99)
-    );
+    eprintln!("  bare execution     p50 {b50:8.0}  p99 {:8.0}", pct(b, 99));
     eprintln!(
         "  1-turn mission     p50 {o50:8.0}  p99 {:8.0}  = {:.2}x bare",
-        pct(one, 0.99),
+        pct(one, 99),
         o50 / b50
     );
     eprintln!(
         "  3-turn mission     p50 {t50:8.0}  p99 {:8.0}  = {:.2}x bare, {:.2}x bare per turn",
-        pct(three, 0.99),
+        pct(three, 99),
         t50 / b50,
         t50 / 3.0 / b50
     );

@@ -57,12 +57,16 @@ async fn run_cmd(cmd: &str, req: &LlmRequest) -> Result<LlmResponse, LlmError> {
         .kill_on_drop(true)
         .spawn()
         .map_err(|e| LlmError::Fatal(format!("cannot start `{cmd}`: {e}")))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        // A command that ignores its input may close stdin early; that is not an error.
-        let _ = stdin.write_all(&input).await;
-    }
     let (mut out, mut err) = (Vec::new(), Vec::new());
-    let (o, e) = (child.stdout.take(), child.stderr.take());
+    let (i, o, e) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+    // Written while the answer is read, so a command answering before it has read everything
+    // cannot deadlock on full pipes.
+    let write_in = async {
+        if let Some(mut i) = i {
+            // A command that ignores its input may close stdin early; that is not an error.
+            let _ = i.write_all(&input).await;
+        }
+    };
     let read_out = async {
         if let Some(o) = o {
             let _ = o.take(MAX_ANSWER + 1).read_to_end(&mut out).await;
@@ -73,7 +77,7 @@ async fn run_cmd(cmd: &str, req: &LlmRequest) -> Result<LlmResponse, LlmError> {
             let _ = e.take(64 << 10).read_to_end(&mut err).await;
         }
     };
-    tokio::join!(read_out, read_err);
+    tokio::join!(write_in, read_out, read_err);
     let status = child
         .wait()
         .await
