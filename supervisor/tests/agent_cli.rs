@@ -419,3 +419,60 @@ fn the_readme_mission_replays() {
         r#"{:customer "Chen", :revenue 228.75, :_order_ids [104 105]}"#
     );
 }
+
+#[test]
+fn a_previous_step_chains_and_a_failed_one_is_chained_failure() {
+    let d = temp_dir("agent-cli-chain");
+    let double = script(
+        &d,
+        "double.sh",
+        "cat >/dev/null; printf '```clojure\\n(return (* 2 data/count))\\n```\\n'",
+    );
+    let prev = ptc(
+        &d,
+        &[
+            "run",
+            "--format",
+            "json",
+            "--signature",
+            "{count :int}",
+            "-e",
+            "{:count 21}",
+        ],
+    );
+    assert_eq!(prev.status.code(), Some(0), "{}", stderr(&prev));
+    std::fs::write(d.join("prev.json"), &prev.stdout).unwrap();
+    let out = ptc(
+        &d,
+        &[
+            "agent",
+            "Double {{count}}.",
+            "--context-step",
+            "prev.json",
+            "--llm-cmd",
+            double.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "42");
+
+    let failed = ptc(&d, &["run", "--format", "json", "-e", "(/ 1 0)"]);
+    std::fs::write(d.join("failed.json"), &failed.stdout).unwrap();
+    let out = ptc(
+        &d,
+        &[
+            "agent",
+            "x",
+            "--context-step",
+            "failed.json",
+            "--llm-cmd",
+            double.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("error: chained_failure: the context is a failed Step (eval_error"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -34,6 +34,11 @@ pub struct AgentArgs {
     /// The signature of the step that produced the context.
     #[arg(long, value_name = "SIG")]
     context_signature: Option<String>,
+    /// Chain from a previous Step (`--format json` output of `ptc run` or `ptc agent`): its
+    /// return value is the context and its signature the context signature; a failed Step is
+    /// `chained_failure`.
+    #[arg(long, value_name = "STEP.json", conflicts_with_all = ["context", "context_signature"])]
+    context_step: Option<PathBuf>,
     /// A tool run outside the sandbox: NAME=COMMAND (args as JSON on stdin, JSON result on stdout).
     #[arg(long = "tool", value_name = "NAME=COMMAND")]
     tool: Vec<String>,
@@ -98,9 +103,10 @@ fn usage_error(msg: &str) -> ExitCode {
 /// Runs the mission and reports its Step.
 pub fn agent(args: AgentArgs) -> ExitCode {
     let prepared = (|| {
-        let context = match &args.context {
-            Some(p) => read_data_file(p)?,
-            None => Value::Nil,
+        let context = match (&args.context, &args.context_step) {
+            (Some(p), _) => Input::Context(read_data_file(p)?),
+            (None, Some(p)) => Input::Step(Box::new(read_step(p)?)),
+            (None, None) => Input::Context(Value::Nil),
         };
         let tools = cli_tools(&args)?;
         let root = root_agent(&args, &tools)?;
@@ -125,7 +131,7 @@ pub fn agent(args: AgentArgs) -> ExitCode {
 
 fn run_embedded(
     args: &AgentArgs,
-    context: Value,
+    input: Input,
     tools: BTreeMap<String, CliTool>,
     root: Agent,
     llms: LlmSet,
@@ -158,8 +164,39 @@ fn run_embedded(
     rt.block_on(async {
         let engine = Engine::new(config).map_err(|e| format!("cannot start the sandbox: {e}"))?;
         let host = Arc::new(CliTools(Arc::new(tools)));
-        let input = Input::Context(context);
         Ok(run_mission(Arc::new(engine), llms, host, Arc::new(root), input, options).await)
+    })
+}
+
+/// A Step as `--format json` prints it: what chaining needs (return, signature, failure).
+fn read_step(path: &std::path::Path) -> Result<Step, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let j: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let (Some(ret), Some(fail)) = (j.get("return"), j.get("fail")) else {
+        return Err(format!(
+            "{}: not a Step (no `return` and `fail`)",
+            path.display()
+        ));
+    };
+    if let Some(f) = fail.as_object() {
+        let reason = f.get("reason").cloned().unwrap_or_default();
+        let reason = serde_json::from_value(reason).unwrap_or(ptc_shared::FailReason::Failed);
+        let message = f
+            .get("message")
+            .and_then(|m| m.as_str())
+            .unwrap_or_default();
+        return Ok(Step::failed(ptc_shared::Fail::new(reason, message)));
+    }
+    let value = Value::from_json(ret).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(Step {
+        return_value: Some(value),
+        signature: j
+            .get("signature")
+            .and_then(|s| s.as_str())
+            .map(str::to_string),
+        ..Step::default()
     })
 }
 
