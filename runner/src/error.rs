@@ -275,7 +275,8 @@ impl ErrorBody {
     }
 }
 
-/// `(fail v)`: reason `failed`, with the message from `v` (or its `:message`/`:reason` keys).
+/// `(fail v)`: reason `failed`, with the message from `v` (or its `:message`/`:reason` keys) and,
+/// for a keyword `:reason`, that keyword as the program's own reason (see `Fail::program`).
 fn fail_from_value(v: &Value) -> Fail {
     let text = |key: &str| match v {
         Value::Map(m) => m.get_lenient(&Value::kw(key)).map(crate::print::str_of),
@@ -286,10 +287,13 @@ fn fail_from_value(v: &Value) -> Fail {
         (None, Some(r)) => r,
         (None, None) => crate::print::str_of(v),
     };
+    // Only a keyword names a reason (`:not_found`); a string `:reason` stays a message, as it
+    // always was (`{:reason "no data"}`).
     let reason = match v {
-        Value::Map(m) => m
-            .get_lenient(&Value::kw("reason"))
-            .map(crate::print::str_of),
+        Value::Map(m) => match m.get_lenient(&Value::kw("reason")) {
+            Some(k @ Value::Keyword(_)) => Some(crate::print::str_of(k)),
+            _ => None,
+        },
         _ => None,
     };
     // `:not_found` prints with its colon; the reason is the keyword's name.

@@ -337,3 +337,34 @@ impl Step {
         })
     }
 }
+
+#[cfg(test)]
+mod program_reason_tests {
+    use super::*;
+
+    #[test]
+    fn program_reasons_are_shown_only_when_they_cannot_pass_for_system_ones() {
+        let f = Fail::program("User 123", Some("not_found"));
+        assert_eq!(
+            (f.reason, f.reason_name()),
+            (FailReason::Failed, "not_found")
+        );
+        assert!(f.is_program_reason());
+        let long = "x".repeat(65);
+        for bad in [
+            "timeout",
+            "max_turns_exceeded",
+            "Not Found",
+            "",
+            long.as_str(),
+        ] {
+            let f = Fail::program("m", Some(bad));
+            assert_eq!(f.reason_name(), "failed", "{bad:?}");
+            assert!(!f.is_program_reason());
+        }
+        // A program reason on another reason is never shown.
+        let mut f = Fail::new(FailReason::Timeout, "m");
+        f.program_reason = Some("custom".into());
+        assert_eq!(f.reason_name(), "timeout");
+    }
+}

@@ -180,6 +180,37 @@ fn failures_keep_their_reasons_on_the_error_line() {
         stderr(&out)
     );
 
+    // The same for a single run, sandboxed; a string :reason stays a message under `failed`.
+    let out = ptc(
+        &d,
+        &[
+            "run",
+            "--format",
+            "json",
+            "-e",
+            "(fail {:reason :not_found :message \"User 123\"})",
+        ],
+    );
+    assert!(
+        stderr(&out).contains("error: not_found: User 123"),
+        "{}",
+        stderr(&out)
+    );
+    let step: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (
+            step["fail"]["reason"].as_str(),
+            step["fail"]["kind"].as_str()
+        ),
+        (Some("not_found"), Some("program"))
+    );
+    let out = ptc(&d, &["run", "-e", "(fail {:reason \"nope\"})"]);
+    assert!(
+        stderr(&out).contains("error: failed: nope"),
+        "{}",
+        stderr(&out)
+    );
+
     let chatty = script(
         &d,
         "chatty.sh",
