@@ -21,6 +21,9 @@
 //!   parent's program sees. It runs inside the parent turn's program deadline, so a parent that
 //!   calls agents needs a `turn_timeout_ms` long enough for them.
 //! - Dropping the mission future ends it and kills its runner (the engine's invariant).
+//! - The mission's Step: `return`/`fail`, the last memory and history, the returning turn's
+//!   prints, tool calls and memory delta (every turn's are in the trace), `usage` totals of the
+//!   whole tree (tokens, LLM requests with retries, turns, wall time) and the tree's trace.
 
 mod exec;
 pub mod extract;
