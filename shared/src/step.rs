@@ -92,39 +92,6 @@ impl FailReason {
         }
     }
 
-    /// Every system reason (for checks that a program-chosen reason is not one of them).
-    pub const ALL: [FailReason; 26] = {
-        use FailReason::*;
-        [
-            ParseError,
-            AnalysisError,
-            EvalError,
-            Timeout,
-            MemoryExceeded,
-            ValidationError,
-            ToolError,
-            ToolNotFound,
-            Failed,
-            LimitExceeded,
-            SandboxViolation,
-            RunnerCrashed,
-            Busy,
-            Cancelled,
-            PermissionDenied,
-            InvalidRequest,
-            MaxTurnsExceeded,
-            TurnBudgetExhausted,
-            MaxDepthExceeded,
-            MissionTimeout,
-            TokenBudgetExhausted,
-            LlmError,
-            TemplateError,
-            ChainedFailure,
-            ReservedToolName,
-            ModelNotFound,
-        ]
-    };
-
     /// Reasons only the SubAgent loop reports (a runner claiming one is not believed).
     pub fn is_agent(self) -> bool {
         use FailReason::*;
@@ -222,7 +189,8 @@ fn valid_program_reason(r: &str) -> bool {
         && r.len() <= 64
         && r.bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
-        && !FailReason::ALL.iter().any(|s| s.as_str() == r)
+        // Exhaustive by construction: any name that parses as a FailReason is a system one.
+        && serde_json::from_value::<FailReason>(serde_json::Value::String(r.to_string())).is_err()
 }
 
 /// One tool call made by a program, for the Step's trace.
