@@ -25,8 +25,9 @@ use crate::protocol::ToolDecl;
 use crate::{FailReason, Limits, Step, Value};
 use serde::{Deserialize, Serialize};
 
-/// Bumped on every incompatible change to these messages (independent of the runner protocol).
-pub const CLIENT_PROTOCOL_VERSION: u32 = 1;
+/// Bumped on every incompatible change to these messages (independent of the runner protocol;
+/// 2: the `Step` carried by `Step` frames changed, see `protocol::PROTOCOL_VERSION`).
+pub const CLIENT_PROTOCOL_VERSION: u32 = 2;
 
 /// Default maximum frame body on a client connection (16 MiB; the daemon's config may lower it).
 pub const CLIENT_MAX_FRAME: u32 = 16 << 20;

@@ -19,8 +19,9 @@ use crate::{Fail, Limits, Step, Value};
 use serde::{Deserialize, Serialize};
 use serde_bytes::ByteBuf;
 
-/// Bumped on every incompatible change to these messages.
-pub const PROTOCOL_VERSION: u32 = 2;
+/// Bumped on every incompatible change to these messages (3: `Step` gained `returned` and
+/// `trace`, `Fail` its `program_reason`, `Usage` its token, request and turn counts).
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// The runner's IPC socket is always this file descriptor.
 pub const RUNNER_IPC_FD: i32 = 3;
