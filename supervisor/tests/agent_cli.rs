@@ -507,3 +507,46 @@ fn a_previous_step_chains_and_a_failed_one_is_chained_failure() {
         stderr(&out)
     );
 }
+
+#[test]
+fn prompt_overrides_reach_the_system_prompt() {
+    let d = temp_dir("agent-cli-prompt");
+    let llm = script(
+        &d,
+        "llm.sh",
+        r#"req=$(cat)
+case "$req" in
+  *'"system":"PREFIX-MARK'*'SUFFIX-MARK"'*) printf '```clojure\n(return :both)\n```\n' ;;
+  *'"system":"WHOLE-MARK"'*) printf '```clojure\n(return :whole)\n```\n' ;;
+  *) printf '```clojure\n(return :none)\n```\n' ;;
+esac"#,
+    );
+    let cmd = llm.to_str().unwrap();
+    let out = ptc(
+        &d,
+        &[
+            "agent",
+            "x",
+            "--prompt-prefix",
+            "PREFIX-MARK",
+            "--prompt-suffix",
+            "SUFFIX-MARK",
+            "--llm-cmd",
+            cmd,
+        ],
+    );
+    assert_eq!(stdout(&out), ":both", "{}", stderr(&out));
+    std::fs::write(d.join("system.txt"), "WHOLE-MARK").unwrap();
+    let out = ptc(
+        &d,
+        &[
+            "agent",
+            "x",
+            "--system-prompt",
+            "system.txt",
+            "--llm-cmd",
+            cmd,
+        ],
+    );
+    assert_eq!(stdout(&out), ":whole", "{}", stderr(&out));
+}

@@ -72,6 +72,15 @@ pub struct AgentArgs {
     /// Tokens the whole mission may use.
     #[arg(long)]
     token_budget: Option<u64>,
+    /// Text put before the system prompt (every agent).
+    #[arg(long, value_name = "TEXT")]
+    prompt_prefix: Option<String>,
+    /// Text put after the system prompt (every agent).
+    #[arg(long, value_name = "TEXT")]
+    prompt_suffix: Option<String>,
+    /// A file whose text replaces the whole system prompt (every agent).
+    #[arg(long, value_name = "FILE")]
+    system_prompt: Option<PathBuf>,
     /// Write the trace here, one JSON entry per line (read it with `ptc trace FILE`).
     #[arg(long, value_name = "FILE.jsonl")]
     trace: Option<PathBuf>,
@@ -250,6 +259,7 @@ fn root_agent(args: &AgentArgs, tools: &BTreeMap<String, CliTool>) -> Result<Age
     root.signature.clone_from(&args.signature);
     root.policy.clone_from(&args.policy);
     root.tools = tools.keys().map(|n| decl(n)).collect();
+    apply_overrides(&mut root, args)?;
     if let Some(path) = &args.agents {
         let specs = read_agents(path)?;
         for name in specs.keys() {
@@ -258,6 +268,18 @@ fn root_agent(args: &AgentArgs, tools: &BTreeMap<String, CliTool>) -> Result<Age
         }
     }
     Ok(root)
+}
+
+/// `--prompt-prefix`, `--prompt-suffix`, `--system-prompt`.
+fn apply_overrides(agent: &mut Agent, args: &AgentArgs) -> Result<(), String> {
+    agent.prompt_prefix.clone_from(&args.prompt_prefix);
+    agent.prompt_suffix.clone_from(&args.prompt_suffix);
+    if let Some(p) = &args.system_prompt {
+        let text =
+            std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
+        agent.system_prompt = Some(text);
+    }
+    Ok(())
 }
 
 /// One entry of `--agents FILE`.
@@ -299,6 +321,7 @@ fn build_agent(
     agent.description.clone_from(&spec.description);
     agent.model.clone_from(&spec.model);
     agent.policy.clone_from(&args.policy);
+    apply_overrides(&mut agent, args)?;
     for t in &spec.tools {
         if tools.contains_key(t) {
             agent.tools.push(decl(t));
