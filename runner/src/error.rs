@@ -273,7 +273,8 @@ impl ErrorBody {
     }
 }
 
-/// `(fail v)`: reason `failed`, with the message from `v` (or its `:message`/`:reason` keys).
+/// `(fail v)`: reason `failed`, with the message from `v` (or its `:message`/`:reason` keys) and,
+/// for a keyword `:reason`, that keyword as the program's own reason (see `Fail::program`).
 fn fail_from_value(v: &Value) -> Fail {
     let text = |key: &str| match v {
         Value::Map(m) => m.get_lenient(&Value::kw(key)).map(crate::print::str_of),
@@ -284,7 +285,18 @@ fn fail_from_value(v: &Value) -> Fail {
         (None, Some(r)) => r,
         (None, None) => crate::print::str_of(v),
     };
-    let mut f = Fail::new(FailReason::Failed, message);
+    // Only a keyword names a reason (`:not_found`); a string `:reason` stays a message, as it
+    // always was (`{:reason "no data"}`).
+    let reason = match v {
+        Value::Map(m) => match m.get_lenient(&Value::kw("reason")) {
+            Some(k @ Value::Keyword(_)) => Some(crate::print::str_of(k)),
+            _ => None,
+        },
+        _ => None,
+    };
+    // `:not_found` prints with its colon; the reason is the keyword's name.
+    let reason = reason.map(|r| r.trim_start_matches(':').to_string());
+    let mut f = Fail::program(message, reason.as_deref());
     if let Ok(data) = crate::convert::to_shared(v) {
         f = f.with_detail("value", data);
     }

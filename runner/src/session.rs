@@ -199,10 +199,14 @@ fn evaluate(
     interp.globals.extend(input_memory.iter().cloned());
     let outcome = interp.run_program(&program.forms, program.frame_size);
     // A finite lazy seq in the result leaves as a list (an infinite one hits a limit here).
+    let mut returned = false;
     let outcome = match outcome {
         Ok(v) => interp.realize_deep(v),
         Err(EvalError::Body(b)) => match *b {
-            ErrorBody::Return(v) => interp.realize_deep(v),
+            ErrorBody::Return(v) => {
+                returned = true;
+                interp.realize_deep(v)
+            }
             other => Err(other.into()),
         },
         Err(e) => Err(e),
@@ -240,6 +244,7 @@ fn evaluate(
         .take(3)
         .collect();
     step.return_value = Some(result);
+    step.returned = returned;
     Ok(step)
 }
 

@@ -25,7 +25,8 @@ use crate::protocol::ToolDecl;
 use crate::{FailReason, Limits, Step, Value};
 use serde::{Deserialize, Serialize};
 
-/// Bumped on every incompatible change to these messages (independent of the runner protocol).
+/// Bumped on every incompatible change to these messages (independent of the runner protocol;
+/// 2: the `Step` carried by `Step` frames changed, see `protocol::PROTOCOL_VERSION`).
 pub const CLIENT_PROTOCOL_VERSION: u32 = 2;
 
 /// Default maximum frame body on a client connection (16 MiB; the daemon's config may lower it).

@@ -7,6 +7,8 @@
 //! - [`signature`]: signatures (shorthand and Malli-lite), validation with paths, coercion, rendering;
 //!   `signature::check` applies them to a run (context, result, tools) as `Fail`s.
 //! - [`tool_calls`]: the one owner of a run's tool-call checks (declared, limit, signatures) and trace.
+//! - [`llm`]: what the SubAgent loop asks an LLM and gets back (request, answer, typed error).
+//! - [`trace`]: a mission's trace (one entry per agent turn, a tree by ids).
 //! - [`codec`]: length-prefixed bincode frames (the only user of bincode), blocking and, with the
 //!   `tokio` feature, async.
 //! - [`protocol`]: the supervisor ↔ runner messages, protocol version and runner exit codes.
@@ -27,6 +29,7 @@ pub mod client_protocol;
 pub mod codec;
 pub mod limits;
 pub mod lisp_eval;
+pub mod llm;
 #[cfg(feature = "tokio")]
 pub mod outbox;
 pub mod protocol;
@@ -35,8 +38,10 @@ pub mod seccomp;
 pub mod signature;
 pub mod step;
 pub mod tool_calls;
+pub mod trace;
 pub mod value;
 
 pub use limits::Limits;
 pub use step::{Fail, FailReason, Step, ToolCallRecord, Usage};
+pub use trace::{TraceEntry, TurnUsage};
 pub use value::Value;

@@ -138,6 +138,17 @@ impl Reason {
             | F::SandboxViolation
             | F::RunnerCrashed
             | F::PermissionDenied => Reason::RuntimeError,
+            // A mission's own reasons (never from a single `lisp_eval` program, but the map is
+            // total): its budgets are compute budgets, a malformed mission is a bad argument.
+            F::MissionTimeout
+            | F::MaxTurnsExceeded
+            | F::TurnBudgetExhausted
+            | F::TokenBudgetExhausted
+            | F::MaxDepthExceeded => Reason::Timeout,
+            F::TemplateError | F::ChainedFailure | F::ReservedToolName | F::ModelNotFound => {
+                Reason::ArgsError
+            }
+            F::LlmError => Reason::RuntimeError,
         };
         (reason, fail.message.clone())
     }

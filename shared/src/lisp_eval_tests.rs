@@ -260,13 +260,19 @@ fn limits_map_by_kind_and_keep_their_name() {
 
 #[test]
 fn render_step_golden_for_failures() {
-    let parse = Step::failed(fail(FailReason::ParseError, "unexpected `)` at 1:4"));
+    let parse = Step::failed(
+        fail(FailReason::ParseError, "unexpected `)` at 1:4"),
+        Value::Nil,
+        Vec::new(),
+    );
     assert_eq!(
         render_step(&parse, &SuccessOptions::default()).text(),
         r#"{"status":"error","reason":"parse_error","message":"unexpected `)` at 1:4","feedback":"unexpected `)` at 1:4"}"#
     );
     let failed = Step::failed(
         fail(FailReason::Failed, "{:x 1}").with_detail("value", map(&[("x", Value::Int(1))])),
+        Value::Nil,
+        Vec::new(),
     );
     let p = render_step(&failed, &SuccessOptions::default());
     assert!(p.is_error);

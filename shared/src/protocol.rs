@@ -20,7 +20,9 @@ use crate::{Limits, Step, Value};
 use serde::{Deserialize, Serialize};
 use serde_bytes::ByteBuf;
 
-/// Bumped on every incompatible change to these messages.
+/// Bumped on every incompatible change to these messages (3: `Execute` carries the `RunRequest`;
+/// `Step` gained `returned` and `trace`, `Fail` its `program_reason`, `Usage` its token, request
+/// and turn counts).
 pub const PROTOCOL_VERSION: u32 = 3;
 
 /// The runner's IPC socket is always this file descriptor.

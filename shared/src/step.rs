@@ -35,6 +35,27 @@ pub enum FailReason {
     PermissionDenied,
     /// The request itself was malformed (bad policy name, limits looser than the policy, ...).
     InvalidRequest,
+    // The SubAgent loop's reasons (see `crate::trace` for the mission's Step):
+    /// The agent used its `max_turns` without a valid `(return v)`.
+    MaxTurnsExceeded,
+    /// The whole agent tree used its shared `turn_budget`.
+    TurnBudgetExhausted,
+    /// A nested agent would run deeper than `max_depth`.
+    MaxDepthExceeded,
+    /// The mission ran past its `mission_timeout`.
+    MissionTimeout,
+    /// The mission's token budget is spent.
+    TokenBudgetExhausted,
+    /// The LLM failed: a non-retryable error, or retryable ones until the attempts ran out.
+    LlmError,
+    /// The prompt names a `{{placeholder}}` the context does not have.
+    TemplateError,
+    /// The context given to the mission is a failed Step.
+    ChainedFailure,
+    /// A tool or nested agent is named `return` or `fail`.
+    ReservedToolName,
+    /// An agent names a model the client does not know.
+    ModelNotFound,
 }
 
 impl FailReason {
@@ -58,7 +79,35 @@ impl FailReason {
             Cancelled => "cancelled",
             PermissionDenied => "permission_denied",
             InvalidRequest => "invalid_request",
+            MaxTurnsExceeded => "max_turns_exceeded",
+            TurnBudgetExhausted => "turn_budget_exhausted",
+            MaxDepthExceeded => "max_depth_exceeded",
+            MissionTimeout => "mission_timeout",
+            TokenBudgetExhausted => "token_budget_exhausted",
+            LlmError => "llm_error",
+            TemplateError => "template_error",
+            ChainedFailure => "chained_failure",
+            ReservedToolName => "reserved_tool_name",
+            ModelNotFound => "model_not_found",
         }
+    }
+
+    /// Reasons only the SubAgent loop reports (a runner claiming one is not believed).
+    pub fn is_agent(self) -> bool {
+        use FailReason::*;
+        matches!(
+            self,
+            MaxTurnsExceeded
+                | TurnBudgetExhausted
+                | MaxDepthExceeded
+                | MissionTimeout
+                | TokenBudgetExhausted
+                | LlmError
+                | TemplateError
+                | ChainedFailure
+                | ReservedToolName
+                | ModelNotFound
+        )
     }
 }
 
@@ -69,6 +118,12 @@ impl std::fmt::Display for FailReason {
 }
 
 /// A failed execution: the reason, a one-line message an LLM can act on, and details.
+///
+/// Program-chosen reasons: `(fail {:reason :not_found ...})` keeps the typed reason `failed`
+/// (so [`FailReason`] stays a closed set a program cannot extend) and records the program's word
+/// in `program_reason`. [`Fail::reason_name`] is what surfaces show (`not_found`); a name that
+/// is not a plain identifier, or that spells a system reason (`timeout`), is never shown, so a
+/// program cannot forge a system failure. JSON tells them apart by `"kind": "program"`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Fail {
     pub reason: FailReason,
@@ -77,6 +132,8 @@ pub struct Fail {
     pub op: Option<String>,
     /// Structured details, e.g. `{:kind "type_error"}` or `{:limit "max_steps"}`; a map or nil.
     pub details: Value,
+    /// The reason a program gave to `fail` (only meaningful with reason `failed`).
+    pub program_reason: Option<String>,
 }
 
 impl Fail {
@@ -87,7 +144,32 @@ impl Fail {
             message: message.into(),
             op: None,
             details: Value::Nil,
+            program_reason: None,
         }
+    }
+
+    /// A program's `(fail ...)`: reason `failed`, keeping the program's own reason name when it
+    /// is a plain identifier (`[a-z0-9_-]`, at most 64 bytes) that no system reason spells.
+    pub fn program(message: impl Into<String>, reason: Option<&str>) -> Fail {
+        let mut f = Fail::new(FailReason::Failed, message);
+        f.program_reason = reason
+            .filter(|r| valid_program_reason(r))
+            .map(str::to_string);
+        f
+    }
+
+    /// The reason as surfaces show it: the program's own reason for a `failed` with one,
+    /// else the system reason's wire name.
+    pub fn reason_name(&self) -> &str {
+        match (&self.reason, &self.program_reason) {
+            (FailReason::Failed, Some(r)) if valid_program_reason(r) => r,
+            (r, _) => r.as_str(),
+        }
+    }
+
+    /// Whether [`Fail::reason_name`] is a program-chosen reason.
+    pub fn is_program_reason(&self) -> bool {
+        self.reason_name() != self.reason.as_str()
     }
 
     /// Adds one `details` entry (string key).
@@ -100,6 +182,15 @@ impl Fail {
         self.details = Value::Map(m);
         self
     }
+}
+
+fn valid_program_reason(r: &str) -> bool {
+    !r.is_empty()
+        && r.len() <= 64
+        && r.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+        // Exhaustive by construction: any name that parses as a FailReason is a system one.
+        && serde_json::from_value::<FailReason>(serde_json::Value::String(r.to_string())).is_err()
 }
 
 /// One tool call made by a program, for the Step's trace.
@@ -126,6 +217,12 @@ pub struct Usage {
     /// Filled by the SubAgent loop when an LLM produced the program.
     pub input_tokens: Option<u64>,
     pub output_tokens: Option<u64>,
+    /// `input_tokens + output_tokens` when an LLM was involved.
+    pub total_tokens: Option<u64>,
+    /// LLM requests made (attempts, retries included); the agent tree's total.
+    pub requests: u32,
+    /// Agent turns taken; the agent tree's total (0 for a single run).
+    pub turns: u32,
 }
 
 /// The outcome of one execution. Exactly one of `return_value` / `fail` is set.
@@ -148,6 +245,10 @@ pub struct Step {
     pub warnings: Vec<String>,
     pub tool_calls: Vec<ToolCallRecord>,
     pub usage: Usage,
+    /// The program ended through `(return v)` (the SubAgent loop ends its mission on it).
+    pub returned: bool,
+    /// A mission's turns, flat, in the order they ended (see [`crate::trace`]); empty for a run.
+    pub trace: Vec<crate::trace::TraceEntry>,
 }
 
 impl Step {
@@ -193,7 +294,8 @@ impl Step {
         use serde_json::json;
         let v = |x: &Value| x.to_json().unwrap_or(serde_json::Value::Null);
         let fail = self.fail.as_ref().map(|f| {
-            json!({"reason": f.reason.as_str(), "message": f.message, "op": f.op, "details": v(&f.details)})
+            let kind = if f.is_program_reason() { "program" } else { "system" };
+            json!({"reason": f.reason_name(), "kind": kind, "message": f.message, "op": f.op, "details": v(&f.details)})
         });
         let calls: Vec<_> = self
             .tool_calls
@@ -211,6 +313,38 @@ impl Step {
             "warnings": self.warnings,
             "tool_calls": calls,
             "usage": serde_json::to_value(&self.usage).unwrap_or(serde_json::Value::Null),
+            "trace": self.trace.iter().map(crate::trace::TraceEntry::to_json).collect::<Vec<_>>(),
         })
+    }
+}
+
+#[cfg(test)]
+mod program_reason_tests {
+    use super::*;
+
+    #[test]
+    fn program_reasons_are_shown_only_when_they_cannot_pass_for_system_ones() {
+        let f = Fail::program("User 123", Some("not_found"));
+        assert_eq!(
+            (f.reason, f.reason_name()),
+            (FailReason::Failed, "not_found")
+        );
+        assert!(f.is_program_reason());
+        let long = "x".repeat(65);
+        for bad in [
+            "timeout",
+            "max_turns_exceeded",
+            "Not Found",
+            "",
+            long.as_str(),
+        ] {
+            let f = Fail::program("m", Some(bad));
+            assert_eq!(f.reason_name(), "failed", "{bad:?}");
+            assert!(!f.is_program_reason());
+        }
+        // A program reason on another reason is never shown.
+        let mut f = Fail::new(FailReason::Timeout, "m");
+        f.program_reason = Some("custom".into());
+        assert_eq!(f.reason_name(), "timeout");
     }
 }

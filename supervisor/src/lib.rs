@@ -1,5 +1,6 @@
 //! ptc-supervisor: the library behind the `ptc` CLI and the daemon.
 //!
+//! - [`agent`]: the SubAgent loop: missions solved by an LLM writing programs, turn by turn.
 //! - [`policy`]: named policies (limits, isolation, pool size) loaded and validated from TOML.
 //! - [`check`]: what isolation this host offers (`ptc check`) and what a policy gets of it.
 //! - [`engine`]: runs programs in fresh, single-use, hardened `ptc-runner` processes.
@@ -14,6 +15,7 @@
 //! Invariant: no code here panics on program input or wire data; every failure is a `Step`.
 #![forbid(unsafe_code)]
 
+pub mod agent;
 pub mod check;
 pub mod client;
 pub mod daemon;

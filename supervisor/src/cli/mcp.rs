@@ -74,10 +74,10 @@ async fn open(args: &McpArgs) -> Result<(Client, Option<String>), String> {
         return Ok((client, args.policy.clone()));
     }
     let (policies, chosen) = super::sandbox::policies_for(args.policy.as_deref())?;
-    let config = EngineConfig {
-        default_policy: chosen,
-        ..EngineConfig::new(ptc_supervisor::daemon::config::default_runner(), policies)
-    };
+    let mut config = EngineConfig::new(ptc_supervisor::daemon::config::default_runner(), policies);
+    if let Some(name) = chosen {
+        config.default_policy = name;
+    }
     let client =
         Client::embedded_with(config).map_err(|e| format!("cannot start the sandbox: {e}"))?;
     Ok((client, None))

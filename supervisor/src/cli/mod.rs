@@ -3,15 +3,18 @@
 //! Exit codes: 0 success; 1 the program failed (a Step with `fail`); 2 usage or input errors
 //! (bad flags, unreadable files, an unreachable daemon) before anything ran.
 
+mod agent;
 mod bench;
 mod connect;
 mod input;
+mod llm_source;
 mod mcp;
 mod policies;
 mod run;
 mod sandbox;
 mod serve;
 mod tools;
+mod trace;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -63,6 +66,14 @@ enum Command {
     /// Each call runs in a fresh sandboxed runner; stdin closing stops running calls and exits 0.
     /// Exit codes: 0 after the client closed stdin, 2 bad flags or an unusable policy/daemon.
     Mcp(mcp::McpArgs),
+    /// Solve a mission with an LLM writing programs, turn by turn (SubAgent loop).
+    ///
+    /// Example: ptc agent 'How many orders are open?' --context orders.json \
+    ///            --signature '{count :int}' --llm-cmd ./my-llm.sh --trace run.jsonl
+    /// Exit codes: 0 the mission returned, 1 it failed (reason on stderr), 2 bad usage or input.
+    Agent(agent::AgentArgs),
+    /// Render a mission trace (written by `ptc agent --trace FILE.jsonl`) as an indented tree.
+    Trace(trace::TraceArgs),
 }
 
 #[derive(Debug, clap::Args)]
@@ -101,5 +112,7 @@ pub fn main() -> ExitCode {
         Command::Bench(args) => bench::bench(args),
         Command::Check(args) => check(args),
         Command::Mcp(args) => mcp::mcp(args),
+        Command::Agent(args) => agent::agent(args),
+        Command::Trace(args) => trace::trace(args),
     }
 }

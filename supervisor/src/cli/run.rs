@@ -212,7 +212,7 @@ fn cli_tools(args: &RunArgs) -> Result<Vec<(String, CliTool)>, String> {
 }
 
 /// Prints the Step in the chosen format; the exit code says success or failure.
-fn report(step: &Step, format: Format) -> ExitCode {
+pub(super) fn report(step: &Step, format: Format) -> ExitCode {
     if let Format::Json = format {
         println!("{}", step.to_json());
     }
@@ -221,7 +221,7 @@ fn report(step: &Step, format: Format) -> ExitCode {
     }
     match (&step.fail, &step.return_value) {
         (Some(f), _) => {
-            eprintln!("error: {}: {}", f.reason, f.message);
+            eprintln!("error: {}: {}", f.reason_name(), f.message);
             ExitCode::from(1)
         }
         (None, v) => {

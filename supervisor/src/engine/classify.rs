@@ -181,7 +181,7 @@ fn supervisor_only(r: FailReason) -> bool {
     matches!(
         r,
         SandboxViolation | RunnerCrashed | Busy | Cancelled | PermissionDenied
-    )
+    ) || r.is_agent()
 }
 
 /// Checks a runner's `Finished` Step and sets what the engine measured.

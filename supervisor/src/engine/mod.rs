@@ -175,6 +175,13 @@ impl Engine {
         self.pools.keys().map(String::as_str)
     }
 
+    /// The limits of a policy (`None`: the default policy), or `None` when there is no such
+    /// policy. Callers tighten these per request (`RunRequest::limits`).
+    pub fn policy_limits(&self, policy: Option<&str>) -> Option<ptc_shared::Limits> {
+        let name = policy.unwrap_or(&self.default_policy);
+        self.pools.get(name).map(|p| p.prepared().policy.limits)
+    }
+
     /// What is enforced for a policy on this host.
     pub fn enforcement(&self, policy: &str) -> Option<&Enforcement> {
         self.pools.get(policy).map(|p| &p.prepared().enforcement)
