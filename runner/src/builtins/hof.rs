@@ -29,6 +29,31 @@ pub enum NativeFn {
     Xform(Vec<super::xform::XStep>),
 }
 
+/// Natives nest (`(juxt (juxt (juxt ...)))` 100,000 deep is one `loop` away), and the
+/// compiler's drop glue would recurse once per level: the parts are dropped on a stack that
+/// `stacker` grows, as `Coll`'s contents are.
+impl Drop for NativeFn {
+    fn drop(&mut self) {
+        let parts: (Value, Vec<Value>) = match self {
+            NativeFn::Partial(f, xs) | NativeFn::Fnil(f, xs) => {
+                (std::mem::take(f), std::mem::take(xs))
+            }
+            NativeFn::Comp(xs)
+            | NativeFn::Juxt(xs)
+            | NativeFn::SomeFn(xs)
+            | NativeFn::EveryPred(xs) => (Value::Nil, std::mem::take(xs)),
+            NativeFn::Complement(f) | NativeFn::Constantly(f) | NativeFn::Reduced(f) => {
+                (std::mem::take(f), Vec::new())
+            }
+            NativeFn::Xform(_) => return,
+        };
+        if parts.0.is_scalar() && parts.1.iter().all(Value::is_scalar) {
+            return;
+        }
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, move || drop(parts));
+    }
+}
+
 pub static TABLE: &[BuiltinDef] = &[
     def!(
         "apply",

@@ -32,6 +32,18 @@ pub struct Lambda {
     pub captures: Vec<Value>,
 }
 
+/// A closure may capture a closure that captures a closure... 100,000 deep (easy with `loop`):
+/// the captures are dropped on a stack that `stacker` grows, as `Coll`'s contents are.
+impl Drop for Lambda {
+    fn drop(&mut self) {
+        if self.captures.iter().all(Value::is_scalar) {
+            return;
+        }
+        let captures = std::mem::take(&mut self.captures);
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, move || drop(captures));
+    }
+}
+
 /// The evaluation environment of the code being run: where its frame starts, its captures.
 #[derive(Clone, Copy)]
 pub(crate) struct Env<'a> {
@@ -175,8 +187,20 @@ impl<'h> Interp<'h> {
         }
     }
 
-    /// Evaluates one expression.
+    /// Evaluates one expression. Leaves are read at once; anything with sub-expressions runs on
+    /// a stack `stacker` grows on demand: the analyzer bounds an expression's depth
+    /// (`MAX_EXPANDED_DEPTH`), but not every thread that may run a program has room for that
+    /// many frames (a debug build's `eval` frame alone is kilobytes).
     pub(crate) fn eval(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
+        match e {
+            Expr::Const(v) => Ok(v.clone()),
+            Expr::Local(i) => Ok(self.slot(env, *i)),
+            Expr::Move(i) => Ok(self.take_slot(env, *i)),
+            _ => stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.eval_inner(e, env)),
+        }
+    }
+
+    fn eval_inner(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
         match e {
             Expr::Const(v) => Ok(v.clone()),
             Expr::Local(i) => Ok(self.slot(env, *i)),
@@ -487,7 +511,7 @@ impl<'h> Interp<'h> {
         match f {
             Value::Builtin(b) => crate::builtins::call(self, b, args),
             Value::Fn(l) => self.apply_lambda(l, args),
-            Value::Native(n) => crate::builtins::hof::apply_native(self, n, args),
+            Value::Native(n) => self.nested(|i| crate::builtins::hof::apply_native(i, n, args)),
             Value::Keyword(_) | Value::Map(_) | Value::Set(_) | Value::Vector(_) => {
                 crate::builtins::apply_data(self, f, args)
             }
@@ -501,6 +525,20 @@ impl<'h> Interp<'h> {
                 ),
             )),
         }
+    }
+
+    /// Runs `f` one call deeper: counted against `max_depth` like a lambda call, on a stack that
+    /// grows on demand. Natives (`juxt`, `comp`, `partial`, ...) call their functions from Rust,
+    /// so 100,000 nested `juxt`s would otherwise recurse without ever entering a lambda.
+    pub(crate) fn nested(&mut self, f: impl FnOnce(&mut Self) -> EvalResult) -> EvalResult {
+        if self.depth >= self.limits.max_depth {
+            let msg = format!("recursion deeper than {} calls", self.limits.max_depth);
+            return Err(EvalError::limit(Limit::Depth, msg));
+        }
+        self.depth += 1;
+        let r = stacker::maybe_grow(64 * 1024, 1024 * 1024, || f(self));
+        self.depth -= 1;
+        r
     }
 
     fn pick_arity(t: &FnTemplate, n: usize) -> Option<&Arity> {
