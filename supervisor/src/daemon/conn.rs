@@ -20,9 +20,7 @@ use interprocess::local_socket::traits::StreamCommon;
 use ptc_shared::client_protocol::{
     CLIENT_PROTOCOL_VERSION, ClientToServer, RunRequest, ServerToClient, peek_hello_version,
 };
-use ptc_shared::codec::{
-    CodecError, decode_body, encode_frame, read_frame_async, read_frame_bytes_async,
-};
+use ptc_shared::codec::{CodecError, decode_body, encode_frame, read_frame_bytes_async};
 use ptc_shared::outbox::Outbox;
 use ptc_shared::{FailReason, Step, Value};
 use std::collections::HashMap;
@@ -217,12 +215,30 @@ async fn read_loop(
     tx: mpsc::Sender<Result<Option<ClientToServer>, CodecError>>,
 ) {
     loop {
-        let r = read_frame_async::<ClientToServer, _>(&mut rd, max_frame).await;
+        let r = match read_frame_bytes_async(&mut rd, max_frame).await {
+            Ok(Some(body)) => decode_off_runtime(body, max_frame).await.map(Some),
+            Ok(None) => Ok(None),
+            Err(e) => Err(e),
+        };
         let stop = !matches!(r, Ok(Some(_)));
         if tx.send(r).await.is_err() || stop {
             return;
         }
     }
+}
+
+/// Frames up to this size decode on the runtime; larger ones on a blocking thread, so a 16 MiB
+/// context (a second or more of decoding in a debug build) cannot stall other connections'
+/// reads or any deadline timer.
+const INLINE_DECODE: usize = 64 << 10;
+
+async fn decode_off_runtime(body: Vec<u8>, max: u32) -> Result<ClientToServer, CodecError> {
+    if body.len() <= INLINE_DECODE {
+        return decode_body(&body, max);
+    }
+    tokio::task::spawn_blocking(move || decode_body(&body, max))
+        .await
+        .unwrap_or_else(|e| Err(CodecError::Decode(format!("decoding task failed: {e}"))))
 }
 
 /// Handles frames until the connection ends; returns the reason if a bad frame ended it.
