@@ -154,8 +154,9 @@ async fn run_connection(
         next_call: AtomicU64::new(1),
     });
     let writer = tokio::spawn(drain);
-    let (frames_tx, frames_rx) = mpsc::channel(16);
-    let reader = tokio::spawn(read_loop(rd, max_frame, frames_tx));
+    // Two decoded frames at most wait for dispatch: each may be max_frame bytes.
+    let (frames_tx, frames_rx) = mpsc::channel(2);
+    let reader = tokio::spawn(read_loop(rd, max_frame, conn.out.clone(), frames_tx));
     let end = dispatch(&conn, &shared, frames_rx).await;
     reader.abort();
     if let Some(msg) = end {
@@ -209,12 +210,18 @@ async fn refuse(wr: &mut SendHalf, reason: FailReason, message: String) {
     .await;
 }
 
+/// Answers queued for a client that is not reading them, past which its connection is not read
+/// either (backpressure): a client cannot make the daemon buffer without end by never reading.
+pub const SEND_QUEUE_MAX: usize = 4 << 20;
+
 async fn read_loop(
     mut rd: RecvHalf,
     max_frame: u32,
+    out: Outbox,
     tx: mpsc::Sender<Result<Option<ClientToServer>, CodecError>>,
 ) {
     loop {
+        out.wait_below(SEND_QUEUE_MAX).await;
         let r = match read_frame_bytes_async(&mut rd, max_frame).await {
             Ok(Some(body)) => decode_off_runtime(body, max_frame).await.map(Some),
             Ok(None) => Ok(None),
