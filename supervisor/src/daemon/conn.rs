@@ -22,7 +22,7 @@ use ptc_shared::client_protocol::{
 };
 use ptc_shared::codec::{CodecError, decode_body, encode_frame, read_frame_bytes_async};
 use ptc_shared::outbox::Outbox;
-use ptc_shared::{FailReason, Step, Value};
+use ptc_shared::{Fail, FailReason, Step, Value};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -79,6 +79,19 @@ pub(crate) async fn serve(stream: Stream, shared: Arc<Shared>) {
         }
     };
     let (rd, mut wr) = into_tokio(stream).into_split();
+    // Held until this connection ends: one uid cannot hold every connection.
+    let _slot = match shared.conn_slot(peer.uid) {
+        Ok(slot) => slot,
+        Err(open) => {
+            let (uid, pid) = (peer.uid, peer.pid);
+            tracing::warn!(uid, pid, open, "connection refused: per-uid connection cap");
+            let msg = format!(
+                "uid {uid} already has {open} connections open (per_uid_connections); close one or retry later"
+            );
+            refuse(&mut wr, FailReason::Busy, msg).await;
+            return;
+        }
+    };
     let mut rd = BufReader::new(rd);
     let max_frame = shared.current().config.max_frame_bytes;
     if admit(&shared, peer, &mut rd, &mut wr).await.is_err() {
@@ -157,12 +170,13 @@ async fn run_connection(
     // Two decoded frames at most wait for dispatch: each may be max_frame bytes.
     let (frames_tx, frames_rx) = mpsc::channel(2);
     let reader = tokio::spawn(read_loop(rd, max_frame, conn.out.clone(), frames_tx));
-    let end = dispatch(&conn, &shared, frames_rx).await;
+    let idle = Duration::from_millis(shared.current().config.idle_timeout_ms);
+    let end = dispatch(&conn, &shared, frames_rx, idle).await;
     reader.abort();
-    if let Some(msg) = end {
-        tracing::info!(uid = peer.uid, pid = peer.pid, %msg, "closing connection after a bad frame");
+    if let Some((reason, msg)) = end {
+        tracing::info!(uid = peer.uid, pid = peer.pid, %reason, %msg, "closing connection");
         let _ = conn.send(&ServerToClient::Refused {
-            reason: FailReason::InvalidRequest,
+            reason,
             message: msg,
         });
     }
@@ -248,12 +262,15 @@ async fn decode_off_runtime(body: Vec<u8>, max: u32) -> Result<ClientToServer, C
         .unwrap_or_else(|e| Err(CodecError::Decode(format!("decoding task failed: {e}"))))
 }
 
-/// Handles frames until the connection ends; returns the reason if a bad frame ended it.
+/// Handles frames until the connection ends; returns what to tell the client if the daemon
+/// ended it: a bad frame (`invalid_request`), or `idle` long with no request in flight and no
+/// frame (`busy`: the slot goes to someone else).
 async fn dispatch(
     conn: &Arc<Conn>,
     shared: &Arc<Shared>,
     mut frames: mpsc::Receiver<Result<Option<ClientToServer>, CodecError>>,
-) -> Option<String> {
+    idle: Duration,
+) -> Option<(FailReason, String)> {
     let mut tasks = JoinSet::new();
     let mut stop = shared.stop_signal();
     loop {
@@ -262,10 +279,15 @@ async fn dispatch(
                 Some(Ok(Some(msg))) => handle(conn, shared, msg, &mut tasks),
                 Some(Ok(None)) | None => return None,
                 Some(Err(CodecError::Io(_))) => return None,
-                Some(Err(e)) => return Some(e.to_string()),
+                Some(Err(e)) => return Some((FailReason::InvalidRequest, e.to_string())),
             },
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
             () = stop.stopped() => return None,
+            // Re-armed by every event above; only an idle connection reaches it.
+            () = tokio::time::sleep(idle), if tasks.is_empty() => {
+                let msg = format!("closed after {} ms with no request (idle_timeout_ms)", idle.as_millis());
+                return Some((FailReason::Busy, msg));
+            }
         }
     }
 }
@@ -274,12 +296,24 @@ fn handle(conn: &Arc<Conn>, shared: &Arc<Shared>, msg: ClientToServer, tasks: &m
     match msg {
         ClientToServer::Run { id, request } => {
             let (cancel_tx, cancel_rx) = oneshot::channel();
+            // An id already in flight is refused; the earlier request keeps it.
             let duplicate = match conn.requests.lock() {
-                Ok(mut r) => r.insert(id, cancel_tx).is_some(),
+                Ok(r) if r.contains_key(&id) => true,
+                Ok(mut r) => {
+                    r.insert(id, cancel_tx);
+                    false
+                }
                 Err(_) => false,
             };
             if duplicate {
-                tracing::debug!(id, "duplicate request id replaces the earlier one");
+                tracing::debug!(id, "duplicate request id refused");
+                let msg = format!("request id {id} is already in flight on this connection");
+                let step = Step::failed(Fail::new(FailReason::InvalidRequest, msg));
+                let _ = conn.send(&ServerToClient::Step {
+                    request_id: id,
+                    step: Box::new(step),
+                });
+                return;
             }
             tasks.spawn(request_task(
                 Arc::clone(conn),
