@@ -55,3 +55,50 @@ async fn every_hostile_program_gets_its_typed_outcome_sandboxed() {
         assert_eq!(outcome(step), want, "{name}: {fail}");
     }
 }
+
+/// `Uid:` and `CapEff:` of a process, from /proc.
+fn uid_and_caps(pid: i32) -> Option<(String, String)> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(|v| v.split_whitespace().collect::<Vec<_>>().join(" "))
+    };
+    Some((field("Uid:")?, field("CapEff:")?))
+}
+
+/// A root supervisor whose policy names no `run_as` still never leaves a runner root: it runs
+/// as `DEFAULT_RUN_AS` with no effective capability. Not root: the runner keeps our uid.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_runner_never_keeps_roots_capabilities() {
+    let engine = Arc::new(engine());
+    let busy = {
+        let engine = Arc::clone(&engine);
+        tokio::spawn(async move {
+            let req = request("(loop [i 0] (if (< i 100000000) (recur (inc i)) i))");
+            engine.execute(req, Arc::new(NoTools)).await
+        })
+    };
+    let mut seen = None;
+    for _ in 0..500 {
+        // A forked runner is root for a moment before it hardens: wait for the switched one.
+        seen = runners()
+            .into_iter()
+            .filter_map(uid_and_caps)
+            .find(|(uid, _)| !uid.starts_with("0 "));
+        if seen.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    busy.abort();
+    let (uid, caps) = seen.expect("no hardened runner seen");
+    if nix::unistd::Uid::effective().is_root() {
+        let (u, _) = ptc_supervisor::check::DEFAULT_RUN_AS;
+        assert_eq!(uid, format!("{u} {u} {u} {u}"));
+    } else {
+        eprintln!("NOT ROOT: the runner keeps this uid; only the capability half is checked");
+    }
+    assert_eq!(caps, "0000000000000000");
+}
