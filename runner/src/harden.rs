@@ -14,7 +14,8 @@
 //! 6. `reset_inherited_state`: no blocked signals, SIGXCPU/SIGXFSZ at their default (killing)
 //!    action, cwd `/` — whatever the spawner's thread had must not weaken the limits below.
 //!    Then `switch_user`: the policy's `run_as` uid/gid (groups dropped first), before
-//!    namespaces so an unprivileged user namespace still works.
+//!    namespaces so an unprivileged user namespace still works; the credential change clears
+//!    PDEATHSIG and dumpability, so steps 4 and 5 run again right after it.
 //!    Then `enter_namespaces`: the user namespace first (it grants what the others need without
 //!    host privileges), then net, ipc, uts, mount, as the Setup asks; before the rlimits and
 //!    filters, which forbid `unshare`.
@@ -134,6 +135,10 @@ fn harden_and_serve(probe: Option<Probe>, start: Start) -> Result<(), Exit> {
     not_dumpable()?;
     reset_inherited_state()?;
     switch_user(setup.run_as)?;
+    // Changing credentials clears the parent-death signal and resets dumpability (credentials(7)):
+    // set both again, or a runner of a dead zygote would outlive it under `run_as`.
+    die_with_parent(parent)?;
+    not_dumpable()?;
     enter_namespaces(setup.namespaces)?;
     apply_rlimits(&setup.rlimits)?;
     alloc::arm(setup.heap_budget_bytes);
