@@ -137,14 +137,30 @@ impl<T: Contents> Drop for Coll<T> {
         }
         let mut pending = Vec::new();
         std::mem::take(inner).drain_into(&mut pending);
-        while let Some(v) = pending.pop() {
-            match v {
-                Value::Vector(mut c) | Value::List(mut c) => take_contents(&mut c, &mut pending),
-                Value::Map(mut c) => take_contents(&mut c, &mut pending),
-                Value::Set(mut c) => take_contents(&mut c, &mut pending),
-                // Anything else drops here; closures and natives guard their own captures.
-                other => drop(other),
+        dispose(pending);
+    }
+}
+
+/// Drops values with a work list: every uniquely owned collection, closure or native met is
+/// emptied into the list before it is freed, so no drop recurses however deep the data nests
+/// (through collections, closures' captures or natives' functions).
+pub(crate) fn dispose(mut pending: Vec<Value>) {
+    while let Some(v) = pending.pop() {
+        match v {
+            Value::Vector(mut c) | Value::List(mut c) => take_contents(&mut c, &mut pending),
+            Value::Map(mut c) => take_contents(&mut c, &mut pending),
+            Value::Set(mut c) => take_contents(&mut c, &mut pending),
+            Value::Fn(mut l) => {
+                if let Some(l) = Rc::get_mut(&mut l) {
+                    pending.append(&mut l.captures);
+                }
             }
+            Value::Native(mut n) => {
+                if let Some(n) = Rc::get_mut(&mut n) {
+                    n.take_parts(&mut pending);
+                }
+            }
+            other => drop(other),
         }
     }
 }

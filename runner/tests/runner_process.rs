@@ -264,7 +264,12 @@ fn a_program_over_the_heap_budget_ends_with_memory_exceeded() {
     r.send(&SupervisorToRunner::Execute(exec));
     match r.recv() {
         Some(RunnerToSupervisor::MemoryExceeded { peak_bytes }) => {
-            assert!(peak_bytes > support::HEAP)
+            // The budget is heap_bytes less the main stack's share (RUNNER_STACK_BYTES).
+            let budget = support::setup_for(&limits).heap_budget_bytes;
+            assert!(
+                budget < support::HEAP && peak_bytes > budget,
+                "{peak_bytes}"
+            )
         }
         other => panic!("expected MemoryExceeded, got {other:?}"),
     }

@@ -29,28 +29,37 @@ pub enum NativeFn {
     Xform(Vec<super::xform::XStep>),
 }
 
-/// Natives nest (`(juxt (juxt (juxt ...)))` 100,000 deep is one `loop` away), and the
-/// compiler's drop glue would recurse once per level: the parts are dropped on a stack that
-/// `stacker` grows, as `Coll`'s contents are.
-impl Drop for NativeFn {
-    fn drop(&mut self) {
-        let parts: (Value, Vec<Value>) = match self {
+impl NativeFn {
+    /// Moves the values this native holds to `out` (for dropping without recursion).
+    pub(crate) fn take_parts(&mut self, out: &mut Vec<Value>) {
+        match self {
             NativeFn::Partial(f, xs) | NativeFn::Fnil(f, xs) => {
-                (std::mem::take(f), std::mem::take(xs))
+                out.push(std::mem::take(f));
+                out.append(xs);
             }
             NativeFn::Comp(xs)
             | NativeFn::Juxt(xs)
             | NativeFn::SomeFn(xs)
-            | NativeFn::EveryPred(xs) => (Value::Nil, std::mem::take(xs)),
+            | NativeFn::EveryPred(xs) => out.append(xs),
             NativeFn::Complement(f) | NativeFn::Constantly(f) | NativeFn::Reduced(f) => {
-                (std::mem::take(f), Vec::new())
+                out.push(std::mem::take(f));
             }
-            NativeFn::Xform(_) => return,
-        };
-        if parts.0.is_scalar() && parts.1.iter().all(Value::is_scalar) {
+            NativeFn::Xform(_) => {}
+        }
+    }
+}
+
+/// Natives nest (`(juxt (juxt (juxt ...)))` 100,000 deep is one `loop` away), and the
+/// compiler's drop glue would recurse once per level: the parts are dropped with a work list,
+/// as `Coll`'s contents are.
+impl Drop for NativeFn {
+    fn drop(&mut self) {
+        let mut parts = Vec::new();
+        self.take_parts(&mut parts);
+        if parts.iter().all(Value::is_scalar) {
             return;
         }
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, move || drop(parts));
+        crate::value::dispose(parts);
     }
 }
 

@@ -33,14 +33,13 @@ pub struct Lambda {
 }
 
 /// A closure may capture a closure that captures a closure... 100,000 deep (easy with `loop`):
-/// the captures are dropped on a stack that `stacker` grows, as `Coll`'s contents are.
+/// the captures are dropped with a work list, as `Coll`'s contents are.
 impl Drop for Lambda {
     fn drop(&mut self) {
         if self.captures.iter().all(Value::is_scalar) {
             return;
         }
-        let captures = std::mem::take(&mut self.captures);
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, move || drop(captures));
+        crate::value::dispose(std::mem::take(&mut self.captures));
     }
 }
 
