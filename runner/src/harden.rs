@@ -20,7 +20,8 @@
 //!    host privileges), then net, ipc, uts, mount, as the Setup asks; before the rlimits and
 //!    filters, which forbid `unshare`.
 //! 7. `apply_rlimits`: DATA (heap), CPU (soft = ceil(s), hard = soft + 1: SIGXCPU then SIGKILL),
-//!    NOFILE, FSIZE 0, CORE 0, STACK (raised for deep-but-capped interpreter recursion). Then the
+//!    NOFILE, FSIZE 0, CORE 0, STACK (`RUNNER_STACK_BYTES`, fixed; deeper recursion runs on stacker
+//!    segments, which RLIMIT_DATA counts). Then the
 //!    counting allocator's budget is armed (a little below RLIMIT_DATA, so the budget trips first
 //!    and is reported; RLIMIT_DATA is the kernel's backstop).
 //! 8. `close_other_fds`: close_range(4, ∞) — whatever the spawner leaked is gone before landlock

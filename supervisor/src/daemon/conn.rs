@@ -10,7 +10,15 @@
 //! - The peer's uid/gid come from the kernel (SO_PEERCRED), never from the client's word.
 //! - When the connection ends for any reason (EOF, a malformed or oversized frame, shutdown),
 //!   the `JoinSet` is dropped: every request future is dropped, which kills its runner.
-//! - Each `Run` gets exactly one `Step` frame with its id (busy, refused, cancelled included).
+//! - Each `Run` gets exactly one `Step` frame with its id (busy, refused, cancelled included); a
+//!   `Run` whose id is already in flight gets an `invalid_request` Step and the first keeps it.
+//! - Memory per connection is bounded: frames by `max_frame_bytes`, their decoding by the wire
+//!   budget (large ones off the runtime, on a blocking thread), at most two decoded frames wait
+//!   for dispatch, and the reader stops while more than [`SEND_QUEUE_MAX`] bytes of answers are
+//!   unwritten (a client that does not read is not read either); requests are bounded by
+//!   admission (`per_uid_max`, `per_uid_queue`).
+//! - Each connection holds one of its uid's `per_uid_connections` slots until it ends, and is
+//!   closed after `idle_timeout_ms` with no request in flight and no frame.
 
 use super::Shared;
 use crate::client::{exec_request, refusal};
