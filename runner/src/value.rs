@@ -577,22 +577,33 @@ impl PartialEq for Value {
         if !matches!(self, Vector(_) | List(_)) {
             return self.eq_one(other);
         }
-        let mut todo = vec![(self, other)];
-        while let Some((a, b)) = todo.pop() {
-            match (a, b) {
+        // Nested sequences wait in `todo` (which allocates only if there are any).
+        let mut todo: Vec<(&Value, &Value)> = Vec::new();
+        let mut pair = (self, other);
+        loop {
+            match pair {
                 (Vector(x) | List(x), Vector(y) | List(y)) => {
                     if x.len() != y.len() {
                         return false;
                     }
                     if !Coll::ptr_eq(x, y) {
-                        todo.extend(x.iter().zip(y.iter()));
+                        for (a, b) in x.iter().zip(y.iter()) {
+                            if matches!(a, Vector(_) | List(_)) {
+                                todo.push((a, b));
+                            } else if !a.eq_one(b) {
+                                return false;
+                            }
+                        }
                     }
                 }
-                _ if !a.eq_one(b) => return false,
+                (a, b) if !a.eq_one(b) => return false,
                 _ => {}
             }
+            match todo.pop() {
+                Some(next) => pair = next,
+                None => return true,
+            }
         }
-        true
     }
 }
 

@@ -102,7 +102,12 @@ fn memory_bomb_reports_its_peak_and_exits_with_the_memory_code() {
     let mut r = hardened_probe("alloc-bomb");
     match r.recv() {
         Some(RunnerToSupervisor::MemoryExceeded { peak_bytes }) => {
-            assert!(peak_bytes > support::HEAP)
+            // The budget is heap_bytes less the main stack's share (RUNNER_STACK_BYTES).
+            let budget = setup().heap_budget_bytes;
+            assert!(
+                budget < support::HEAP && peak_bytes > budget,
+                "{peak_bytes}"
+            )
         }
         other => panic!("expected MemoryExceeded, got {other:?}"),
     }

@@ -83,7 +83,12 @@ pub struct RunnerRlimits {
 /// private writable memory, so under RLIMIT_DATA with the heap. The main stack itself is counted
 /// in the memory budget by [`Setup::for_limits`]: the allocator's budget is `heap_bytes` less
 /// the part of this stack the policy pays for (at most a quarter of `heap_bytes`).
-pub const RUNNER_STACK_BYTES: u64 = 8 << 20;
+///
+/// Not 8 MiB, the usual default a runner starts with: std computes the main thread's guard page
+/// from the starting limit, and on a fault in it prints and calls `abort`, whose syscalls the
+/// seccomp filter kills (SIGSYS, mistaken for a sandbox violation). With a different limit a
+/// bug's stack overflow stays a plain SIGSEGV, classified as `runner_crashed`.
+pub const RUNNER_STACK_BYTES: u64 = 16 << 20;
 
 impl RunnerRlimits {
     /// The rlimits for one execution's `Limits`: RLIMIT_DATA is the heap budget plus a quarter
@@ -332,6 +337,7 @@ mod tests {
         let s = Setup::for_limits(&small, Vec::new(), true);
         assert_eq!(s.rlimits.stack_bytes, RUNNER_STACK_BYTES);
         assert_eq!(s.heap_budget_bytes, 12 << 20);
+        assert_ne!(RUNNER_STACK_BYTES, 8 << 20, "see RUNNER_STACK_BYTES");
     }
 
     #[test]
