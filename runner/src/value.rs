@@ -124,53 +124,52 @@ impl<T: Contents> std::ops::Deref for Coll<T> {
 }
 
 impl<T: Contents> Drop for Coll<T> {
-    /// Drops with a work list instead of recursion: each uniquely owned collection met is
-    /// emptied into the list before it is freed, so 200,000 levels of `[[[...]]]` cost a list
-    /// as long as the value had elements, and no stack (a growing stack would be mapped outside
-    /// the heap budget, and the mapping itself can fail).
     fn drop(&mut self) {
-        let Some(inner) = Rc::get_mut(&mut self.0) else {
-            return;
-        };
-        if inner.is_flat() {
-            return;
-        }
-        let mut pending = Vec::new();
-        std::mem::take(inner).drain_into(&mut pending);
-        dispose(pending);
-    }
-}
-
-/// Drops values with a work list: every uniquely owned collection, closure or native met is
-/// emptied into the list before it is freed, so no drop recurses however deep the data nests
-/// (through collections, closures' captures or natives' functions).
-pub(crate) fn dispose(mut pending: Vec<Value>) {
-    while let Some(v) = pending.pop() {
-        match v {
-            Value::Vector(mut c) | Value::List(mut c) => take_contents(&mut c, &mut pending),
-            Value::Map(mut c) => take_contents(&mut c, &mut pending),
-            Value::Set(mut c) => take_contents(&mut c, &mut pending),
-            Value::Fn(mut l) => {
-                if let Some(l) = Rc::get_mut(&mut l) {
-                    pending.append(&mut l.captures);
-                }
-            }
-            Value::Native(mut n) => {
-                if let Some(n) = Rc::get_mut(&mut n) {
-                    n.take_parts(&mut pending);
-                }
-            }
-            other => drop(other),
+        if let Some(inner) = Rc::get_mut(&mut self.0)
+            && !inner.is_flat()
+        {
+            drop_nested(std::mem::take(inner), |c, out| c.drain_into(out));
         }
     }
 }
 
-/// Moves a uniquely owned collection's elements to `pending`; the emptied `Coll` then drops
-/// without recursing (its contents are flat).
-fn take_contents<T: Contents>(c: &mut Coll<T>, pending: &mut Vec<Value>) {
-    if let Some(inner) = Rc::get_mut(&mut c.0) {
-        std::mem::take(inner).drain_into(pending);
+/// Nesting levels dropped by plain recursion before deeper contents are deferred.
+const DROP_DEFER_DEPTH: u32 = 128;
+
+thread_local! {
+    /// How many [`drop_nested`] calls are active on this thread.
+    static DROP_DEPTH: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    /// Values whose drop was deferred by a too-deep [`drop_nested`]; the outermost one drains it.
+    static DEFERRED: std::cell::RefCell<Vec<Value>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Drops the contents of a collection, closure or native that may nest. The compiler's drop
+/// glue recurses once per nesting level, and data 200,000 levels deep is one `loop` away; so up
+/// to [`DROP_DEFER_DEPTH`] levels drop as usual (no cost for ordinary data), and deeper contents
+/// are moved (`drain`) to a thread-local list that the outermost call empties, one value at a
+/// time. The list holds at most the values the data had: no stack, no growth beyond the heap.
+pub(crate) fn drop_nested<T>(contents: T, drain: impl FnOnce(T, &mut Vec<Value>)) {
+    let depth = DROP_DEPTH.with(std::cell::Cell::get);
+    if depth >= DROP_DEFER_DEPTH {
+        // Moving values out drops none of them, so the list is never borrowed twice.
+        let deferred = DEFERRED.with(|d| match d.try_borrow_mut() {
+            Ok(mut list) => {
+                drain(contents, &mut list);
+                None
+            }
+            Err(_) => Some(contents),
+        });
+        drop(deferred);
+        return;
     }
+    DROP_DEPTH.with(|d| d.set(depth + 1));
+    drop(contents);
+    if depth == 0 {
+        while let Some(v) = DEFERRED.with(|d| d.try_borrow_mut().ok().and_then(|mut l| l.pop())) {
+            drop(v);
+        }
+    }
+    DROP_DEPTH.with(|d| d.set(depth));
 }
 
 /// What a [`Coll`] holds.

@@ -59,7 +59,7 @@ impl Drop for NativeFn {
         if parts.iter().all(Value::is_scalar) {
             return;
         }
-        crate::value::dispose(parts);
+        crate::value::drop_nested(parts, |p, out| out.extend(p));
     }
 }
 

@@ -25,6 +25,14 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Instant;
 
+/// Stack `eval` makes sure of at each call and every [`NEST_CHECK`] levels of nesting: room for
+/// those levels even in a debug build (about 8 KiB per level there, far less in release).
+const STACK_RED_ZONE: usize = 256 * 1024;
+/// How much stack `stacker` maps when the red zone is not left.
+const STACK_SEGMENT: usize = 2 * 1024 * 1024;
+/// Nesting levels between two stack checks in `eval`.
+const NEST_CHECK: u32 = 16;
+
 /// A closure: a compiled fn and the values it captured.
 #[derive(Debug)]
 pub struct Lambda {
@@ -39,7 +47,8 @@ impl Drop for Lambda {
         if self.captures.iter().all(Value::is_scalar) {
             return;
         }
-        crate::value::dispose(std::mem::take(&mut self.captures));
+        let captures = std::mem::take(&mut self.captures);
+        crate::value::drop_nested(captures, |c, out| out.extend(c));
     }
 }
 
@@ -73,6 +82,8 @@ pub struct Interp<'h> {
     pub(crate) started: Instant,
     pub(crate) steps: u64,
     pub(crate) depth: u32,
+    /// Nested compound expressions being evaluated (see [`Interp::eval`]).
+    nest: u32,
     pub(crate) prints: Prints,
     pub(crate) tool_calls: Vec<ToolCallRecord>,
     recur_buf: Vec<Value>,
@@ -91,6 +102,7 @@ impl<'h> Interp<'h> {
             started: Instant::now(),
             steps: 0,
             depth: 0,
+            nest: 0,
             prints: Prints::default(),
             tool_calls: Vec::new(),
             recur_buf: Vec::new(),
@@ -186,16 +198,26 @@ impl<'h> Interp<'h> {
         }
     }
 
-    /// Evaluates one expression. Leaves are read at once; anything with sub-expressions runs on
-    /// a stack `stacker` grows on demand: the analyzer bounds an expression's depth
-    /// (`MAX_EXPANDED_DEPTH`), but not every thread that may run a program has room for that
-    /// many frames (a debug build's `eval` frame alone is kilobytes).
+    /// Evaluates one expression. Leaves are read at once. The analyzer bounds an expression's
+    /// depth (`MAX_EXPANDED_DEPTH`), but not every thread that may run a program has room for
+    /// that many frames (a debug build's `eval` frame alone is kilobytes), so every
+    /// [`NEST_CHECK`]th level of nesting makes sure [`STACK_RED_ZONE`] bytes are left, growing
+    /// the stack with `stacker` if not (checking every level would cost the hot path).
     pub(crate) fn eval(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
         match e {
             Expr::Const(v) => Ok(v.clone()),
             Expr::Local(i) => Ok(self.slot(env, *i)),
             Expr::Move(i) => Ok(self.take_slot(env, *i)),
-            _ => stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.eval_inner(e, env)),
+            _ => {
+                self.nest += 1;
+                let r = if self.nest.is_multiple_of(NEST_CHECK) {
+                    stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.eval_inner(e, env))
+                } else {
+                    self.eval_inner(e, env)
+                };
+                self.nest -= 1;
+                r
+            }
         }
     }
 
@@ -535,7 +557,7 @@ impl<'h> Interp<'h> {
             return Err(EvalError::limit(Limit::Depth, msg));
         }
         self.depth += 1;
-        let r = stacker::maybe_grow(64 * 1024, 1024 * 1024, || f(self));
+        let r = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || f(self));
         self.depth -= 1;
         r
     }
@@ -634,7 +656,7 @@ impl<'h> Interp<'h> {
             captures: &l.captures,
             this: Some(l),
         };
-        let r = stacker::maybe_grow(64 * 1024, 2 * 1024 * 1024, || self.run_body(arity, env));
+        let r = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.run_body(arity, env));
         self.depth -= 1;
         self.stack.truncate(base);
         r
