@@ -211,7 +211,7 @@ impl<'h> Interp<'h> {
             _ => {
                 self.nest += 1;
                 let r = if self.nest.is_multiple_of(NEST_CHECK) {
-                    stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.eval_inner(e, env))
+                    self.eval_checked(e, env)
                 } else {
                     self.eval_inner(e, env)
                 };
@@ -221,6 +221,14 @@ impl<'h> Interp<'h> {
         }
     }
 
+    /// `eval` with the stack check: kept out of line, so the common path stays one function.
+    #[cold]
+    #[inline(never)]
+    fn eval_checked(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
+        stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.eval_inner(e, env))
+    }
+
+    #[inline(always)]
     fn eval_inner(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
         match e {
             Expr::Const(v) => Ok(v.clone()),
