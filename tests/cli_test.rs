@@ -339,8 +339,9 @@ fn context_signature_chains_the_previous_steps_output_types() {
 
 #[test]
 fn an_oversized_result_is_a_result_limit_not_a_memory_death() {
-    // ~23 MB of text in a 64 MiB-heap runner: printing it whole to measure it would not fit.
-    let program = format!("(apply str (repeat 200000 \"{}\"))", "x".repeat(115));
+    // ~15 MB of text, 15x max_result_bytes, in a 64 MiB-heap runner (48 MiB of it heap budget,
+    // the rest pays for the stack): measuring the result must not print it whole first.
+    let program = format!("(apply str (repeat 130000 \"{}\"))", "x".repeat(115));
     // A policy with room for the time this takes in a debug build (asking for more than the
     // default policy's 1000 ms would be refused, not clamped).
     let seccomp = concat!(

@@ -162,5 +162,22 @@ pub fn run_with_host(
     tool_names: &[String],
     host: &mut dyn ToolHost,
 ) -> Result<Step, Step> {
-    crate::session::execute(source, opts, tool_names, host).into_result()
+    // A last line of defence for in-process hosts: every program-reachable recursion is bounded
+    // and nothing is meant to panic, but a panic that slipped through must not unwind into (or
+    // abort) the host. The interpreter's state is dropped with the closure, so nothing broken
+    // is reused. (A stack overflow cannot be caught; that is what the bounds are for.)
+    let run =
+        std::panic::AssertUnwindSafe(|| crate::session::execute(source, opts, tool_names, host));
+    std::panic::catch_unwind(run)
+        .unwrap_or_else(|_| {
+            let msg =
+                "the interpreter failed unexpectedly (a bug in ptc-runner, not in the program)";
+            let fail = ptc_shared::Fail::new(ptc_shared::FailReason::RunnerCrashed, msg);
+            Step::failed(
+                fail,
+                opts.request.memory.clone(),
+                opts.request.history.clone(),
+            )
+        })
+        .into_result()
 }

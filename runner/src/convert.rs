@@ -72,7 +72,12 @@ fn to_shared_at(v: &Value, depth: usize, string_keys: bool) -> Result<S, String>
     if depth > MAX_DEPTH {
         return Err(format!("value nested deeper than {MAX_DEPTH} levels"));
     }
-    let conv = |x: &Value| to_shared_at(x, depth + 1, string_keys);
+    // MAX_DEPTH levels fit any 64 KiB+ stack in release, not every thread's in a debug build.
+    let conv = |x: &Value| {
+        stacker::maybe_grow(32 * 1024, 256 * 1024, || {
+            to_shared_at(x, depth + 1, string_keys)
+        })
+    };
     Ok(match v {
         Value::Nil => S::Nil,
         Value::Bool(b) => S::Bool(*b),
@@ -127,15 +132,24 @@ fn exception_map(e: &ExInfo, depth: usize, string_keys: bool) -> Result<S, Strin
     Ok(S::Map(m))
 }
 
-/// Whether a value is plain data all the way down (what memory may persist).
+/// Whether a value is plain data all the way down (what memory may persist). Looks at most
+/// [`MAX_DEPTH`] levels deep: anything deeper cannot be converted anyway (`to_shared` refuses it).
 pub fn is_data(v: &Value) -> bool {
+    is_data_at(v, 0)
+}
+
+fn is_data_at(v: &Value, depth: usize) -> bool {
+    if depth > MAX_DEPTH {
+        return true;
+    }
+    let data = |x: &Value| is_data_at(x, depth + 1);
     match v {
         Value::Fn(_) | Value::Builtin(_) | Value::Native(_) | Value::Regex(_) | Value::Lazy(_) => {
             false
         }
-        Value::Vector(xs) | Value::List(xs) => xs.iter().all(is_data),
-        Value::Set(s) => s.iter().all(is_data),
-        Value::Map(m) => m.iter().all(|(k, x)| is_data(k) && is_data(x)),
+        Value::Vector(xs) | Value::List(xs) => xs.iter().all(data),
+        Value::Set(s) => s.iter().all(data),
+        Value::Map(m) => m.iter().all(|(k, x)| data(k) && data(x)),
         _ => true,
     }
 }

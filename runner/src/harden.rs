@@ -15,12 +15,14 @@
 //! 6. `reset_inherited_state`: no blocked signals, SIGXCPU/SIGXFSZ at their default (killing)
 //!    action, cwd `/` — whatever the spawner's thread had must not weaken the limits below.
 //!    Then `switch_user`: the policy's `run_as` uid/gid (groups dropped first), before
-//!    namespaces so an unprivileged user namespace still works.
+//!    namespaces so an unprivileged user namespace still works; the credential change clears
+//!    PDEATHSIG and dumpability, so steps 4 and 5 run again right after it.
 //!    Then `enter_namespaces`: the user namespace first (it grants what the others need without
 //!    host privileges), then net, ipc, uts, mount, as the Setup asks; before the rlimits and
 //!    filters, which forbid `unshare`.
 //! 7. `apply_rlimits`: DATA (heap), CPU (soft = ceil(s), hard = soft + 1: SIGXCPU then SIGKILL),
-//!    NOFILE, FSIZE 0, CORE 0, STACK (raised for deep-but-capped interpreter recursion). Then the
+//!    NOFILE, FSIZE 0, CORE 0, STACK (`RUNNER_STACK_BYTES`, fixed; deeper recursion runs on stacker
+//!    segments, which RLIMIT_DATA counts). Then the
 //!    counting allocator's budget is armed (a little below RLIMIT_DATA, so the budget trips first
 //!    and is reported; RLIMIT_DATA is the kernel's backstop).
 //! 8. `close_other_fds`: close_range(4, ∞) — whatever the spawner leaked is gone before landlock
@@ -154,6 +156,10 @@ fn harden_and_serve(probe: Option<Probe>, start: Start) -> Result<(), Exit> {
     not_dumpable()?;
     reset_inherited_state()?;
     switch_user(setup.run_as)?;
+    // Changing credentials clears the parent-death signal and resets dumpability (credentials(7)):
+    // set both again, or a runner of a dead zygote would outlive it under `run_as`.
+    die_with_parent(parent)?;
+    not_dumpable()?;
     enter_namespaces(setup.namespaces)?;
     apply_rlimits(&setup.rlimits)?;
     alloc::arm(setup.heap_budget_bytes);

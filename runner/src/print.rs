@@ -50,7 +50,62 @@ pub fn pr_str_short(v: &Value) -> String {
     }
 }
 
+/// What is left to print: a value, or punctuation between and after values.
+enum Task<'a> {
+    Val(&'a Value),
+    Text(&'static str),
+}
+
+/// Prints `v` with an explicit work list instead of recursion: data nested 200,000 levels deep
+/// (easy to build with `loop`) prints without growing the Rust stack. The list holds at most one
+/// reference per element of the value, so its size is bounded by the value's own.
 fn write(out: &mut String, v: &Value, readably: bool) {
+    let mut todo = vec![Task::Val(v)];
+    while let Some(task) = todo.pop() {
+        match task {
+            Task::Text(t) => out.push_str(t),
+            Task::Val(Value::Vector(xs)) => open_seq(out, &mut todo, "[", "]", xs.iter()),
+            Task::Val(Value::List(xs)) => open_seq(out, &mut todo, "(", ")", xs.iter()),
+            Task::Val(Value::Set(s)) => open_seq(out, &mut todo, "#{", "}", s.iter()),
+            Task::Val(Value::Map(m)) => {
+                out.push('{');
+                todo.push(Task::Text("}"));
+                let entries: Vec<_> = m.iter().collect();
+                for (i, (k, x)) in entries.into_iter().enumerate().rev() {
+                    todo.push(Task::Val(x));
+                    todo.push(Task::Text(" "));
+                    todo.push(Task::Val(k));
+                    if i > 0 {
+                        todo.push(Task::Text(", "));
+                    }
+                }
+            }
+            Task::Val(v) => write_scalar(out, v, readably),
+        }
+    }
+}
+
+/// Writes `open` now and schedules the elements (space-separated) and `close`.
+fn open_seq<'a>(
+    out: &mut String,
+    todo: &mut Vec<Task<'a>>,
+    open: &str,
+    close: &'static str,
+    xs: impl Iterator<Item = &'a Value>,
+) {
+    out.push_str(open);
+    todo.push(Task::Text(close));
+    let items: Vec<&Value> = xs.collect();
+    for (i, x) in items.into_iter().enumerate().rev() {
+        todo.push(Task::Val(x));
+        if i > 0 {
+            todo.push(Task::Text(" "));
+        }
+    }
+}
+
+/// Everything but the collections.
+fn write_scalar(out: &mut String, v: &Value, readably: bool) {
     match v {
         Value::Nil => out.push_str("nil"),
         Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
@@ -67,21 +122,8 @@ fn write(out: &mut String, v: &Value, readably: bool) {
             out.push_str(k);
         }
         Value::Symbol(s) => out.push_str(s),
-        Value::Vector(xs) => write_seq(out, "[", "]", xs.iter(), readably),
-        Value::List(xs) => write_seq(out, "(", ")", xs.iter(), readably),
-        Value::Set(s) => write_seq(out, "#{", "}", s.iter(), readably),
-        Value::Map(m) => {
-            out.push('{');
-            for (i, (k, x)) in m.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                write(out, k, readably);
-                out.push(' ');
-                write(out, x, readably);
-            }
-            out.push('}');
-        }
+        // Collections are scheduled by `write`; reaching here would be a bug, so print nothing.
+        Value::Vector(_) | Value::List(_) | Value::Map(_) | Value::Set(_) => {}
         Value::Lazy(_) => out.push_str("(...)"),
         Value::Fn(l) => {
             let _ = write!(
@@ -117,21 +159,4 @@ fn write_char(out: &mut String, c: char) {
             out.push(c);
         }
     }
-}
-
-fn write_seq<'a>(
-    out: &mut String,
-    open: &str,
-    close: &str,
-    xs: impl Iterator<Item = &'a Value>,
-    readably: bool,
-) {
-    out.push_str(open);
-    for (i, x) in xs.enumerate() {
-        if i > 0 {
-            out.push(' ');
-        }
-        write(out, x, readably);
-    }
-    out.push_str(close);
 }

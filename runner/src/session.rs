@@ -261,7 +261,14 @@ fn finish_memory(step: &mut Step, interp: &Interp<'_>, input: &[(Rc<str>, crate:
             step.warnings.push(format!("`{name}` is a {}, not data: it is not kept in memory (define it again in the next program)", v.type_name()));
             continue;
         }
-        let Ok(sv) = to_shared(v) else { continue };
+        let sv = match to_shared(v) {
+            Ok(sv) => sv,
+            Err(why) => {
+                step.warnings
+                    .push(format!("`{name}` is not kept in memory: {why}"));
+                continue;
+            }
+        };
         let changed = input
             .iter()
             .find(|(n, _)| n == name)

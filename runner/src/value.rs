@@ -128,17 +128,57 @@ impl<T: Contents> Drop for Coll<T> {
         if let Some(inner) = Rc::get_mut(&mut self.0)
             && !inner.is_flat()
         {
-            let contents = std::mem::take(inner);
-            stacker::maybe_grow(64 * 1024, 1024 * 1024, move || drop(contents));
+            drop_nested(std::mem::take(inner), |c, out| c.drain_into(out));
         }
     }
+}
+
+/// Nesting levels dropped by plain recursion before deeper contents are deferred.
+const DROP_DEFER_DEPTH: u32 = 128;
+
+thread_local! {
+    /// How many [`drop_nested`] calls are active on this thread.
+    static DROP_DEPTH: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    /// Values whose drop was deferred by a too-deep [`drop_nested`]; the outermost one drains it.
+    static DEFERRED: std::cell::RefCell<Vec<Value>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Drops the contents of a collection, closure or native that may nest. The compiler's drop
+/// glue recurses once per nesting level, and data 200,000 levels deep is one `loop` away; so up
+/// to [`DROP_DEFER_DEPTH`] levels drop as usual (no cost for ordinary data), and deeper contents
+/// are moved (`drain`) to a thread-local list that the outermost call empties, one value at a
+/// time. The list holds at most the values the data had: no stack, no growth beyond the heap.
+pub(crate) fn drop_nested<T>(contents: T, drain: impl FnOnce(T, &mut Vec<Value>)) {
+    let depth = DROP_DEPTH.with(std::cell::Cell::get);
+    if depth >= DROP_DEFER_DEPTH {
+        // Moving values out drops none of them, so the list is never borrowed twice.
+        let deferred = DEFERRED.with(|d| match d.try_borrow_mut() {
+            Ok(mut list) => {
+                drain(contents, &mut list);
+                None
+            }
+            Err(_) => Some(contents),
+        });
+        drop(deferred);
+        return;
+    }
+    DROP_DEPTH.with(|d| d.set(depth + 1));
+    drop(contents);
+    if depth == 0 {
+        while let Some(v) = DEFERRED.with(|d| d.try_borrow_mut().ok().and_then(|mut l| l.pop())) {
+            drop(v);
+        }
+    }
+    DROP_DEPTH.with(|d| d.set(depth));
 }
 
 /// What a [`Coll`] holds.
 pub trait Contents: Default {
     /// True when no element can hold a collection, so dropping cannot recurse and needs no
-    /// stack guard (and no move out of the `Rc`). Checked only on small collections.
+    /// work list (and no move out of the `Rc`). Checked only on small collections.
     fn is_flat(&self) -> bool;
+    /// Moves every element (keys and values of a map) to `out`.
+    fn drain_into(self, out: &mut Vec<Value>);
 }
 
 /// Collections up to this length are checked for flatness when dropped.
@@ -147,6 +187,9 @@ const FLAT_CHECK: usize = 16;
 impl Contents for PVec {
     fn is_flat(&self) -> bool {
         self.len() <= FLAT_CHECK && self.iter().all(Value::is_scalar)
+    }
+    fn drain_into(self, out: &mut Vec<Value>) {
+        out.extend(self);
     }
 }
 
@@ -157,11 +200,28 @@ impl Contents for MapImpl {
             _ => false,
         }
     }
+    fn drain_into(self, out: &mut Vec<Value>) {
+        let pairs: Box<dyn Iterator<Item = (Value, Value)>> = match self {
+            MapImpl::Small(entries) => Box::new(entries.into_iter()),
+            MapImpl::Hash(m) => Box::new(m.into_iter()),
+            MapImpl::Sorted(m) => Box::new(m.into_iter()),
+        };
+        for (k, v) in pairs {
+            out.push(k);
+            out.push(v);
+        }
+    }
 }
 
 impl Contents for SetImpl {
     fn is_flat(&self) -> bool {
         false
+    }
+    fn drain_into(self, out: &mut Vec<Value>) {
+        match self {
+            SetImpl::Hash(s) => out.extend(s),
+            SetImpl::Sorted(s) => out.extend(s),
+        }
     }
 }
 
@@ -500,8 +560,70 @@ impl SetImpl {
     }
 }
 
+/// Runs a walk one nesting level deeper on a stack that `stacker` grows on demand. Equality and
+/// hashing are trait methods (no error to return), and data may nest as deep as the heap budget
+/// allows, so they grow the stack instead of counting: the stack used is proportional to the
+/// depth, which the value's own heap already paid for.
+fn deeper<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, f)
+}
+
 impl PartialEq for Value {
+    /// Sequences compare with a work list (data nests 200,000 levels deep in one `loop`); maps
+    /// and sets look their elements up, which recurses only through collections used as keys.
     fn eq(&self, other: &Value) -> bool {
+        use Value::*;
+        if !matches!(self, Vector(_) | List(_)) {
+            return self.eq_one(other);
+        }
+        // Nested sequences wait in `todo` (which allocates only if there are any).
+        let mut todo: Vec<(&Value, &Value)> = Vec::new();
+        let mut pair = (self, other);
+        loop {
+            match pair {
+                (Vector(x) | List(x), Vector(y) | List(y)) => {
+                    if x.len() != y.len() {
+                        return false;
+                    }
+                    if !Coll::ptr_eq(x, y) {
+                        for (a, b) in x.iter().zip(y.iter()) {
+                            if matches!(a, Vector(_) | List(_)) {
+                                todo.push((a, b));
+                            } else if !a.eq_one(b) {
+                                return false;
+                            }
+                        }
+                    }
+                }
+                (a, b) if !a.eq_one(b) => return false,
+                _ => {}
+            }
+            match todo.pop() {
+                Some(next) => pair = next,
+                None => return true,
+            }
+        }
+    }
+}
+
+impl Value {
+    /// Equality of one level: maps and sets by lookup (on a stack `stacker` grows, for
+    /// collections used as keys), anything else but sequences directly.
+    fn eq_one(&self, other: &Value) -> bool {
+        use Value::*;
+        match (self, other) {
+            (Map(a), Map(b)) => {
+                deeper(|| a.len() == b.len() && a.iter().all(|(k, v)| b.get(k) == Some(v)))
+            }
+            (Set(a), Set(b)) => deeper(|| a.len() == b.len() && a.iter().all(|k| b.contains(k))),
+            _ => self.eq_flat(other),
+        }
+    }
+}
+
+impl Value {
+    /// Equality of everything but the collections.
+    fn eq_flat(&self, other: &Value) -> bool {
         use Value::*;
         match (self, other) {
             (Nil, Nil) => true,
@@ -513,10 +635,7 @@ impl PartialEq for Value {
             (Str(a), Str(b)) | (Keyword(a), Keyword(b)) | (Symbol(a), Symbol(b)) => {
                 Text::ptr_eq(a, b) || a == b
             }
-            (Vector(a) | List(a), Vector(b) | List(b)) => **a == **b,
             (Lazy(a), Lazy(b)) => Rc::ptr_eq(a, b),
-            (Map(a), Map(b)) => a.len() == b.len() && a.iter().all(|(k, v)| b.get(k) == Some(v)),
-            (Set(a), Set(b)) => a.len() == b.len() && a.iter().all(|k| b.contains(k)),
             (Fn(a), Fn(b)) => Rc::ptr_eq(a, b),
             (Builtin(a), Builtin(b)) => std::ptr::eq(*a, *b),
             (Native(a), Native(b)) => Rc::ptr_eq(a, b),
@@ -530,8 +649,22 @@ impl PartialEq for Value {
 
 impl Eq for Value {}
 
+/// How many levels of nesting a hash looks at. Deeper levels do not contribute: equal values
+/// still hash equally (the cut is by structure), and hashing never recurses without bound.
+const HASH_DEPTH: u32 = 64;
+
 impl Hash for Value {
     fn hash<H: Hasher>(&self, state: &mut H) {
+        self.hash_at(state, 0);
+    }
+}
+
+impl Value {
+    fn hash_at<H: Hasher>(&self, state: &mut H, depth: u32) {
+        if depth >= HASH_DEPTH {
+            return self.type_name().hash(state);
+        }
+        let depth = depth + 1;
         match self {
             Value::Nil => 0u8.hash(state),
             Value::Bool(b) => b.hash(state),
@@ -545,20 +678,25 @@ impl Hash for Value {
                 4u8.hash(state);
                 v.len().hash(state);
                 for x in v.iter() {
-                    x.hash(state);
+                    x.hash_at(state, depth);
                 }
             }
             Value::Map(m) => {
                 5u8.hash(state);
                 // Order-independent: sum of per-entry hashes.
-                let sum = m
-                    .iter()
-                    .fold(0u64, |acc, (k, v)| acc.wrapping_add(hash_one(&(k, v))));
+                let sum = m.iter().fold(0u64, |acc, (k, v)| {
+                    acc.wrapping_add(hash_one(|h| {
+                        k.hash_at(h, depth);
+                        v.hash_at(h, depth);
+                    }))
+                });
                 sum.hash(state);
             }
             Value::Set(s) => {
                 6u8.hash(state);
-                let sum = s.iter().fold(0u64, |acc, k| acc.wrapping_add(hash_one(k)));
+                let sum = s.iter().fold(0u64, |acc, k| {
+                    acc.wrapping_add(hash_one(|h| k.hash_at(h, depth)))
+                });
                 sum.hash(state);
             }
             Value::Temporal(t) => t.hash(state),
@@ -569,9 +707,12 @@ impl Hash for Value {
     }
 }
 
-fn hash_one<T: Hash>(x: &T) -> u64 {
+/// The hasher of one map entry or set element (summed, so the order does not matter).
+type EntryHasher = <FixedState as std::hash::BuildHasher>::Hasher;
+
+fn hash_one(f: impl FnOnce(&mut EntryHasher)) -> u64 {
     let mut h = std::hash::BuildHasher::build_hasher(&FixedState::default());
-    x.hash(&mut h);
+    f(&mut h);
     h.finish()
 }
 

@@ -70,6 +70,9 @@ fn init() -> Result<SignalFd, Exit> {
     let parent = std::os::unix::process::parent_id();
     harden::prepare_frame()?;
     harden::ipc_fd_is_socket()?;
+    // Whatever the spawner's process leaked past fd 3 (a daemon inherits fds from its own
+    // parent) is closed before anything else: the zygote holds only 0–3 and its signalfd.
+    harden::close_other_fds()?;
     harden::die_with_parent(parent)?;
     harden::not_dumpable()?;
     // stacker caches the main thread's stack bounds, computed from RLIMIT_STACK, when priming:

@@ -108,7 +108,8 @@ pub fn encode_frame<T: Serialize + ?Sized>(msg: &T, max: u32) -> Result<Vec<u8>,
 /// Decodes one frame body (without its header) and checks its protocol version.
 pub fn decode_body<T: Message>(body: &[u8], max: u32) -> Result<T, CodecError> {
     check_len(body.len() as u64, max)?;
-    match options(max).deserialize::<T>(body) {
+    let budget = crate::value::wire::decode_budget(body.len());
+    match crate::value::wire::with_budget(budget, || options(max).deserialize::<T>(body)) {
         Ok(msg) => match msg.version() {
             Some(theirs) if theirs != PROTOCOL_VERSION => Err(CodecError::Version {
                 ours: PROTOCOL_VERSION,

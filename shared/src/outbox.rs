@@ -14,6 +14,9 @@
 //! - After a write error the outbox is closed: that `send` and every later one fails.
 //! - The writer task ([`Outbox::new`]'s future) ends when every `Outbox` handle is gone and the
 //!   queue is drained, or at the first write error, which it returns.
+//! - The bytes queued and not yet written are counted ([`Outbox::queued_bytes`]), and a reader
+//!   can wait until they fall under a bound ([`Outbox::wait_below`]): the daemon stops reading a
+//!   connection whose client does not read its answers, so the queue cannot grow without end.
 
 use std::io::{Error, ErrorKind};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -29,12 +32,16 @@ struct Queued {
 struct Inner {
     wr: OwnedWriteHalf,
     state: Mutex<State>,
+    /// Woken whenever the writer task has written a batch (or failed).
+    drained: tokio::sync::Notify,
 }
 
 #[derive(Default)]
 struct State {
     /// Frames handed to the writer task and not yet fully written.
     queued: usize,
+    /// Their unwritten bytes.
+    queued_bytes: usize,
     closed: bool,
 }
 
@@ -69,6 +76,7 @@ impl Outbox {
         let inner = Arc::new(Inner {
             wr,
             state: Mutex::new(State::default()),
+            drained: tokio::sync::Notify::new(),
         });
         let (tx, rx) = mpsc::unbounded_channel();
         let writer = drain(Arc::clone(&inner), rx);
@@ -107,12 +115,34 @@ impl Outbox {
                 return Ok(());
             }
         }
+        let bytes = frame.len().saturating_sub(from);
         if self.tx.send(Queued { frame, from }).is_err() {
             st.closed = true;
             return Err(closed());
         }
         st.queued += 1;
+        st.queued_bytes = st.queued_bytes.saturating_add(bytes);
         Ok(())
+    }
+
+    /// Bytes queued for the writer task and not yet written.
+    pub fn queued_bytes(&self) -> usize {
+        self.inner.lock().queued_bytes
+    }
+
+    /// Returns once at most `limit` bytes are queued, or the outbox is closed.
+    pub async fn wait_below(&self, limit: usize) {
+        loop {
+            // Created before the check, so a drain between the check and the await still wakes it.
+            let drained = self.inner.drained.notified();
+            {
+                let st = self.inner.lock();
+                if st.closed || st.queued_bytes <= limit {
+                    return;
+                }
+            }
+            drained.await;
+        }
     }
 }
 
@@ -135,10 +165,17 @@ async fn drain(inner: Arc<Inner>, mut rx: mpsc::UnboundedReceiver<Queued>) -> st
         let mut st = inner.lock();
         if let Err(e) = written {
             st.closed = true;
+            drop(st);
+            inner.drained.notify_waiters();
             return Err(e);
         }
         st.queued = st.queued.saturating_sub(frames);
+        st.queued_bytes = st.queued_bytes.saturating_sub(batch.len());
+        drop(st);
+        inner.drained.notify_waiters();
     }
+    inner.lock().closed = true;
+    inner.drained.notify_waiters();
     Ok(())
 }
 
@@ -159,6 +196,7 @@ async fn write_all(wr: &OwnedWriteHalf, mut buf: &[u8]) -> std::io::Result<()> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use std::time::Duration;
     use tokio::io::AsyncReadExt;
 
     /// Frames larger than the socket buffer, sent from many tasks, arrive whole and in order
@@ -207,6 +245,38 @@ mod tests {
         }
         drop(out);
         writer.await.unwrap().unwrap();
+        reader.await.unwrap();
+    }
+
+    /// A peer that does not read: the queued bytes are counted, `wait_below` waits until the
+    /// peer reads, then returns.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn queued_bytes_are_counted_until_the_peer_reads() {
+        let (a, mut b) = tokio::net::UnixStream::pair().unwrap();
+        let (_ard, awr) = a.into_split();
+        let (out, writer) = Outbox::new(awr);
+        let _writer = tokio::spawn(writer);
+        for _ in 0..64 {
+            out.send(vec![7; 64 << 10]).unwrap();
+        }
+        // The socket buffer takes some; the rest waits in the queue.
+        assert!(out.queued_bytes() > 1 << 20, "{}", out.queued_bytes());
+        let waiting = tokio::time::timeout(Duration::from_millis(100), out.wait_below(0)).await;
+        assert!(
+            waiting.is_err(),
+            "nothing was read, so the queue cannot be empty"
+        );
+        let reader = tokio::spawn(async move {
+            let mut buf = vec![0u8; 64 << 10];
+            let mut total = 0;
+            while total < 64 * (64 << 10) {
+                total += b.read(&mut buf).await.unwrap();
+            }
+        });
+        tokio::time::timeout(Duration::from_secs(10), out.wait_below(0))
+            .await
+            .unwrap();
+        assert_eq!(out.queued_bytes(), 0);
         reader.await.unwrap();
     }
 

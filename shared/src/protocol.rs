@@ -76,9 +76,22 @@ pub struct RunnerRlimits {
     pub fsize_bytes: u64,
     /// RLIMIT_CORE: 0, no core dumps.
     pub core_bytes: u64,
-    /// RLIMIT_STACK: room for deep-but-capped interpreter recursion.
+    /// RLIMIT_STACK: [`RUNNER_STACK_BYTES`], the same for every policy (see there).
     pub stack_bytes: u64,
 }
+
+/// A runner's main-thread stack (RLIMIT_STACK). Fixed, because forked runners inherit the stack
+/// bounds `stacker` cached in the zygote. Deep interpreter recursion (calls up to `max_depth`,
+/// nested expressions, reader and analyzer nesting) runs on segments `stacker` maps on demand:
+/// private writable memory, so under RLIMIT_DATA with the heap. The main stack itself is counted
+/// in the memory budget by [`Setup::for_limits`]: the allocator's budget is `heap_bytes` less
+/// the part of this stack the policy pays for (at most a quarter of `heap_bytes`).
+///
+/// Not 8 MiB, the usual default a runner starts with: std computes the main thread's guard page
+/// from the starting limit, and on a fault in it prints and calls `abort`, whose syscalls the
+/// seccomp filter kills (SIGSYS, mistaken for a sandbox violation). With a different limit a
+/// bug's stack overflow stays a plain SIGSEGV, classified as `runner_crashed`.
+pub const RUNNER_STACK_BYTES: u64 = 16 << 20;
 
 impl RunnerRlimits {
     /// The rlimits for one execution's `Limits`: RLIMIT_DATA is the heap budget plus a quarter
@@ -91,7 +104,7 @@ impl RunnerRlimits {
             nofile: 8,
             fsize_bytes: 0,
             core_bytes: 0,
-            stack_bytes: 64 << 20,
+            stack_bytes: RUNNER_STACK_BYTES,
         }
     }
 }
@@ -129,11 +142,14 @@ pub mod ns {
 }
 
 impl Setup {
-    /// A Setup for `limits` with the given compiled filter: budget = `limits.heap_bytes`.
+    /// A Setup for `limits` with the given compiled filter: the heap budget is `limits.heap_bytes`
+    /// less the main stack's share (see [`RUNNER_STACK_BYTES`]), so heap and stack together stay
+    /// within what the policy grants.
     pub fn for_limits(limits: &Limits, seccomp_bpf: Vec<u8>, landlock: bool) -> Setup {
+        let stack_share = RUNNER_STACK_BYTES.min(limits.heap_bytes / 4);
         Setup {
             version: PROTOCOL_VERSION,
-            heap_budget_bytes: limits.heap_bytes,
+            heap_budget_bytes: limits.heap_bytes.saturating_sub(stack_share),
             rlimits: RunnerRlimits::for_limits(limits),
             landlock,
             seccomp_bpf: ByteBuf::from(seccomp_bpf),
@@ -301,6 +317,22 @@ mod tests {
 
     fn body(frame: &[u8]) -> &[u8] {
         &frame[crate::codec::HEADER_LEN..]
+    }
+
+    #[test]
+    fn the_main_stack_is_fixed_and_paid_from_the_heap_budget() {
+        let d = Limits::default();
+        let s = Setup::for_limits(&d, Vec::new(), true);
+        assert_eq!(s.rlimits.stack_bytes, RUNNER_STACK_BYTES);
+        assert_eq!(s.heap_budget_bytes + RUNNER_STACK_BYTES, d.heap_bytes);
+        let small = Limits {
+            heap_bytes: 16 << 20,
+            ..Limits::default()
+        };
+        let s = Setup::for_limits(&small, Vec::new(), true);
+        assert_eq!(s.rlimits.stack_bytes, RUNNER_STACK_BYTES);
+        assert_eq!(s.heap_budget_bytes, 12 << 20);
+        assert_ne!(RUNNER_STACK_BYTES, 8 << 20, "see RUNNER_STACK_BYTES");
     }
 
     #[test]

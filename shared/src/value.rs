@@ -13,7 +13,7 @@ use std::hash::{Hash, Hasher};
 
 mod json;
 pub mod print;
-mod wire;
+pub mod wire;
 
 pub use json::JsonError;
 pub use print::{format_float, pr_str, pr_str_capped, print_str};

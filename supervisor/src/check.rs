@@ -59,12 +59,19 @@ pub struct RlimitReport {
     pub hard: Option<u64>,
 }
 
+/// The uid/gid (`nobody`/`nogroup` on Debian and most distributions) runners of a root
+/// supervisor become when their policy names no `run_as`: setuid away from root clears every
+/// capability, so a runner never holds root's, whatever the policy says.
+pub const DEFAULT_RUN_AS: (u32, u32) = (65534, 65534);
+
 /// What the engine will actually apply for a policy on this host.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Enforcement {
     pub landlock: bool,
     pub namespaces: Vec<Namespace>,
-    /// The policy's `run_as`, when this host can apply it (the supervisor is root).
+    /// The user runners become: the policy's `run_as`, or [`DEFAULT_RUN_AS`] when the supervisor
+    /// is root and the policy names none (a runner never keeps root's capabilities); `None`
+    /// when the supervisor is not root (runners keep its uid, which has no capabilities).
     pub run_as: Option<(u32, u32)>,
     /// What the policy asked for and will not get (only non-empty for best-effort policies).
     pub skipped: Vec<String>,
@@ -139,7 +146,11 @@ impl HostReport {
         if run_as.is_some() && self.euid != 0 {
             unmet.push("run_as (the supervisor is not root)".to_string());
         }
-        let run_as = run_as.filter(|_| self.euid == 0);
+        let run_as = match run_as {
+            _ if self.euid != 0 => None,
+            Some(r) => Some(r),
+            None => Some(DEFAULT_RUN_AS),
+        };
         if policy.isolation.best_effort {
             skipped.extend(unmet);
         } else {
@@ -296,6 +307,19 @@ fn yes(b: bool) -> &'static str {
 impl fmt::Display for HostReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "kernel            {} (euid {})", self.kernel, self.euid)?;
+        if self.euid == 0 {
+            let (uid, gid) = DEFAULT_RUN_AS;
+            writeln!(
+                f,
+                "runner user       policy run_as, else uid {uid} gid {gid} (nobody): no capabilities"
+            )?;
+        } else {
+            writeln!(
+                f,
+                "runner user       uid {} (not root: run_as cannot apply; no capabilities to drop)",
+                self.euid
+            )?;
+        }
         writeln!(
             f,
             "seccomp           {} ({})",
@@ -407,5 +431,24 @@ mod tests {
             no_seccomp.enforce(&policy(best)).is_err(),
             "seccomp is never optional"
         );
+    }
+
+    #[test]
+    fn a_root_supervisor_never_leaves_runners_root() {
+        let mut root = poor_host();
+        root.euid = 0;
+        let off = "landlock = \"off\"\n";
+        assert_eq!(
+            root.enforce(&policy(off)).unwrap().run_as,
+            Some(DEFAULT_RUN_AS)
+        );
+        let named = "landlock = \"off\"\nrun_as = { uid = 1234, gid = 99 }\n";
+        assert_eq!(
+            root.enforce(&policy(named)).unwrap().run_as,
+            Some((1234, 99))
+        );
+        // Not root: nothing to drop, nothing to switch to.
+        assert_eq!(poor_host().enforce(&policy(off)).unwrap().run_as, None);
+        assert!(root.to_string().contains("uid 65534"));
     }
 }

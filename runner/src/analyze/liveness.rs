@@ -49,7 +49,12 @@ fn fn_recur_live(body: &Expr, mut bound: Live) -> Live {
     r
 }
 
+/// One expression, on a stack `stacker` grows (expressions nest up to `MAX_EXPANDED_DEPTH`).
 fn visit(e: &mut Expr, live: &mut Live, recur_live: Option<&Live>) {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || visit_inner(e, live, recur_live));
+}
+
+fn visit_inner(e: &mut Expr, live: &mut Live, recur_live: Option<&Live>) {
     match e {
         Expr::Local(s) => {
             if live.insert(*s) {
@@ -307,6 +312,10 @@ fn pattern_reads(p: &Pattern, out: &mut Live) {
 
 /// Calls `f` on `e` and every sub-expression of this frame (not nested fn bodies).
 fn walk(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || walk_inner(e, f));
+}
+
+fn walk_inner(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     f(e);
     match e {
         Expr::Vector(xs)

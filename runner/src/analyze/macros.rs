@@ -45,6 +45,20 @@ pub(super) fn expand(
             Ok(())
         }
     };
+    // These expand one argument (or pair) into one nesting level: refuse before building a
+    // tree too deep to analyze or even to drop.
+    let nests = matches!(name, "cond" | "condp" | "->" | "->>");
+    if nests && args.len() > 2 * super::MAX_EXPANDED_DEPTH as usize {
+        return Err(err(
+            pos,
+            format!(
+                "({name} ...) with {} forms expands deeper than {} levels",
+                args.len(),
+                super::MAX_EXPANDED_DEPTH
+            ),
+            Some("split the chain with `let`".into()),
+        ));
+    }
     let f = match name {
         "when" => {
             need(1, "(when test body...)")?;

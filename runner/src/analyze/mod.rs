@@ -79,7 +79,15 @@ pub struct Analyzer<'a> {
     tools: &'a [String],
     recur: Option<RecurTarget>,
     gensym: u32,
+    /// How many forms deep the current `analyze` call is (see [`MAX_EXPANDED_DEPTH`]).
+    depth: u32,
 }
+
+/// How deeply forms may nest once macros are expanded. The reader caps written nesting at
+/// `max_nesting`, but `->`, `cond` and friends turn a flat list of 50,000 steps into 50,000
+/// nested calls; everything after the analyzer (liveness, evaluation, dropping the tree) recurses
+/// once per level, so this cap is what keeps those walks on a bounded stack.
+pub const MAX_EXPANDED_DEPTH: u32 = 1024;
 
 /// An analyzed program: one expression per top-level form and the top frame's size.
 #[derive(Debug)]
@@ -154,6 +162,7 @@ impl<'a> Analyzer<'a> {
             tools,
             recur: None,
             gensym: 0,
+            depth: 0,
         }
     }
 }
@@ -161,6 +170,20 @@ impl<'a> Analyzer<'a> {
 impl Analyzer<'_> {
     /// Analyzes one form; `tail` says whether it is in tail position of a loop or fn.
     pub(crate) fn analyze(&mut self, f: &Form, tail: bool) -> AResult {
+        if self.depth >= MAX_EXPANDED_DEPTH {
+            let msg = format!(
+                "forms nested deeper than {MAX_EXPANDED_DEPTH} levels after macro expansion"
+            );
+            let hint = "split long `->`/`cond` chains with `let`".to_string();
+            return Err(err(f.pos, msg, Some(hint)));
+        }
+        self.depth += 1;
+        let r = stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.analyze_form(f, tail));
+        self.depth -= 1;
+        r
+    }
+
+    fn analyze_form(&mut self, f: &Form, tail: bool) -> AResult {
         match &f.kind {
             FormKind::Nil => Ok(Expr::Const(Value::Nil)),
             FormKind::Bool(b) => Ok(Expr::Const(Value::Bool(*b))),

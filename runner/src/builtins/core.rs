@@ -466,28 +466,16 @@ fn ordering(
     }
 }
 
-/// Stable merge sort calling back into the interpreter; errors stop the sort.
+/// Stable merge sort calling back into the interpreter; the first error stops the sort.
 fn sort_keyed(
     i: &mut Interp<'_>,
     items: Vec<(Value, Value)>,
     cmp: Option<&Value>,
 ) -> EvalResult<Vec<Value>> {
     i.tick_n(items.len() as u64)?;
-    let mut err = None;
-    let mut items = items;
-    items.sort_by(|(kx, _), (ky, _)| {
-        if err.is_some() {
-            return std::cmp::Ordering::Equal;
-        }
-        ordering(i, cmp, kx, ky).unwrap_or_else(|e| {
-            err = Some(e);
-            std::cmp::Ordering::Equal
-        })
-    });
-    match err {
-        Some(e) => Err(e),
-        None => Ok(items.into_iter().map(|(_, v)| v).collect()),
-    }
+    // Not std's sort: it may panic on a comparator that is not a total order (see msort).
+    let items = super::msort::sort_by(items, |(kx, _), (ky, _)| ordering(i, cmp, kx, ky))?;
+    Ok(items.into_iter().map(|(_, v)| v).collect())
 }
 
 fn sort(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {

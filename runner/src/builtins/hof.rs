@@ -39,6 +39,54 @@ pub enum NativeFn {
     Xform(Vec<super::xform::XStep>),
 }
 
+impl NativeFn {
+    /// Moves the values this native holds to `out` (for dropping without recursion).
+    pub(crate) fn take_parts(&mut self, out: &mut Vec<Value>) {
+        match self {
+            NativeFn::Partial(f, xs) | NativeFn::Fnil(f, xs) => {
+                out.push(std::mem::take(f));
+                out.append(xs);
+            }
+            NativeFn::Comp(xs)
+            | NativeFn::Juxt(xs)
+            | NativeFn::SomeFn(xs)
+            | NativeFn::EveryPred(xs) => out.append(xs),
+            NativeFn::Complement(f)
+            | NativeFn::Constantly(f)
+            | NativeFn::Reduced(f)
+            | NativeFn::Comparator(f) => {
+                out.push(std::mem::take(f));
+            }
+            NativeFn::Completing(f, cf) => {
+                out.push(std::mem::take(f));
+                out.extend(cf.take());
+            }
+            NativeFn::Memo(f, cache) => {
+                out.push(std::mem::take(f));
+                for (args, v) in std::mem::take(cache.get_mut()) {
+                    out.extend(args);
+                    out.push(v);
+                }
+            }
+            NativeFn::Xform(_) => {}
+        }
+    }
+}
+
+/// Natives nest (`(juxt (juxt (juxt ...)))` 100,000 deep is one `loop` away), and the
+/// compiler's drop glue would recurse once per level: the parts are dropped with a work list,
+/// as `Coll`'s contents are.
+impl Drop for NativeFn {
+    fn drop(&mut self) {
+        let mut parts = Vec::new();
+        self.take_parts(&mut parts);
+        if parts.iter().all(Value::is_scalar) {
+            return;
+        }
+        crate::value::drop_nested(parts, |p, out| out.extend(p));
+    }
+}
+
 pub static TABLE: &[BuiltinDef] = &[
     def!(
         "apply",

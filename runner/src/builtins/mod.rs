@@ -17,6 +17,7 @@ pub mod io;
 pub mod json;
 pub mod maps;
 pub mod math;
+mod msort;
 pub mod pred;
 pub mod ptc;
 pub mod regex;

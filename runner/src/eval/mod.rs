@@ -25,11 +25,31 @@ use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Instant;
 
+/// Stack `eval` makes sure of at each call and every [`NEST_CHECK`] levels of nesting: room for
+/// those levels even in a debug build (about 8 KiB per level there, far less in release).
+const STACK_RED_ZONE: usize = 256 * 1024;
+/// How much stack `stacker` maps when the red zone is not left.
+const STACK_SEGMENT: usize = 2 * 1024 * 1024;
+/// Nesting levels between two stack checks in `eval`.
+const NEST_CHECK: u32 = 16;
+
 /// A closure: a compiled fn and the values it captured.
 #[derive(Debug)]
 pub struct Lambda {
     pub template: Rc<FnTemplate>,
     pub captures: Vec<Value>,
+}
+
+/// A closure may capture a closure that captures a closure... 100,000 deep (easy with `loop`):
+/// the captures are dropped with a work list, as `Coll`'s contents are.
+impl Drop for Lambda {
+    fn drop(&mut self) {
+        if self.captures.iter().all(Value::is_scalar) {
+            return;
+        }
+        let captures = std::mem::take(&mut self.captures);
+        crate::value::drop_nested(captures, |c, out| out.extend(c));
+    }
 }
 
 /// The evaluation environment of the code being run: where its frame starts, its captures.
@@ -62,6 +82,8 @@ pub struct Interp<'h> {
     pub(crate) started: Instant,
     pub(crate) steps: u64,
     pub(crate) depth: u32,
+    /// Nested compound expressions being evaluated (see [`Interp::eval`]).
+    nest: u32,
     pub(crate) prints: Prints,
     recur_buf: Vec<Value>,
 }
@@ -79,6 +101,7 @@ impl<'h> Interp<'h> {
             started: Instant::now(),
             steps: 0,
             depth: 0,
+            nest: 0,
             prints: Prints::default(),
             recur_buf: Vec::new(),
         }
@@ -173,8 +196,38 @@ impl<'h> Interp<'h> {
         }
     }
 
-    /// Evaluates one expression.
+    /// Evaluates one expression. Leaves are read at once. The analyzer bounds an expression's
+    /// depth (`MAX_EXPANDED_DEPTH`), but not every thread that may run a program has room for
+    /// that many frames (a debug build's `eval` frame alone is kilobytes), so every
+    /// [`NEST_CHECK`]th level of nesting makes sure [`STACK_RED_ZONE`] bytes are left, growing
+    /// the stack with `stacker` if not (checking every level would cost the hot path).
     pub(crate) fn eval(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
+        match e {
+            Expr::Const(v) => Ok(v.clone()),
+            Expr::Local(i) => Ok(self.slot(env, *i)),
+            Expr::Move(i) => Ok(self.take_slot(env, *i)),
+            _ => {
+                self.nest += 1;
+                let r = if self.nest.is_multiple_of(NEST_CHECK) {
+                    self.eval_checked(e, env)
+                } else {
+                    self.eval_inner(e, env)
+                };
+                self.nest -= 1;
+                r
+            }
+        }
+    }
+
+    /// `eval` with the stack check: kept out of line, so the common path stays one function.
+    #[cold]
+    #[inline(never)]
+    fn eval_checked(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
+        stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.eval_inner(e, env))
+    }
+
+    #[inline(always)]
+    fn eval_inner(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
         match e {
             Expr::Const(v) => Ok(v.clone()),
             Expr::Local(i) => Ok(self.slot(env, *i)),
@@ -485,7 +538,7 @@ impl<'h> Interp<'h> {
         match f {
             Value::Builtin(b) => crate::builtins::call(self, b, args),
             Value::Fn(l) => self.apply_lambda(l, args),
-            Value::Native(n) => crate::builtins::hof::apply_native(self, n, args),
+            Value::Native(n) => self.nested(|i| crate::builtins::hof::apply_native(i, n, args)),
             Value::Keyword(_) | Value::Map(_) | Value::Set(_) | Value::Vector(_) => {
                 crate::builtins::apply_data(self, f, args)
             }
@@ -499,6 +552,20 @@ impl<'h> Interp<'h> {
                 ),
             )),
         }
+    }
+
+    /// Runs `f` one call deeper: counted against `max_depth` like a lambda call, on a stack that
+    /// grows on demand. Natives (`juxt`, `comp`, `partial`, ...) call their functions from Rust,
+    /// so 100,000 nested `juxt`s would otherwise recurse without ever entering a lambda.
+    pub(crate) fn nested(&mut self, f: impl FnOnce(&mut Self) -> EvalResult) -> EvalResult {
+        if self.depth >= self.limits.max_depth {
+            let msg = format!("recursion deeper than {} calls", self.limits.max_depth);
+            return Err(EvalError::limit(Limit::Depth, msg));
+        }
+        self.depth += 1;
+        let r = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || f(self));
+        self.depth -= 1;
+        r
     }
 
     fn pick_arity(t: &FnTemplate, n: usize) -> Option<&Arity> {
@@ -595,7 +662,7 @@ impl<'h> Interp<'h> {
             captures: &l.captures,
             this: Some(l),
         };
-        let r = stacker::maybe_grow(64 * 1024, 2 * 1024 * 1024, || self.run_body(arity, env));
+        let r = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.run_body(arity, env));
         self.depth -= 1;
         self.stack.truncate(base);
         r

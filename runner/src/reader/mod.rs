@@ -174,8 +174,35 @@ impl Reader {
         Ok(Some(Form { kind, pos }))
     }
 
-    /// Reads a form where one must follow (after `'`, `#'`, ...), skipping `#_` discards.
+    /// Reads a form where one must follow (after `'`, `#'`, `#_`), skipping `#_` discards.
+    /// A prefix nests what follows (`''x` is `(quote (quote x))`, `#_#_` recurses), so it counts
+    /// against `max_nesting` like a bracket: a long run of prefixes cannot overflow the stack.
     fn read_required(&mut self, at: Pos) -> Result<Form, ParseError> {
+        self.nested(at, |r| r.read_required_inner(at))
+    }
+
+    /// Runs `f` one nesting level deeper (or fails with the `max_nesting` error at `pos`), on a
+    /// stack that `stacker` grows: `max_nesting` is policy data, not a promise about the stack
+    /// of whichever thread reads.
+    fn nested<T>(
+        &mut self,
+        pos: Pos,
+        f: impl FnOnce(&mut Self) -> Result<T, ParseError>,
+    ) -> Result<T, ParseError> {
+        if self.depth >= self.max_nesting {
+            return Err(self.err(
+                pos,
+                format!("nesting deeper than {} levels", self.max_nesting),
+                Some("flatten the program or its data"),
+            ));
+        }
+        self.depth += 1;
+        let r = stacker::maybe_grow(64 * 1024, 1024 * 1024, || f(self));
+        self.depth -= 1;
+        r
+    }
+
+    fn read_required_inner(&mut self, at: Pos) -> Result<Form, ParseError> {
         loop {
             self.skip_ws()?;
             if self.peek().is_none() {
@@ -219,14 +246,15 @@ impl Reader {
             '[' => ']',
             _ => '}',
         };
-        self.depth += 1;
-        if self.depth > self.max_nesting {
-            return Err(self.err(
-                pos,
-                format!("nesting deeper than {} levels", self.max_nesting),
-                Some("flatten the program or its data"),
-            ));
-        }
+        self.nested(pos, |r| r.read_items_inner(open, close, pos))
+    }
+
+    fn read_items_inner(
+        &mut self,
+        open: char,
+        close: char,
+        pos: Pos,
+    ) -> Result<Vec<Form>, ParseError> {
         let mut items = Vec::new();
         loop {
             self.skip_ws()?;
@@ -256,7 +284,6 @@ impl Reader {
                 }
             }
         }
-        self.depth -= 1;
         Ok(items)
     }
 

@@ -5,9 +5,10 @@
 //! instead, and nesting beyond [`MAX_DEPTH`] is refused.
 
 use super::{MAX_DEPTH, Map, Set, Value};
-use serde::de::Error as _;
+use serde::de::{Error as _, SeqAccess, Visitor};
 use serde::ser::SerializeSeq;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::cell::Cell;
 
 #[derive(Clone, Serialize, Deserialize)]
 enum Token {
@@ -104,18 +105,87 @@ struct Open {
     items: Vec<Value>,
 }
 
+thread_local! {
+    /// Bytes that decoding values may still cost on this thread; `None` is unlimited.
+    static BUDGET: Cell<Option<usize>> = const { Cell::new(None) };
+}
+
+/// What decoding a frame body of `len` bytes may cost: a nil is one byte on the wire but a whole
+/// `Value` in memory, so without a charge a 16 MiB frame of nils costs half a gigabyte. Growing
+/// vectors may double the cost, so the frame plus its values stay under 8× the frame.
+pub fn decode_budget(len: usize) -> usize {
+    len.saturating_mul(3).max(16 << 20)
+}
+
+/// Runs `f` (a decode) with values charged against `budget` bytes: past it, decoding fails with
+/// "value larger in memory than its frame allows" before allocating more.
+pub fn with_budget<R>(budget: usize, f: impl FnOnce() -> R) -> R {
+    let saved = BUDGET.with(|b| b.replace(Some(budget)));
+    let r = f();
+    BUDGET.with(|b| b.set(saved));
+    r
+}
+
+/// Charges one value of `extra` heap bytes against the budget.
+fn charge(extra: usize) -> Result<(), &'static str> {
+    BUDGET.with(|b| match b.get() {
+        None => Ok(()),
+        Some(left) => {
+            let cost = std::mem::size_of::<Value>().saturating_add(extra);
+            match left.checked_sub(cost) {
+                Some(left) => {
+                    b.set(Some(left));
+                    Ok(())
+                }
+                None => Err("value larger in memory than its frame allows"),
+            }
+        }
+    })
+}
+
 impl<'de> Deserialize<'de> for Value {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
-        let tokens = Vec::<Token>::deserialize(d)?;
-        build(tokens).map_err(D::Error::custom)
+        d.deserialize_seq(TokenVisitor)
     }
 }
 
-fn build(tokens: Vec<Token>) -> Result<Value, &'static str> {
-    let mut stack: Vec<Open> = Vec::new();
-    let mut tokens = tokens.into_iter();
-    loop {
-        let tok = tokens.next().ok_or("value token stream ended early")?;
+/// Builds the value token by token as they are decoded: no token vector is ever held.
+struct TokenVisitor;
+
+impl<'de> Visitor<'de> for TokenVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a sequence of value tokens")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut b = Builder::default();
+        while let Some(tok) = seq.next_element::<Token>()? {
+            if b.done.is_some() {
+                return Err(A::Error::custom("trailing value tokens"));
+            }
+            b.push(tok).map_err(A::Error::custom)?;
+        }
+        b.done
+            .ok_or_else(|| A::Error::custom("value token stream ended early"))
+    }
+}
+
+/// The open collections and, once the last one closes, the finished value.
+#[derive(Default)]
+struct Builder {
+    stack: Vec<Open>,
+    done: Option<Value>,
+}
+
+impl Builder {
+    /// Adds one token; every token becomes exactly one value, charged before it is built.
+    fn push(&mut self, tok: Token) -> Result<(), &'static str> {
+        charge(match &tok {
+            Token::Str(s) | Token::Keyword(s) => s.len(),
+            _ => 0,
+        })?;
         let mut done = match tok {
             Token::Nil => Value::Nil,
             Token::Bool(b) => Value::Bool(b),
@@ -126,39 +196,36 @@ fn build(tokens: Vec<Token>) -> Result<Value, &'static str> {
             Token::Vector(n) | Token::List(n) | Token::Set(n) | Token::Map(n) => {
                 let n = usize::try_from(n).map_err(|_| "collection too large")?;
                 let remaining = if matches!(tok, Token::Map(_)) {
-                    n * 2
+                    n.saturating_mul(2)
                 } else {
                     n
                 };
-                if stack.len() >= MAX_DEPTH {
+                if self.stack.len() >= MAX_DEPTH {
                     return Err("value nested too deeply");
                 }
-                // Capacity is bounded by the tokens actually present, never by the header.
-                let items = Vec::with_capacity(remaining.min(tokens.len()));
-                stack.push(Open {
+                // The header is a claim: capacity grows with the items actually read.
+                let items = Vec::with_capacity(remaining.min(16));
+                self.stack.push(Open {
                     kind: tok,
                     remaining,
                     items,
                 });
-                match close_finished(&mut stack)? {
+                match close_finished(&mut self.stack)? {
                     Some(v) => v,
-                    None => continue,
+                    None => return Ok(()),
                 }
             }
         };
         loop {
-            let Some(top) = stack.last_mut() else {
-                return if tokens.next().is_some() {
-                    Err("trailing value tokens")
-                } else {
-                    Ok(done)
-                };
+            let Some(top) = self.stack.last_mut() else {
+                self.done = Some(done);
+                return Ok(());
             };
             top.items.push(done);
             top.remaining -= 1;
-            match close_finished(&mut stack)? {
+            match close_finished(&mut self.stack)? {
                 Some(v) => done = v,
-                None => break,
+                None => return Ok(()),
             }
         }
     }
@@ -191,6 +258,17 @@ fn close_finished(stack: &mut Vec<Open>) -> Result<Option<Value>, &'static str> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn build(tokens: Vec<Token>) -> Result<Value, &'static str> {
+        let mut b = Builder::default();
+        for t in tokens {
+            if b.done.is_some() {
+                return Err("trailing value tokens");
+            }
+            b.push(t)?;
+        }
+        b.done.ok_or("value token stream ended early")
+    }
 
     fn round_trip(v: &Value) -> Value {
         let json = serde_json::to_string(v).unwrap_or_default();
@@ -227,5 +305,50 @@ mod tests {
         assert!(build(vec![Token::Vector(2), Token::Nil]).is_err());
         assert!(build(vec![Token::Nil, Token::Nil]).is_err());
         assert_eq!(build(vec![Token::Map(0)]), Ok(Value::Map(Map::new())));
+    }
+}
+
+#[cfg(test)]
+mod budget_tests {
+    use super::*;
+    use bincode::Options;
+
+    /// The tokens of a vector of `n` nils, serialized lazily (as a client could send them).
+    struct NilTokens(u32);
+
+    impl Serialize for NilTokens {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            let mut seq = s.serialize_seq(Some(self.0 as usize + 1))?;
+            seq.serialize_element(&Token::Vector(self.0))?;
+            for _ in 0..self.0 {
+                seq.serialize_element(&Token::Nil)?;
+            }
+            seq.end()
+        }
+    }
+
+    fn decode(n: u32, budget: Option<usize>) -> (usize, Result<Value, String>) {
+        let opts = bincode::DefaultOptions::new().with_varint_encoding();
+        let body = opts.serialize(&NilTokens(n)).unwrap_or_default();
+        let budget = budget.unwrap_or(decode_budget(body.len()));
+        let v = with_budget(budget, || opts.deserialize::<Value>(&body));
+        (body.len(), v.map_err(|e| e.to_string()))
+    }
+
+    #[test]
+    fn a_frame_of_nils_costs_at_most_its_budget() {
+        let (_, small) = decode(1000, None);
+        assert!(matches!(small, Ok(Value::Vector(ref xs)) if xs.len() == 1000));
+        // One byte per nil on the wire, a whole Value each in memory: refused at the budget.
+        let (len, big) = decode(4 << 20, Some(4 << 20));
+        assert!(len < (4 << 20) + 16);
+        let err = big.err().unwrap_or_default();
+        assert!(
+            err.contains("larger in memory than its frame allows"),
+            "{err}"
+        );
+        // The floor lets ordinary small frames through whatever their shape.
+        let (_, ok) = decode(100_000, None);
+        assert!(ok.is_ok());
     }
 }

@@ -17,6 +17,9 @@
 //! per_uid_max = 16                 # concurrent executions per client uid
 //! per_uid_queue = 64               # waiting requests per client uid
 //! max_connections = 1024
+//! per_uid_connections = 64         # connections one client uid may hold open (else `busy`)
+//! idle_timeout_ms = 60000          # a connection with no request in flight and no frame for
+//!                                  # this long is closed (Refused busy, "idle")
 //! max_frame_bytes = 16777216
 //! shutdown_grace_ms = 10000        # SIGTERM: how long running executions may finish
 //! log_format = "text"              # or "json"
@@ -73,6 +76,8 @@ pub struct Config {
     pub per_uid_max: usize,
     pub per_uid_queue: usize,
     pub max_connections: usize,
+    pub per_uid_connections: usize,
+    pub idle_timeout_ms: u64,
     pub max_frame_bytes: u32,
     pub shutdown_grace_ms: u64,
     pub log_format: LogFormat,
@@ -94,6 +99,8 @@ struct ConfigFile {
     per_uid_max: Option<usize>,
     per_uid_queue: Option<usize>,
     max_connections: Option<usize>,
+    per_uid_connections: Option<usize>,
+    idle_timeout_ms: Option<u64>,
     max_frame_bytes: Option<u32>,
     shutdown_grace_ms: Option<u64>,
     log_format: Option<LogFormat>,
@@ -115,6 +122,8 @@ impl Default for Config {
             per_uid_max: 16,
             per_uid_queue: 64,
             max_connections: 1024,
+            per_uid_connections: 64,
+            idle_timeout_ms: 60_000,
             max_frame_bytes: ptc_shared::client_protocol::CLIENT_MAX_FRAME,
             shutdown_grace_ms: 10_000,
             log_format: LogFormat::Text,
@@ -165,6 +174,8 @@ impl Config {
             per_uid_max: f.per_uid_max.unwrap_or(d.per_uid_max),
             per_uid_queue: f.per_uid_queue.unwrap_or(d.per_uid_queue),
             max_connections: f.max_connections.unwrap_or(d.max_connections),
+            per_uid_connections: f.per_uid_connections.unwrap_or(d.per_uid_connections),
+            idle_timeout_ms: f.idle_timeout_ms.unwrap_or(d.idle_timeout_ms),
             max_frame_bytes: f.max_frame_bytes.unwrap_or(d.max_frame_bytes),
             shutdown_grace_ms: f.shutdown_grace_ms.unwrap_or(d.shutdown_grace_ms),
             log_format: f.log_format.unwrap_or(d.log_format),
@@ -179,6 +190,11 @@ impl Config {
             ("max_runners", self.max_runners),
             ("per_uid_max", self.per_uid_max),
             ("max_connections", self.max_connections),
+            ("per_uid_connections", self.per_uid_connections),
+            (
+                "idle_timeout_ms",
+                usize::try_from(self.idle_timeout_ms).unwrap_or(usize::MAX),
+            ),
         ];
         for (k, v) in at_least_one {
             if v == 0 {

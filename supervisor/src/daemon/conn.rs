@@ -10,7 +10,15 @@
 //! - The peer's uid/gid come from the kernel (SO_PEERCRED), never from the client's word.
 //! - When the connection ends for any reason (EOF, a malformed or oversized frame, shutdown),
 //!   the `JoinSet` is dropped: every request future is dropped, which kills its runner.
-//! - Each `Run` gets exactly one `Step` frame with its id (busy, refused, cancelled included).
+//! - Each `Run` gets exactly one `Step` frame with its id (busy, refused, cancelled included); a
+//!   `Run` whose id is already in flight gets an `invalid_request` Step and the first keeps it.
+//! - Memory per connection is bounded: frames by `max_frame_bytes`, their decoding by the wire
+//!   budget (large ones off the runtime, on a blocking thread), at most two decoded frames wait
+//!   for dispatch, and the reader stops while more than [`SEND_QUEUE_MAX`] bytes of answers are
+//!   unwritten (a client that does not read is not read either); requests are bounded by
+//!   admission (`per_uid_max`, `per_uid_queue`).
+//! - Each connection holds one of its uid's `per_uid_connections` slots until it ends, and is
+//!   closed after `idle_timeout_ms` with no request in flight and no frame.
 
 use super::DaemonState;
 use crate::engine::{BoxFuture, ToolHandler};
@@ -19,9 +27,7 @@ use interprocess::local_socket::traits::StreamCommon;
 use ptc_shared::client_protocol::{
     CLIENT_PROTOCOL_VERSION, ClientToServer, RunRequest, ServerToClient, peek_hello_version,
 };
-use ptc_shared::codec::{
-    CodecError, decode_body, encode_frame, read_frame_async, read_frame_bytes_async,
-};
+use ptc_shared::codec::{CodecError, decode_body, encode_frame, read_frame_bytes_async};
 use ptc_shared::outbox::Outbox;
 use ptc_shared::{FailReason, Step, Value};
 use std::collections::HashMap;
@@ -80,6 +86,19 @@ pub(crate) async fn serve(stream: Stream, shared: Arc<DaemonState>) {
         }
     };
     let (rd, mut wr) = into_tokio(stream).into_split();
+    // Held until this connection ends: one uid cannot hold every connection.
+    let _slot = match shared.conn_slot(peer.uid) {
+        Ok(slot) => slot,
+        Err(open) => {
+            let (uid, pid) = (peer.uid, peer.pid);
+            tracing::warn!(uid, pid, open, "connection refused: per-uid connection cap");
+            let msg = format!(
+                "uid {uid} already has {open} connections open (per_uid_connections); close one or retry later"
+            );
+            refuse(&mut wr, FailReason::Busy, msg).await;
+            return;
+        }
+    };
     let mut rd = BufReader::new(rd);
     let max_frame = shared.current().config.max_frame_bytes;
     if admit(&shared, peer, &mut rd, &mut wr).await.is_err() {
@@ -155,14 +174,16 @@ async fn run_connection(
         next_call: AtomicU64::new(1),
     });
     let writer = tokio::spawn(drain);
-    let (frames_tx, frames_rx) = mpsc::channel(16);
-    let reader = tokio::spawn(read_loop(rd, max_frame, frames_tx));
-    let end = dispatch(&conn, &shared, frames_rx).await;
+    // Two decoded frames at most wait for dispatch: each may be max_frame bytes.
+    let (frames_tx, frames_rx) = mpsc::channel(2);
+    let reader = tokio::spawn(read_loop(rd, max_frame, conn.out.clone(), frames_tx));
+    let idle = Duration::from_millis(shared.current().config.idle_timeout_ms);
+    let end = dispatch(&conn, &shared, frames_rx, idle).await;
     reader.abort();
-    if let Some(msg) = end {
-        tracing::info!(uid = peer.uid, pid = peer.pid, %msg, "closing connection after a bad frame");
+    if let Some((reason, msg)) = end {
+        tracing::info!(uid = peer.uid, pid = peer.pid, %reason, %msg, "closing connection");
         let _ = conn.send(&ServerToClient::Refused {
-            reason: FailReason::InvalidRequest,
+            reason,
             message: msg,
         });
     }
@@ -210,13 +231,23 @@ async fn refuse(wr: &mut SendHalf, reason: FailReason, message: String) {
     .await;
 }
 
+/// Answers queued for a client that is not reading them, past which its connection is not read
+/// either (backpressure): a client cannot make the daemon buffer without end by never reading.
+pub const SEND_QUEUE_MAX: usize = 4 << 20;
+
 async fn read_loop(
     mut rd: RecvHalf,
     max_frame: u32,
+    out: Outbox,
     tx: mpsc::Sender<Result<Option<ClientToServer>, CodecError>>,
 ) {
     loop {
-        let r = read_frame_async::<ClientToServer, _>(&mut rd, max_frame).await;
+        out.wait_below(SEND_QUEUE_MAX).await;
+        let r = match read_frame_bytes_async(&mut rd, max_frame).await {
+            Ok(Some(body)) => decode_off_runtime(body, max_frame).await.map(Some),
+            Ok(None) => Ok(None),
+            Err(e) => Err(e),
+        };
         let stop = !matches!(r, Ok(Some(_)));
         if tx.send(r).await.is_err() || stop {
             return;
@@ -224,12 +255,29 @@ async fn read_loop(
     }
 }
 
-/// Handles frames until the connection ends; returns the reason if a bad frame ended it.
+/// Frames up to this size decode on the runtime; larger ones on a blocking thread, so a 16 MiB
+/// context (a second or more of decoding in a debug build) cannot stall other connections'
+/// reads or any deadline timer.
+const INLINE_DECODE: usize = 64 << 10;
+
+async fn decode_off_runtime(body: Vec<u8>, max: u32) -> Result<ClientToServer, CodecError> {
+    if body.len() <= INLINE_DECODE {
+        return decode_body(&body, max);
+    }
+    tokio::task::spawn_blocking(move || decode_body(&body, max))
+        .await
+        .unwrap_or_else(|e| Err(CodecError::Decode(format!("decoding task failed: {e}"))))
+}
+
+/// Handles frames until the connection ends; returns what to tell the client if the daemon
+/// ended it: a bad frame (`invalid_request`), or `idle` long with no request in flight and no
+/// frame (`busy`: the slot goes to someone else).
 async fn dispatch(
     conn: &Arc<Conn>,
     shared: &Arc<DaemonState>,
     mut frames: mpsc::Receiver<Result<Option<ClientToServer>, CodecError>>,
-) -> Option<String> {
+    idle: Duration,
+) -> Option<(FailReason, String)> {
     let mut tasks = JoinSet::new();
     let mut stop = shared.stop_signal();
     loop {
@@ -238,10 +286,15 @@ async fn dispatch(
                 Some(Ok(Some(msg))) => handle(conn, shared, msg, &mut tasks),
                 Some(Ok(None)) | None => return None,
                 Some(Err(CodecError::Io(_))) => return None,
-                Some(Err(e)) => return Some(e.to_string()),
+                Some(Err(e)) => return Some((FailReason::InvalidRequest, e.to_string())),
             },
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
             () = stop.stopped() => return None,
+            // Re-armed by every event above; only an idle connection reaches it.
+            () = tokio::time::sleep(idle), if tasks.is_empty() => {
+                let msg = format!("closed after {} ms with no request (idle_timeout_ms)", idle.as_millis());
+                return Some((FailReason::Busy, msg));
+            }
         }
     }
 }
@@ -255,12 +308,29 @@ fn handle(
     match msg {
         ClientToServer::Run { id, request } => {
             let (cancel_tx, cancel_rx) = oneshot::channel();
+            // An id already in flight is refused; the earlier request keeps it.
             let duplicate = match conn.requests.lock() {
-                Ok(mut r) => r.insert(id, cancel_tx).is_some(),
+                Ok(r) if r.contains_key(&id) => true,
+                Ok(mut r) => {
+                    r.insert(id, cancel_tx);
+                    false
+                }
                 Err(_) => false,
             };
             if duplicate {
-                tracing::debug!(id, "duplicate request id replaces the earlier one");
+                tracing::debug!(id, "duplicate request id refused");
+                let msg = format!("request id {id} is already in flight on this connection");
+                let step = refusal(
+                    request.memory,
+                    request.history,
+                    FailReason::InvalidRequest,
+                    &msg,
+                );
+                let _ = conn.send(&ServerToClient::Step {
+                    request_id: id,
+                    step: Box::new(step),
+                });
+                return;
             }
             tasks.spawn(request_task(
                 Arc::clone(conn),

@@ -18,6 +18,7 @@ pub mod config;
 mod conn;
 mod listen;
 pub mod notify;
+mod slots;
 
 use crate::engine::{Engine, EngineConfig, EngineError};
 use crate::policy::PolicyError;
@@ -100,6 +101,8 @@ pub(crate) struct DaemonState {
     active: AtomicUsize,
     idle: Notify,
     stop: watch::Sender<bool>,
+    /// Open connections per client uid (kept across reloads).
+    slots: Arc<slots::ConnSlots>,
 }
 
 /// Counts a request as in flight while alive.
@@ -139,6 +142,12 @@ impl DaemonState {
     pub fn active_guard(&self) -> ActiveGuard<'_> {
         self.active.fetch_add(1, Ordering::AcqRel);
         ActiveGuard(self)
+    }
+
+    /// A connection slot for `uid` under the current `per_uid_connections`.
+    pub fn conn_slot(&self, uid: u32) -> Result<slots::Slot, usize> {
+        let max = self.current().config.per_uid_connections;
+        self.slots.take(uid, max)
     }
 
     pub fn stop_signal(&self) -> StopSignal {
@@ -197,6 +206,7 @@ impl Daemon {
                 active: AtomicUsize::new(0),
                 idle: Notify::new(),
                 stop,
+                slots: Arc::default(),
             }),
             listener,
             socket,

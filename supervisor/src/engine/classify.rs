@@ -147,7 +147,10 @@ fn memory_fail(limits: &Limits) -> Fail {
     Fail::new(FailReason::MemoryExceeded, msg).with_detail("limit", "heap_bytes")
 }
 
-/// Adds what the kernel reported (exit code or signal) and the runner's stderr, if any.
+/// Adds what the kernel reported (exit code or signal). The runner's stderr after a crash (a
+/// panic message, say) goes to the supervisor's log only: its text may quote the host's paths or
+/// memory, so the client learns just how many bytes there were (`stderr_bytes`). A runner that
+/// failed its *setup* is different: its one line names the hardening step (see `converse`).
 fn exit_details(mut f: Fail, exit: &ExitInfo) -> Fail {
     if let Some(code) = exit.code {
         f = f.with_detail("exit_code", i64::from(code));
@@ -156,7 +159,11 @@ fn exit_details(mut f: Fail, exit: &ExitInfo) -> Fail {
         f = f.with_detail("signal", i64::from(sig));
     }
     if let Some(text) = &exit.stderr {
-        f = f.with_detail("stderr", text.as_str());
+        tracing::warn!(stderr = %text, message = %f.message, "runner crashed");
+        f = f.with_detail(
+            "stderr_bytes",
+            i64::try_from(text.len()).unwrap_or(i64::MAX),
+        );
     }
     f
 }

@@ -1,0 +1,108 @@
+//! Programs written to crash the interpreter (deep prefixes, huge macro expansions, nested
+//! natives, deep data), each with the exact outcome it must get instead. Shared by the in-process
+//! tests (runner/tests/hostile.rs) and the sandboxed ones (supervisor/tests/engine_hostile.rs).
+
+use ptc_shared::FailReason;
+
+/// What a hostile program must end in.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Fails with this reason and, for limits, this `details.limit`.
+    Fail(FailReason, Option<String>),
+    /// Succeeds with this result, printed as `pr-str` prints it.
+    Ok(String),
+}
+
+/// `(loop ...)` building `depth` levels of `wrap` around `nil`, bound to `x` for `body`.
+fn deep(wrap: &str, depth: u32, body: &str) -> String {
+    format!("(let [x (loop [x nil i 0] (if (< i {depth}) (recur {wrap} (inc i)) x))] {body})")
+}
+
+/// Every hostile program with its outcome and a name for messages.
+pub fn cases() -> Vec<(&'static str, String, Outcome)> {
+    use FailReason::*;
+    use Outcome::*;
+    let steps = |n: usize, step: &str| vec![step; n].join(" ");
+    vec![
+        (
+            "quote prefixes",
+            format!("{}x", "'".repeat(100_000)),
+            Fail(ParseError, None),
+        ),
+        (
+            "var prefixes",
+            format!("{}x", "#'".repeat(100_000)),
+            Fail(ParseError, None),
+        ),
+        (
+            "discards",
+            format!("{}1 2", "#_".repeat(100_000)),
+            Fail(ParseError, None),
+        ),
+        (
+            "-> 50,000 deep",
+            format!("(-> 1 {})", steps(50_000, "inc")),
+            Fail(AnalysisError, None),
+        ),
+        (
+            "->> 1,500 deep",
+            format!("(->> 1 {})", steps(1_500, "inc")),
+            Fail(AnalysisError, None),
+        ),
+        (
+            "cond 50,000 deep",
+            format!("(cond {} :else 2)", steps(50_000, "false 1")),
+            Fail(AnalysisError, None),
+        ),
+        (
+            "-> 1,000 deep runs",
+            format!("(-> 1 {})", steps(1_000, "inc")),
+            Ok("1001".into()),
+        ),
+        (
+            "100,000 nested juxts",
+            "(loop [f identity i 0] (if (< i 100000) (recur (juxt f) (inc i)) (f 1)))".into(),
+            Fail(LimitExceeded, Some("max_depth".into())),
+        ),
+        (
+            "100,000 nested closures, dropped",
+            "(loop [f identity i 0] (if (< i 100000) (recur (fn [y] (f y)) (inc i)) 7))".into(),
+            Ok("7".into()),
+        ),
+        (
+            "printing a 200,000-deep list",
+            deep("(list x)", 200_000, "(count (pr-str x))"),
+            Ok("400003".into()),
+        ),
+        (
+            "str of a 200,000-deep map",
+            deep("{:a x}", 200_000, "(count (str x))"),
+            Ok("1000003".into()),
+        ),
+        (
+            "hashing a 200,000-deep vector",
+            deep("[x]", 200_000, "(count (hash-set x [x]))"),
+            Ok("2".into()),
+        ),
+        (
+            "= on 200,000-deep vectors",
+            deep("[x]", 200_000, "(= x (first [x]))"),
+            Ok("true".into()),
+        ),
+        (
+            "a 200,000-deep result",
+            deep("[x]", 200_000, "x"),
+            Fail(EvalError, None),
+        ),
+        (
+            "an inconsistent comparator",
+            "(count (sort (fn [a b] (even? (+ a (* 7 b)))) (range 3000)))".into(),
+            Ok("3000".into()),
+        ),
+        (
+            "a comparator answering true always",
+            "(sort (fn [a b] true) [3 1 2])".into(),
+            Ok("(2 1 3)".into()),
+        ),
+    ]
+}

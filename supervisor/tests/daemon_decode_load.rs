@@ -1,0 +1,98 @@
+//! A frame built to amplify on decode (16 MiB of one-byte `nil`s, each a whole value in memory)
+//! through a real daemon on a temp socket: the daemon's memory stays within 8x the frame, it
+//! answers the frame with a typed Step, and another connection's `(+ 1 2)` is answered while the
+//! big frame decodes (decoding runs off the runtime).
+#![allow(clippy::unwrap_used)]
+
+mod daemon_support;
+
+use daemon_support::*;
+use ptc_shared::client_protocol::{ClientToServer, RunRequest, ServerToClient};
+use ptc_shared::codec::encode_frame;
+use ptc_shared::value::Map;
+use ptc_shared::{FailReason, Value};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+fn run(id: u64, program: &str, context: Value) -> ClientToServer {
+    ClientToServer::Run {
+        id,
+        request: Box::new(RunRequest {
+            program: program.into(),
+            context,
+            ..RunRequest::default()
+        }),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_frame_of_nils_stays_bounded_and_does_not_stall_others() {
+    let daemon = TestDaemon::start("").await;
+    // The frame: built once, then the 500 MB value it came from is freed before measuring.
+    let frame = {
+        let nils = (16 << 20) - 64;
+        let mut ctx = Map::new();
+        ctx.insert(Value::string("xs"), Value::Vector(vec![Value::Nil; nils]));
+        encode_frame(&run(1, "(count data/xs)", Value::Map(ctx)), u32::MAX).unwrap()
+    };
+    assert!(frame.len() <= 16 << 20, "{}", frame.len());
+    let base = rss_kib();
+    let peak = Arc::new(AtomicU64::new(base));
+    let done = Arc::new(AtomicBool::new(false));
+    let sampler = {
+        let (peak, done) = (peak.clone(), done.clone());
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                peak.fetch_max(rss_kib(), Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(2));
+            }
+        })
+    };
+    let socket = daemon.socket.clone();
+    let big = tokio::task::spawn_blocking(move || {
+        let mut r = Raw::connect(&socket);
+        r.0.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        assert!(matches!(r.hello(), ServerToClient::Welcome { .. }));
+        r.send_bytes(&frame);
+        r.recv()
+    });
+    // Meanwhile another client's small run is answered promptly.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let socket = daemon.socket.clone();
+    let small = tokio::task::spawn_blocking(move || {
+        let mut r = Raw::connect(&socket);
+        assert!(matches!(r.hello(), ServerToClient::Welcome { .. }));
+        let t = Instant::now();
+        r.send(&run(2, "(+ 1 2)", Value::Nil));
+        (r.recv(), t.elapsed())
+    });
+    let (answer, took) = small.await.unwrap();
+    let big = big.await.unwrap();
+    done.store(true, Ordering::Relaxed);
+    sampler.join().unwrap();
+    match answer {
+        Some(ServerToClient::Step { step, .. }) => {
+            assert_eq!(step.return_value, Some(Value::Int(3)), "{:?}", step.fail)
+        }
+        other => panic!("no answer to (+ 1 2): {other:?}"),
+    }
+    eprintln!("(+ 1 2) beside the big frame: {took:?}");
+    // Generous for a debug build on a busy 2-core machine; the stall this guards against was 20 s.
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    // The big frame is refused, typed, instead of costing 30x its size.
+    match big {
+        Some(ServerToClient::Refused { reason, message }) => {
+            assert_eq!(reason, FailReason::InvalidRequest, "{message}");
+            assert!(message.contains("larger in memory"), "{message}");
+        }
+        Some(ServerToClient::Step { step, .. }) => {
+            assert!(step.fail.is_some(), "{:?}", step.return_value)
+        }
+        other => panic!("no answer to the big frame: {other:?}"),
+    }
+    let grew = peak.load(Ordering::Relaxed).saturating_sub(base);
+    eprintln!("daemon grew {grew} KiB for a {} KiB frame", 16 << 10);
+    assert!(grew <= 8 * (16 << 10), "grew {grew} KiB");
+    daemon.stop().await;
+}
