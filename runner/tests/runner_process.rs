@@ -387,7 +387,7 @@ fn namespaces_from_setup_are_entered_before_hardening() {
 #[test]
 fn run_as_switches_uid_and_gid_and_drops_groups() {
     if !nix::unistd::geteuid().is_root() {
-        eprintln!("skipped: switching users needs a root test process");
+        support::skip("switching users needs a root test process");
         return;
     }
     let mut r = spawn(RUNNER, &[]);
