@@ -172,6 +172,30 @@ fn inner_length_beyond_the_limit_is_refused() {
 }
 
 #[test]
+fn a_well_formed_frame_is_refused_one_byte_over_the_limit() {
+    // The size bound of decoding is `check_len` on the body (bincode 1.3.3 ignores `with_limit`
+    // when it deserializes from a slice: it swaps in an infinite limit), so it is pinned at its
+    // boundary: a valid body of exactly `max` bytes decodes, the same body under `max - 1` is
+    // TooLarge, through `decode_body` and through `read_frame`.
+    let msg = finished(Value::string("x".repeat(300)));
+    let frame = encode_frame(&msg, MAX).unwrap();
+    let body = &frame[HEADER_LEN..];
+    let max = u32::try_from(body.len()).unwrap();
+    assert_eq!(decode_body::<RunnerToSupervisor>(body, max).unwrap(), msg);
+    assert!(matches!(
+        decode_body::<RunnerToSupervisor>(body, max - 1),
+        Err(CodecError::TooLarge { len, max: m }) if len == u64::from(max) && m == u64::from(max - 1)
+    ));
+    let read = |limit: u32| read_frame::<RunnerToSupervisor, _>(&mut &frame[..], limit);
+    assert_eq!(read(max).unwrap(), Some(msg.clone()));
+    assert!(matches!(read(max - 1), Err(CodecError::TooLarge { .. })));
+    assert!(matches!(
+        encode_frame(&msg, max - 1),
+        Err(CodecError::TooLarge { .. })
+    ));
+}
+
+#[test]
 fn u64_frame_matches_bincode_for_every_varint_width() {
     let pre = U64Frame::new(&RunnerToSupervisor::MemoryExceeded { peak_bytes: 0 }).unwrap();
     let edges = [
