@@ -4,6 +4,8 @@
 //! with values written here literally or with the program's own size, so a limit that lets
 //! twice its value through, or a counter that stops charging, fails a test.
 
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use ptc_runner::{RunOptions, Tool, run};
 use ptc_shared::{FailReason, Limits, Step, Value};
 

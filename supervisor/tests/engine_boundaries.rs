@@ -93,7 +93,7 @@ async fn sandboxed_limits_hold_exactly_at_their_boundary() {
         &e,
         calls,
         5,
-        |l, n| l.max_tool_calls = n as u32,
+        |l, n| l.max_tool_calls = u32::try_from(n).unwrap(),
         "max_tool_calls",
     )
     .await;

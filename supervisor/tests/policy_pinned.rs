@@ -39,7 +39,7 @@ const UNCONDITIONAL: &[(&str, libc::c_long)] = &[
 /// The argument filters, literally: `args` are the six syscall arguments (low 32 bits compared,
 /// the filters are all `dword`). `None`: the syscall is not in this conditional set.
 fn conditional(nr: libc::c_long, args: &[u64; 6]) -> Option<bool> {
-    let a = |i: usize| args[i] as u32;
+    let a = |i: usize| u32::try_from(args[i] & u64::from(u32::MAX)).unwrap();
     let allowed = match nr {
         libc::SYS_recvfrom | libc::SYS_sendto => a(0) == 3,
         libc::SYS_write => a(0) == 3 || a(0) == 2,
@@ -126,7 +126,7 @@ fn run_bpf(ins: &[Insn], nr: u32, arch: u32, args: &[u64; 6]) -> u32 {
 
 fn verdicts_match_the_literal_allowlist(p: &Policy) {
     assert!(
-        p.seccomp_bpf.len() % 8 == 0 && !p.seccomp_bpf.is_empty(),
+        p.seccomp_bpf.len().is_multiple_of(8) && !p.seccomp_bpf.is_empty(),
         "{}",
         p.name
     );
