@@ -300,3 +300,19 @@ mod async_tests {
         });
     }
 }
+
+#[test]
+fn a_malformed_body_declaring_our_version_is_a_decode_error_not_a_version_mismatch() {
+    let setup = SupervisorToRunner::Setup(crate::protocol::Setup::for_limits(
+        &crate::Limits::default(),
+        vec![1; 8],
+        true,
+    ));
+    let frame = encode_frame(&setup, MAX).unwrap();
+    let mut body = frame[HEADER_LEN..].to_vec();
+    body.push(0); // a trailing byte: the body no longer decodes, its version still reads as ours
+    assert!(matches!(
+        decode_body::<SupervisorToRunner>(&body, MAX),
+        Err(CodecError::Decode(_))
+    ));
+}
