@@ -316,3 +316,45 @@ fn a_malformed_body_declaring_our_version_is_a_decode_error_not_a_version_mismat
         Err(CodecError::Decode(_))
     ));
 }
+
+/// A reader that fails with `kind` on its first `fails` calls, then reads from `data`.
+struct Flaky<'a> {
+    kind: std::io::ErrorKind,
+    fails: usize,
+    data: &'a [u8],
+}
+
+impl Read for Flaky<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.fails > 0 {
+            self.fails -= 1;
+            return Err(self.kind.into());
+        }
+        self.data.read(buf)
+    }
+}
+
+#[test]
+fn an_interrupted_header_read_is_retried_and_other_errors_are_not() {
+    let msg = finished(Value::Int(5));
+    let frame = encode_frame(&msg, MAX).unwrap();
+    let mut interrupted = Flaky {
+        kind: std::io::ErrorKind::Interrupted,
+        fails: 3,
+        data: &frame,
+    };
+    assert_eq!(
+        read_frame::<RunnerToSupervisor, _>(&mut interrupted, MAX).unwrap(),
+        Some(msg)
+    );
+    // A persistent error ends the read at once (retrying it would spin forever).
+    let mut broken = Flaky {
+        kind: std::io::ErrorKind::BrokenPipe,
+        fails: usize::MAX,
+        data: &frame,
+    };
+    assert!(matches!(
+        read_frame::<RunnerToSupervisor, _>(&mut broken, MAX),
+        Err(CodecError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe
+    ));
+}
