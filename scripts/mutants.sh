@@ -35,7 +35,8 @@ for f in "${FILES[@]}"; do
   echo "== $f"
   # --copy-target=false: the build copy starts clean instead of duplicating a multi-GB target/.
   # shellcheck disable=SC2086
-  cargo mutants --file "$f" --copy-target=false --timeout "${MUTANTS_TIMEOUT:-300}" \
+  # --all-features: the async codec (feature tokio) and the seccomp helpers are tested too.
+  cargo mutants --file "$f" --copy-target=false --all-features --timeout "${MUTANTS_TIMEOUT:-300}" \
     --output "$out" ${MUTANTS_ARGS:-} -- ${MUTANTS_TEST_ARGS:-} || true
   for k in caught missed timeout unviable; do
     printf '%s %s\n' "$k" "$(wc -l < "$out/mutants.out/$k.txt" 2>/dev/null || echo 0)"
