@@ -264,6 +264,23 @@ mod async_tests {
     }
 
     #[test]
+    fn an_async_body_cut_short_is_truncated() {
+        block_on(async {
+            let frame = encode_frame(&finished(Value::string("cut")), MAX).unwrap();
+            let mut short = &frame[..frame.len() - 1];
+            assert!(matches!(
+                read_frame_bytes_async(&mut short, MAX).await,
+                Err(CodecError::Truncated)
+            ));
+            let mut whole = &frame[..];
+            assert_eq!(
+                read_frame_bytes_async(&mut whole, MAX).await.unwrap(),
+                Some(frame[HEADER_LEN..].to_vec())
+            );
+        });
+    }
+
+    #[test]
     fn async_round_trip_and_eof_kinds() {
         block_on(async {
             let (mut a, mut b) = tokio::io::duplex(64);
