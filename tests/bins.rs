@@ -1,13 +1,15 @@
 //! Locating the workspace's binaries from a test: `target/<profile>/NAME`, next to the test
-//! executable's `deps/` directory. If a binary is missing (a test run that built only this
-//! crate), it is built once with the same cargo and profile.
+//! executable's `deps/` directory. The first call in a test process runs `cargo build --bins
+//! --workspace` with the same cargo and profile, so a test never runs a stale `ptc` left by an
+//! earlier build (`cargo test -p ptc-tests` does not rebuild other packages' binaries itself);
+//! when everything is fresh that build is a quick no-op.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::OnceLock;
 
-static BUILD: Mutex<()> = Mutex::new(());
+static BUILT: OnceLock<()> = OnceLock::new();
 
-/// Path of workspace binary `name` (`ptc`, `ptc-runner`), building it if needed.
+/// Path of workspace binary `name` (`ptc`, `ptc-runner`), freshly built.
 pub fn bin(name: &str) -> PathBuf {
     let exe = std::env::current_exe().unwrap_or_default();
     let dir = exe
@@ -21,17 +23,11 @@ pub fn bin(name: &str) -> PathBuf {
         })
         .map(PathBuf::from)
         .unwrap_or_default();
-    let path = dir.join(name);
-    if path.exists() {
-        return path;
-    }
-    let _guard = BUILD.lock().unwrap_or_else(|e| e.into_inner());
-    if !path.exists() {
-        let release = dir.ends_with("release");
+    BUILT.get_or_init(|| {
         let mut cmd = std::process::Command::new(env!("CARGO"));
-        cmd.args(["build", "--bins", "--workspace"])
+        cmd.args(["build", "--bins", "--workspace", "--quiet"])
             .current_dir(env!("CARGO_MANIFEST_DIR"));
-        if release {
+        if dir.ends_with("release") {
             cmd.arg("--release");
         }
         let status = cmd.status();
@@ -39,6 +35,6 @@ pub fn bin(name: &str) -> PathBuf {
             status.is_ok_and(|s| s.success()),
             "building the workspace binaries failed"
         );
-    }
-    path
+    });
+    dir.join(name)
 }

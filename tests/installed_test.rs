@@ -48,7 +48,7 @@ fn json(o: &Output) -> serde_json::Value {
 fn copied_binaries_run_sandboxed_from_an_empty_directory() {
     if Path::new("/etc/ptc/policies").exists() {
         // That directory would replace the built-in policies, which is not what this tests.
-        eprintln!("skipped: /etc/ptc/policies exists on this host");
+        ptc_tests::skip("/etc/ptc/policies exists on this host");
         return;
     }
     let installed = install("run");
@@ -107,7 +107,7 @@ fn copied_binaries_run_sandboxed_from_an_empty_directory() {
 #[test]
 fn the_runner_is_the_one_next_to_ptc() {
     if Path::new("/usr/local/bin/ptc-runner").exists() {
-        eprintln!("skipped: /usr/local/bin/ptc-runner would be found as the fallback");
+        ptc_tests::skip("/usr/local/bin/ptc-runner would be found as the fallback");
         return;
     }
     let installed = install("norunner");

@@ -576,6 +576,16 @@ pub mod forbidden {
         }))
     }
 
+    /// A raw syscall with integer arguments (the probe's table of dangerous syscalls). The tests
+    /// pass only small integers and null pointers, which the kernel checks (EFAULT, EINVAL) before
+    /// acting, and arguments chosen to be harmless even if a broken filter let the call through.
+    pub fn raw_syscall(nr: libc::c_long, a: [libc::c_long; 6]) -> io::Result<libc::c_long> {
+        // SAFETY: test-only probe; no argument is a pointer into this process's memory (null or
+        // an integer), so the kernel cannot write through one into live Rust objects.
+        let rc = unsafe { libc::syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]) };
+        check(rc).map(|()| rc)
+    }
+
     /// fork(): a new process. The child, if one were ever created, exits at once.
     pub fn fork() -> io::Result<()> {
         // SAFETY: the process is single-threaded, so the child may run anything; it only _exits.

@@ -80,6 +80,7 @@ fn attempt(op: &str, parent: nix::unistd::Pid, ipc: &mut Ipc) -> Step {
         "mmap-exec" => harden::forbidden::map_executable().map(|()| Value::Nil),
         "mmap-shared" => harden::forbidden::map_shared().map(|()| Value::Nil),
         "mprotect-exec" => harden::forbidden::protect_executable().map(|()| Value::Nil),
+        sys if sys.starts_with("sys=") => raw_syscall(sys),
         // Not forbidden: these check that ordinary runner paths survive the filter.
         "env" => Ok(Value::Int(
             i64::try_from(std::env::vars_os().count()).unwrap_or(i64::MAX),
@@ -100,6 +101,19 @@ fn attempt(op: &str, parent: nix::unistd::Pid, ipc: &mut Ipc) -> Step {
         }
     };
     report(outcome)
+}
+
+/// `sys=NR:A0:A1:...`: the raw syscall NR with up to six integer arguments (missing ones 0).
+fn raw_syscall(op: &str) -> io::Result<Value> {
+    let mut parts = op.trim_start_matches("sys=").split(':');
+    let parse = |s: Option<&str>| s.map_or(Ok(0), str::parse::<libc::c_long>);
+    let bad = |_| io::Error::from_raw_os_error(libc::EINVAL);
+    let nr = parse(parts.next()).map_err(bad)?;
+    let mut args = [0; 6];
+    for a in &mut args {
+        *a = parse(parts.next()).map_err(bad)?;
+    }
+    harden::forbidden::raw_syscall(nr, args).map(Value::Int)
 }
 
 fn report(outcome: io::Result<Value>) -> Step {

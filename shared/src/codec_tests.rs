@@ -172,6 +172,30 @@ fn inner_length_beyond_the_limit_is_refused() {
 }
 
 #[test]
+fn a_well_formed_frame_is_refused_one_byte_over_the_limit() {
+    // The size bound of decoding is `check_len` on the body (bincode 1.3.3 ignores `with_limit`
+    // when it deserializes from a slice: it swaps in an infinite limit), so it is pinned at its
+    // boundary: a valid body of exactly `max` bytes decodes, the same body under `max - 1` is
+    // TooLarge, through `decode_body` and through `read_frame`.
+    let msg = finished(Value::string("x".repeat(300)));
+    let frame = encode_frame(&msg, MAX).unwrap();
+    let body = &frame[HEADER_LEN..];
+    let max = u32::try_from(body.len()).unwrap();
+    assert_eq!(decode_body::<RunnerToSupervisor>(body, max).unwrap(), msg);
+    assert!(matches!(
+        decode_body::<RunnerToSupervisor>(body, max - 1),
+        Err(CodecError::TooLarge { len, max: m }) if len == u64::from(max) && m == u64::from(max - 1)
+    ));
+    let read = |limit: u32| read_frame::<RunnerToSupervisor, _>(&mut &frame[..], limit);
+    assert_eq!(read(max).unwrap(), Some(msg.clone()));
+    assert!(matches!(read(max - 1), Err(CodecError::TooLarge { .. })));
+    assert!(matches!(
+        encode_frame(&msg, max - 1),
+        Err(CodecError::TooLarge { .. })
+    ));
+}
+
+#[test]
 fn u64_frame_matches_bincode_for_every_varint_width() {
     let pre = U64Frame::new(&RunnerToSupervisor::MemoryExceeded { peak_bytes: 0 }).unwrap();
     let edges = [
@@ -240,6 +264,23 @@ mod async_tests {
     }
 
     #[test]
+    fn an_async_body_cut_short_is_truncated() {
+        block_on(async {
+            let frame = encode_frame(&finished(Value::string("cut")), MAX).unwrap();
+            let mut short = &frame[..frame.len() - 1];
+            assert!(matches!(
+                read_frame_bytes_async(&mut short, MAX).await,
+                Err(CodecError::Truncated)
+            ));
+            let mut whole = &frame[..];
+            assert_eq!(
+                read_frame_bytes_async(&mut whole, MAX).await.unwrap(),
+                Some(frame[HEADER_LEN..].to_vec())
+            );
+        });
+    }
+
+    #[test]
     fn async_round_trip_and_eof_kinds() {
         block_on(async {
             let (mut a, mut b) = tokio::io::duplex(64);
@@ -275,4 +316,62 @@ mod async_tests {
             assert!(matches!(err, CodecError::TooLarge { .. }));
         });
     }
+}
+
+#[test]
+fn a_malformed_body_declaring_our_version_is_a_decode_error_not_a_version_mismatch() {
+    let setup = SupervisorToRunner::Setup(crate::protocol::Setup::for_limits(
+        &crate::Limits::default(),
+        vec![1; 8],
+        true,
+    ));
+    let frame = encode_frame(&setup, MAX).unwrap();
+    let mut body = frame[HEADER_LEN..].to_vec();
+    body.push(0); // a trailing byte: the body no longer decodes, its version still reads as ours
+    assert!(matches!(
+        decode_body::<SupervisorToRunner>(&body, MAX),
+        Err(CodecError::Decode(_))
+    ));
+}
+
+/// A reader that fails with `kind` on its first `fails` calls, then reads from `data`.
+struct Flaky<'a> {
+    kind: std::io::ErrorKind,
+    fails: usize,
+    data: &'a [u8],
+}
+
+impl Read for Flaky<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.fails > 0 {
+            self.fails -= 1;
+            return Err(self.kind.into());
+        }
+        self.data.read(buf)
+    }
+}
+
+#[test]
+fn an_interrupted_header_read_is_retried_and_other_errors_are_not() {
+    let msg = finished(Value::Int(5));
+    let frame = encode_frame(&msg, MAX).unwrap();
+    let mut interrupted = Flaky {
+        kind: std::io::ErrorKind::Interrupted,
+        fails: 3,
+        data: &frame,
+    };
+    assert_eq!(
+        read_frame::<RunnerToSupervisor, _>(&mut interrupted, MAX).unwrap(),
+        Some(msg)
+    );
+    // A persistent error ends the read at once (retrying it would spin forever).
+    let mut broken = Flaky {
+        kind: std::io::ErrorKind::BrokenPipe,
+        fails: usize::MAX,
+        data: &frame,
+    };
+    assert!(matches!(
+        read_frame::<RunnerToSupervisor, _>(&mut broken, MAX),
+        Err(CodecError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe
+    ));
 }

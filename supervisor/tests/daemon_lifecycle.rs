@@ -162,7 +162,7 @@ async fn socket_activation_with_a_pre_bound_fd_and_ready_notification() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_uid_that_is_not_allowed_is_refused() {
     if !nix::unistd::geteuid().is_root() {
-        eprintln!("skipped: switching the client's uid needs root (running as a regular user)");
+        common::skip("switching the client's uid needs root (running as a regular user)");
         return;
     }
     let d = DaemonProcess::start("allowed_uids = [0]");

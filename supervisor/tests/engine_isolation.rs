@@ -93,7 +93,7 @@ async fn inspect(engine: &Engine) -> Vec<Value> {
 #[tokio::test]
 async fn namespaces_and_run_as_reach_the_runner() {
     if !nix::unistd::geteuid().is_root() {
-        eprintln!("skipped: run_as needs a root supervisor");
+        skip("run_as needs a root supervisor");
         return;
     }
     let ours = |k: &str| {
