@@ -106,7 +106,6 @@ fn issue_16_looping_builtins_are_bounded() {
         "(trampoline (fn f [] f))",
         "(try (bounded-count 1000000 (range)) (catch Exception e :caught))",
         "(count (subseq (apply sorted-set (range 900)) > 1))",
-        "(def f (memoize (fn [n] (if (zero? n) 0 (inc (f (dec n))))))) (f 350) (f 900)",
     ] {
         assert_eq!(
             limit(src, few_steps),
@@ -114,6 +113,15 @@ fn issue_16_looping_builtins_are_bounded() {
             "{src}"
         );
     }
+    // Recursion through a memoized function nests a native call per level, and natives count
+    // against the depth limit: the depth limit ends it before the step budget does.
+    assert_eq!(
+        limit(
+            "(def f (memoize (fn [n] (if (zero? n) 0 (inc (f (dec n))))))) (f 350) (f 900)",
+            few_steps
+        ),
+        (FailReason::LimitExceeded, name("max_depth"))
+    );
     let few_iterations = Limits {
         max_iterations: 1_000,
         ..Limits::default()

@@ -395,7 +395,10 @@ mod tests {
     }
 
     fn policy(isolation: &str) -> Policy {
-        let d = std::env::temp_dir().join(format!("ptc-check-test-{}", std::process::id()));
+        // One directory per call: tests run in parallel threads of one process.
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let d = std::env::temp_dir().join(format!("ptc-check-test-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
         let filter = r#"{"runner": {"mismatch_action": "kill_process", "match_action": "allow",
             "filter": [{"syscall": "read"}]}}"#;

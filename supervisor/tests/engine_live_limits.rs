@@ -104,7 +104,8 @@ async fn live_runners_of_the_built_in_policies_have_the_pinned_rlimits_and_names
     }
     let engine = Engine::new(EngineConfig::new(real_runner(), policies)).unwrap();
 
-    // default: heap 64 MiB → RLIMIT_DATA 64 + 32 MiB; cpu 1000 ms → 1 s; no namespaces.
+    // default: heap 64 MiB → RLIMIT_DATA 64 + 32 MiB; cpu 1000 ms → 1 s; stack 16 MiB (fixed,
+    // RUNNER_STACK_BYTES, out of the heap budget); no namespaces.
     let d = inspect(&engine, "default").await;
     let f = |b: bool| Value::Bool(b);
     assert_eq!(
@@ -115,7 +116,7 @@ async fn live_runners_of_the_built_in_policies_have_the_pinned_rlimits_and_names
             pair("8", "8"),
             pair("0", "0"),
             pair("0", "0"),
-            pair("67108864", "67108864"),
+            pair("16777216", "16777216"),
             Value::Vector(vec![
                 f(false),
                 f(false),
@@ -139,7 +140,7 @@ async fn live_runners_of_the_built_in_policies_have_the_pinned_rlimits_and_names
             pair("8", "8"),
             pair("0", "0"),
             pair("0", "0"),
-            pair("67108864", "67108864"),
+            pair("16777216", "16777216"),
             Value::Vector(vec![f(true), f(true), f(true), f(true), f(true), f(false)]),
         ],
         "strict"

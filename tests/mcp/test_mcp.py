@@ -325,10 +325,11 @@ def test_protocol_version_negotiation(asked, agreed):
 
 
 def long_policy(tmp_path):
-    """A policy file whose calls may run 10 s (the shipped ones stop a loop after 1 s)."""
+    """A policy file whose calls may run 10 s (the shipped ones stop a loop after 1 s), with a
+    step budget no loop exhausts in that time, so only the wall clock or the test ends it."""
     policy = tmp_path / "long.toml"
     policy.write_text(
-        "[limits]\ntimeout_ms = 10000\ncpu_ms = 10000\n"
+        "[limits]\ntimeout_ms = 10000\ncpu_ms = 10000\nmax_steps = 100000000000\n"
         f'[isolation]\nseccomp = "{ROOT / "policies" / "seccomp" / "runner.json"}"\n'
     )
     return str(policy)
