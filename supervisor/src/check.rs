@@ -79,6 +79,13 @@ pub struct Enforcement {
 
 /// Probes the host. Takes a few milliseconds (it runs `unshare(1)` once per namespace).
 pub fn host_report() -> HostReport {
+    host_report_for(&Namespace::ALL)
+}
+
+/// Probes the host, testing only the namespaces in `namespaces` (each probe forks and execs
+/// `unshare(1)`; an engine needs only those its policies enter). The rest are reported as not
+/// available, with `how` saying they were not probed.
+pub fn host_report_for(namespaces: &[Namespace]) -> HostReport {
     let seccomp_actions = read_trim("/proc/sys/kernel/seccomp/actions_avail")
         .map(|s| s.split_whitespace().map(str::to_string).collect::<Vec<_>>())
         .unwrap_or_default();
@@ -90,7 +97,7 @@ pub fn host_report() -> HostReport {
         seccomp: seccomp_actions.iter().any(|a| a == "kill_process"),
         seccomp_actions,
         landlock_abi: landlock_abi(),
-        namespaces: probe_namespaces(),
+        namespaces: probe_namespaces(namespaces),
         cgroup_v2: cgroup_report(),
         rlimits: rlimits(),
     }
@@ -196,7 +203,17 @@ fn landlock_abi() -> u32 {
 /// `unshare(1)` binaries we trust to probe with (absolute paths: no PATH lookup).
 const UNSHARE: [&str; 2] = ["/usr/bin/unshare", "/bin/unshare"];
 
-fn probe_namespaces() -> Vec<NamespaceProbe> {
+fn probe_namespaces(wanted: &[Namespace]) -> Vec<NamespaceProbe> {
+    if wanted.is_empty() {
+        return Namespace::ALL
+            .iter()
+            .map(|&namespace| NamespaceProbe {
+                namespace,
+                available: false,
+                how: "not probed: no policy enters it".to_string(),
+            })
+            .collect();
+    }
     let Some(tool) = UNSHARE.iter().find(|p| Path::new(p).exists()) else {
         return Namespace::ALL
             .iter()
@@ -215,6 +232,13 @@ fn probe_namespaces() -> Vec<NamespaceProbe> {
             let flag = format!("--{}", namespace.as_str());
             // Unprivileged, the runner enters its user namespace first; probe the same way.
             let available = match namespace {
+                _ if !wanted.contains(&namespace) => {
+                    return NamespaceProbe {
+                        namespace,
+                        available: false,
+                        how: "not probed: no policy enters it".to_string(),
+                    };
+                }
                 Namespace::User => user_ok,
                 _ if root => run_unshare(tool, &[&flag]),
                 _ => user_ok && run_unshare(tool, &["--user", &flag]),

@@ -129,7 +129,8 @@ pub struct Policy {
     pub file: PathBuf,
     pub limits: Limits,
     pub isolation: Isolation,
-    /// Warm runners kept ready for this policy (0 = spawn on demand).
+    /// The floor of this policy's warm pool: runners kept ready when idle; under load the pool
+    /// grows up to the engine's bound (`PoolBounds`). 0 = no pool, every runner spawned on demand.
     pub warm: usize,
     /// The compiled seccomp filter: `sock_filter` instructions, 8 bytes each, native endian.
     pub seccomp_bpf: Arc<[u8]>,

@@ -28,10 +28,15 @@ fn runners_and_zombies() -> (usize, usize) {
     (runners.len(), zombies)
 }
 
-async fn settle(engine: &Engine) {
+/// Waits until the pools are back at their floor (`warm` runners, having grown under the
+/// concurrent load and shrunk when idle) with every killed runner reaped; then the caller's
+/// assertions say what is wrong if that never happened.
+async fn settle(engine: &Engine, warm: usize) {
     assert!(engine.wait_warm(Duration::from_secs(10)).await);
-    // Let the reaper thread finish with runners killed a moment ago.
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    let until = std::time::Instant::now() + Duration::from_secs(20);
+    while runners_and_zombies() != (warm, 0) && std::time::Instant::now() < until {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -45,8 +50,10 @@ async fn leak_check(mode: SpawnMode) {
     let warm: usize = policies.values().map(|p| p.warm).sum();
     let mut config = EngineConfig::new(real_runner(), policies);
     config.spawn = mode;
+    // Short, so the pools grown by the concurrent round shrink back within the test.
+    config.pool.idle = Duration::from_millis(200);
     let engine = Arc::new(Engine::new(config).unwrap());
-    settle(&engine).await;
+    settle(&engine, warm).await;
     let fds_before = open_fds();
     assert_eq!(runners_and_zombies(), (warm, 0), "{mode:?}");
     // In zygote mode every runner below comes from this one zygote (no fallback, no restart).
@@ -60,7 +67,7 @@ async fn leak_check(mode: SpawnMode) {
             .await;
         assert_eq!(step.return_value, Some(Value::Int(i + 1)), "{step:?}");
     }
-    settle(&engine).await;
+    settle(&engine, warm).await;
     assert_eq!(
         runners_and_zombies(),
         (warm, 0),
@@ -87,7 +94,7 @@ async fn leak_check(mode: SpawnMode) {
     while let Some(r) = tasks.join_next().await {
         r.unwrap();
     }
-    settle(&engine).await;
+    settle(&engine, warm).await;
     assert_eq!(
         runners_and_zombies(),
         (warm, 0),

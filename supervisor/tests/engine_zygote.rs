@@ -29,6 +29,8 @@ fn policy_dir(tag: &str, limits: &str, warm: usize) -> PathBuf {
 fn engine_for(runner: &Path, dir: &Path, spawn: SpawnMode) -> Engine {
     let mut config = EngineConfig::new(runner, load_dir(dir).unwrap());
     config.spawn = spawn;
+    // Pools fixed at `warm`: these tests count the zygote's children (growth: engine_pool.rs).
+    config.pool.max = 0;
     Engine::new(config).unwrap()
 }
 

@@ -7,7 +7,7 @@ use super::tools::{CliTool, parse_tool_flag, read_tools_file};
 use clap::{Args, ValueEnum};
 use ptc_shared::Step;
 use ptc_supervisor::client::{Client, ClientError, Embedded, Run};
-use ptc_supervisor::engine::EngineConfig;
+use ptc_supervisor::engine::{EngineConfig, SpawnMode};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -118,11 +118,20 @@ impl Target {
             return Ok((Target::InProcess, None));
         }
         let (mut policies, chosen) = super::sandbox::policies_for(args.policy.as_deref())?;
-        // One run: no warm pools to fill.
+        // One run starts what it needs and nothing more: only the policy it runs under (so only
+        // that policy's namespaces are probed), no warm pool, no zygote (one exec of the runner
+        // costs less than an exec of the zygote plus a fork).
+        let used = chosen.clone().unwrap_or_else(|| "default".to_string());
+        if policies.contains_key(&used) {
+            policies.retain(|name, _| *name == used);
+        }
         for p in policies.values_mut() {
             p.warm = 0;
         }
-        let config = EngineConfig::new(ptc_supervisor::installed::default_runner(), policies);
+        let mut config = EngineConfig::new(ptc_supervisor::installed::default_runner(), policies);
+        config.default_policy = used;
+        config.pool.max = 0;
+        config.spawn = SpawnMode::Cold;
         Ok((Target::Sandboxed(Box::new(config)), chosen))
     }
 

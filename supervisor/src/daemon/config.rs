@@ -22,12 +22,15 @@
 //!                                  # this long is closed (Refused busy, "idle")
 //! max_frame_bytes = 16777216
 //! shutdown_grace_ms = 10000        # SIGTERM: how long running executions may finish
+//! pool_max = 32                    # warm runners a policy's pool may grow to under load
+//! pool_idle_ms = 5000              # idle this long, a pool shrinks back to its policy's `warm`
 //! log_format = "text"              # or "json"
 //! [policies_by_uid]                # uids listed here may use only these policies
 //! 1000 = ["default", "strict"]
 //! ```
 
-use crate::policy::PolicySource;
+use crate::engine::PoolBounds;
+use crate::policy::{MAX_WARM, PolicySource};
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -81,6 +84,8 @@ pub struct Config {
     pub max_frame_bytes: u32,
     pub shutdown_grace_ms: u64,
     pub log_format: LogFormat,
+    /// Warm pools: the bound they grow to under load, and the idle time before they shrink.
+    pub pool: PoolBounds,
 }
 
 #[derive(Deserialize, Default)]
@@ -104,6 +109,8 @@ struct ConfigFile {
     max_frame_bytes: Option<u32>,
     shutdown_grace_ms: Option<u64>,
     log_format: Option<LogFormat>,
+    pool_max: Option<usize>,
+    pool_idle_ms: Option<u64>,
 }
 
 impl Default for Config {
@@ -127,6 +134,7 @@ impl Default for Config {
             max_frame_bytes: ptc_shared::client_protocol::CLIENT_MAX_FRAME,
             shutdown_grace_ms: 10_000,
             log_format: LogFormat::Text,
+            pool: PoolBounds::DEFAULT,
         }
     }
 }
@@ -179,6 +187,12 @@ impl Config {
             max_frame_bytes: f.max_frame_bytes.unwrap_or(d.max_frame_bytes),
             shutdown_grace_ms: f.shutdown_grace_ms.unwrap_or(d.shutdown_grace_ms),
             log_format: f.log_format.unwrap_or(d.log_format),
+            pool: PoolBounds {
+                max: f.pool_max.unwrap_or(d.pool.max),
+                idle: f
+                    .pool_idle_ms
+                    .map_or(d.pool.idle, std::time::Duration::from_millis),
+            },
         };
         c.validate().map_err(|(k, m)| key(k, m))?;
         Ok(c)
@@ -200,6 +214,12 @@ impl Config {
             if v == 0 {
                 return Err((k, "must be at least 1".into()));
             }
+        }
+        if self.pool.max > MAX_WARM {
+            return Err(("pool_max", format!("must be at most {MAX_WARM}")));
+        }
+        if self.pool.idle < std::time::Duration::from_millis(10) {
+            return Err(("pool_idle_ms", "must be at least 10".into()));
         }
         if self.max_frame_bytes < 4096 {
             return Err(("max_frame_bytes", "must be at least 4096".into()));
@@ -291,6 +311,13 @@ mod tests {
     fn bad_values_name_the_key() {
         let e = parse("max_runners = 0").unwrap_err().to_string();
         assert!(e.contains("`max_runners`"), "{e}");
+        let e = parse("pool_max = 257").unwrap_err().to_string();
+        assert!(e.contains("`pool_max`") && e.contains("at most 256"), "{e}");
+        let e = parse("pool_idle_ms = 9").unwrap_err().to_string();
+        assert!(
+            e.contains("`pool_idle_ms`") && e.contains("at least 10"),
+            "{e}"
+        );
         let e = parse("max_queue = \"lots\"").unwrap_err().to_string();
         assert!(e.contains("max_queue"), "{e}");
         let e = parse("[policies_by_uid]\nbob = [\"default\"]")

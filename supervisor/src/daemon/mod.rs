@@ -69,6 +69,7 @@ impl Generation {
         let policies = config.policies.load()?;
         let mut ec = EngineConfig::new(config.runner.clone(), policies);
         ec.default_policy = config.default_policy.clone();
+        ec.pool = config.pool;
         let engine = Engine::new(ec)?;
         let admission = Admission::new(
             config.max_runners,

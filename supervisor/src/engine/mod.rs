@@ -22,8 +22,9 @@ mod prepare;
 pub mod process;
 mod zygote;
 
-use crate::check::{Enforcement, HostReport, host_report};
+use crate::check::{Enforcement, HostReport, host_report_for};
 use crate::policy::Policy;
+pub use pool::PoolBounds;
 use pool::{Pool, PoolPolicy};
 use ptc_shared::{FailReason, Step, Value};
 use std::collections::BTreeMap;
@@ -67,6 +68,8 @@ pub struct EngineConfig {
     pub default_policy: String,
     /// How runners are started (default: forked by a zygote, cold spawn as the fallback).
     pub spawn: SpawnMode,
+    /// How far warm pools grow under load and how soon they shrink back when idle.
+    pub pool: PoolBounds,
 }
 
 impl EngineConfig {
@@ -80,6 +83,7 @@ impl EngineConfig {
             policies,
             default_policy: "default".into(),
             spawn: SpawnMode::default(),
+            pool: PoolBounds::DEFAULT,
         }
     }
 }
@@ -127,10 +131,19 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// Checks every policy against the host, starts the spawner, and (inside a tokio runtime)
-    /// starts filling the warm pools.
+    /// Checks every policy against the host (probing only the namespaces the policies enter),
+    /// starts the spawner, and (inside a tokio runtime) starts filling the warm pools.
     pub fn new(config: EngineConfig) -> Result<Engine, EngineError> {
-        Engine::with_host(config, host_report())
+        // Only the namespaces some policy enters are probed (each probe is a fork and exec).
+        let mut wanted: Vec<_> = config
+            .policies
+            .values()
+            .flat_map(|p| p.isolation.namespaces.iter().copied())
+            .collect();
+        wanted.sort();
+        wanted.dedup();
+        let host = host_report_for(&wanted);
+        Engine::with_host(config, host)
     }
 
     /// As [`Engine::new`], with a host report made earlier (probing takes a few milliseconds).
@@ -153,9 +166,17 @@ impl Engine {
                     policy: name.clone(),
                     message,
                 })?;
-            let pool = Arc::new(Pool::new(prepared, spawner.clone()));
+            let pool = Arc::new(Pool::new(prepared, spawner.clone(), config.pool));
             pool.refill();
             pools.insert(name, pool);
+        }
+        let growing: Vec<_> = pools
+            .values()
+            .filter(|p| p.can_grow())
+            .map(Arc::downgrade)
+            .collect();
+        if !growing.is_empty() {
+            pool::trim_idle(growing, config.pool.idle).map_err(process::io("pool trim thread"))?;
         }
         Ok(Engine {
             pools,
@@ -197,6 +218,12 @@ impl Engine {
     /// benchmarks and status lines).
     pub fn warm_count(&self, policy: &str) -> usize {
         self.pools.get(policy).map_or(0, |p| p.confirmed_count())
+    }
+
+    /// Runners `policy`'s pool holds or is starting right now, ready or not (for tests and
+    /// status lines): between the policy's `warm` and the pool bound once filled.
+    pub fn pool_count(&self, policy: &str) -> usize {
+        self.pools.get(policy).map_or(0, |p| p.held_count())
     }
 
     /// Waits (up to `max`) until every pool holds its configured number of warm runners.

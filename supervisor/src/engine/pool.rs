@@ -2,9 +2,17 @@
 //! hardening themselves (or done, waiting for `Execute`).
 //!
 //! A pooled runner is handed out once and never returns to the pool. The pool is refilled in the
-//! background up to the policy's `warm` count (pooled + being spawned never exceeds it) when an
+//! background up to its current target (pooled + being spawned never exceeds it) when an
 //! execution that took a pooled runner ends, so a runner's start-up CPU never competes with the
-//! request on a small machine. When the pool is empty, or the request tightened the heap or CPU
+//! request on a small machine.
+//!
+//! The target follows demand ([`PoolBounds`]): it starts at the policy's `warm` count (the
+//! floor), doubles, up to the bound, whenever a request finds no runner that has finished its
+//! setup (the pool was empty, or the runner taken had not yet sent `Ready`), and falls back to
+//! the floor once no runner was taken for the idle period; the runners above it are then killed.
+//! The engine's trim thread ([`trim_idle`]) applies the idle rule, so an idle pool shrinks with
+//! no request arriving. Invariant: floor ≤ target ≤ bound, and pooled + filling ≤ target except
+//! for the moment between a shrink and the trim that follows it. When the pool is empty, or the request tightened the heap or CPU
 //! limit (which are baked into `Setup` as rlimits), the runner is spawned on the request's path
 //! instead. Runners found dead when taken are discarded (and reaped by their handle).
 //!
@@ -25,8 +33,8 @@ use ptc_shared::codec::{
 use ptc_shared::protocol::{LandlockStatus, RunnerToSupervisor, Setup, SupervisorToRunner};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
 
 /// How long a starting runner may take to harden itself and answer `Ready`.
 const SETUP_TIMEOUT: Duration = Duration::from_secs(5);
@@ -108,6 +116,31 @@ impl StartError {
     }
 }
 
+/// How far a warm pool may grow under load, and how soon it shrinks back to its policy's `warm`
+/// count (its floor) when idle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolBounds {
+    /// The most runners a pool holds (a policy whose `warm` is higher keeps its `warm`; one
+    /// whose `warm` is 0 never pools).
+    pub max: usize,
+    /// After this long without a runner taken, a pool drops back to its floor.
+    pub idle: Duration,
+}
+
+impl PoolBounds {
+    /// The defaults: up to 32 runners, back to the floor after 5 s idle.
+    pub const DEFAULT: PoolBounds = PoolBounds {
+        max: 32,
+        idle: Duration::from_secs(5),
+    };
+}
+
+impl Default for PoolBounds {
+    fn default() -> PoolBounds {
+        PoolBounds::DEFAULT
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct Pool {
     prepared: PoolPolicy,
@@ -115,15 +148,78 @@ pub(crate) struct Pool {
     /// Oldest first: the runner taken is the one most likely to have finished its setup.
     ready: Mutex<VecDeque<Pooled>>,
     filling: AtomicUsize,
+    /// The size the pool is refilled to: between `floor` and `max`.
+    target: AtomicUsize,
+    floor: usize,
+    max: usize,
+    idle: Duration,
+    /// When a runner was last taken (or the pool last shrank).
+    last_take: Mutex<Instant>,
 }
 
 impl Pool {
-    pub fn new(prepared: PoolPolicy, spawner: Spawner) -> Pool {
+    pub fn new(prepared: PoolPolicy, spawner: Spawner, bounds: PoolBounds) -> Pool {
+        let floor = prepared.policy.warm;
         Pool {
             prepared,
             spawner,
             ready: Mutex::new(VecDeque::new()),
             filling: AtomicUsize::new(0),
+            target: AtomicUsize::new(floor),
+            floor,
+            // A policy with no warm runners is spawned on demand only: it never pools.
+            max: if floor == 0 { 0 } else { bounds.max.max(floor) },
+            idle: bounds.idle,
+            last_take: Mutex::new(Instant::now()),
+        }
+    }
+
+    /// Whether the pool can grow (and so needs the trim thread to shrink it).
+    pub fn can_grow(&self) -> bool {
+        self.max > self.floor
+    }
+
+    /// The runners the pool holds or is starting right now (for tests and status lines).
+    pub fn held_count(&self) -> usize {
+        self.ready_count() + self.filling.load(Ordering::Acquire)
+    }
+
+    /// A request found no runner done with its setup: double the target, up to the bound.
+    fn grow(&self) {
+        let _ = self
+            .target
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
+                Some(t.saturating_mul(2).max(t + 1).min(self.max))
+            });
+    }
+
+    /// Drops back to the floor if no runner was taken for the idle period, killing the runners
+    /// above it (newest first: the oldest are the likeliest to be ready).
+    fn trim(&self) {
+        let Ok(mut last) = self.last_take.lock() else {
+            return;
+        };
+        if last.elapsed() < self.idle || self.target.load(Ordering::Acquire) == self.floor {
+            return;
+        }
+        *last = Instant::now();
+        drop(last);
+        self.target.store(self.floor, Ordering::Release);
+        let surplus: Vec<Pooled> = match self.ready.lock() {
+            Ok(mut r) => {
+                let keep = self.floor.min(r.len());
+                r.drain(keep..).collect()
+            }
+            Err(_) => return,
+        };
+        tracing::debug!(policy = %self.prepared.policy.name, killed = surplus.len(), "idle pool shrank to its floor");
+        // Dropping a runner's handle kills it; its parent (reaper thread or zygote) reaps it.
+        drop(surplus);
+    }
+
+    fn taken(&self) {
+        if let Ok(mut last) = self.last_take.lock() {
+            *last = Instant::now();
         }
     }
 
@@ -140,18 +236,26 @@ impl Pool {
         if tokio::runtime::Handle::try_current().is_err() {
             return;
         }
-        let want = self.prepared.policy.warm;
-        loop {
-            let have = self.ready_count() + self.filling.load(Ordering::Acquire);
-            if have >= want {
-                return;
-            }
-            self.filling.fetch_add(1, Ordering::AcqRel);
+        while self.reserve_fill() {
             let pool = Arc::clone(self);
             let setup = self.prepared.setup_frame.clone();
             self.spawner
                 .spawn_then(setup, Box::new(move |spawned| pool.arrived(spawned)));
         }
+    }
+
+    /// Counts one more runner as being started if the pool is below its target. Checked and
+    /// counted under the pool's lock, so concurrent refills never overshoot the target.
+    fn reserve_fill(&self) -> bool {
+        let Ok(ready) = self.ready.lock() else {
+            return false;
+        };
+        let want = self.target.load(Ordering::Acquire);
+        if ready.len() + self.filling.load(Ordering::Acquire) >= want {
+            return false;
+        }
+        self.filling.fetch_add(1, Ordering::AcqRel);
+        true
     }
 
     /// A refill's runner, on the thread that spawned or forked it.
@@ -172,7 +276,11 @@ impl Pool {
         match pooled {
             Ok(p) => {
                 if let Ok(mut r) = self.ready.lock() {
-                    r.push_back(p);
+                    // The pool may have shrunk while this runner started: then it is surplus
+                    // (dropping it kills it).
+                    if r.len() < self.target.load(Ordering::Acquire) {
+                        r.push_back(p);
+                    }
                 }
             }
             Err(e) => {
@@ -212,6 +320,7 @@ impl Pool {
                 .map_err(StartError::NotReady)?;
             return self.start(&frame).await;
         }
+        self.taken();
         // Refilled by the caller once this execution is over, so the spawn's CPU does not
         // compete with the request it would delay (see `Pool::refill`).
         while let Some(p) = self.pop_live() {
@@ -222,6 +331,7 @@ impl Pool {
                 }
             }
         }
+        self.grow();
         self.refill();
         self.start(&self.prepared.setup_frame).await
     }
@@ -238,11 +348,12 @@ impl Pool {
     }
 
     /// A pooled runner whose `Ready` has been read and accepted: at once when it is waiting in
-    /// the socket, else by waiting for it.
+    /// the socket, else by waiting for it (and then demand outran the pool: it grows).
     async fn confirm(&self, p: Pooled) -> Result<Warm, StartError> {
         if p.ready || self.ready_now(&p.warm.sock)? {
             return Ok(p.warm);
         }
+        self.grow();
         let Warm { proc, sock } = p.warm;
         self.await_ready(proc, sock).await
     }
@@ -346,6 +457,25 @@ impl Pool {
         }
         Ok(())
     }
+}
+
+/// The engine's trim thread: every quarter of the idle period, shrinks the pools that were idle
+/// for all of it; ends when the engine (every pool) is gone. Started only when a pool can grow.
+pub(crate) fn trim_idle(pools: Vec<Weak<Pool>>, idle: Duration) -> std::io::Result<()> {
+    let tick = (idle / 4).max(Duration::from_millis(5));
+    std::thread::Builder::new()
+        .name("ptc-pool-trim".into())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(tick);
+                let live: Vec<Arc<Pool>> = pools.iter().filter_map(Weak::upgrade).collect();
+                if live.is_empty() {
+                    return;
+                }
+                live.iter().for_each(|p| p.trim());
+            }
+        })
+        .map(drop)
 }
 
 /// How a runner that closed its socket during setup ended, and what it said on stderr.

@@ -66,10 +66,12 @@ pub fn fake_runner(dir: &Path, frames: &[RunnerToSupervisor], body: &str) -> Pat
 const RF: &str = "rf() {\n  n=$(/usr/bin/head -c 4 <&3 | /usr/bin/od -An -tu1 | \
     /usr/bin/awk '{print $1*16777216+$2*65536+$3*256+$4}')\n  /usr/bin/head -c \"$n\" <&3 >/dev/null\n}\n";
 
-/// An engine spawning `runner` cold (fake runners are shell scripts, not zygotes).
+/// An engine spawning `runner` cold (fake runners are shell scripts, not zygotes), its pools
+/// fixed at their policy's `warm` (growth is tested in `engine_pool.rs`).
 pub fn engine(runner: &Path, policies: BTreeMap<String, Policy>) -> Engine {
     let mut config = EngineConfig::new(runner, policies);
     config.spawn = SpawnMode::Cold;
+    config.pool.max = 0;
     Engine::new(config).unwrap()
 }
 
