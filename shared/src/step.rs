@@ -204,6 +204,25 @@ pub struct ToolCallRecord {
     pub duration_us: u64,
 }
 
+impl ToolCallRecord {
+    /// Plain JSON (values as JSON, non-finite floats as `null`), as in the Step's and the
+    /// trace's JSON.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "name": self.name,
+            "args": json_or_null(&self.args),
+            "result": self.result.as_ref().map(json_or_null),
+            "error": self.error,
+            "duration_us": self.duration_us,
+        })
+    }
+}
+
+/// A value as JSON, or `null` where JSON has no form for it (non-finite floats).
+pub(crate) fn json_or_null(x: &Value) -> serde_json::Value {
+    x.to_json().unwrap_or(serde_json::Value::Null)
+}
+
 /// What an execution used.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
@@ -292,7 +311,7 @@ impl Step {
     /// for clients that speak JSON. Non-finite floats become `null` here, since JSON has none.
     pub fn to_json(&self) -> serde_json::Value {
         use serde_json::json;
-        let v = |x: &Value| x.to_json().unwrap_or(serde_json::Value::Null);
+        let v = json_or_null;
         let fail = self.fail.as_ref().map(|f| {
             let kind = if f.is_program_reason() { "program" } else { "system" };
             json!({"reason": f.reason_name(), "kind": kind, "message": f.message, "op": f.op, "details": v(&f.details)})
@@ -300,7 +319,7 @@ impl Step {
         let calls: Vec<_> = self
             .tool_calls
             .iter()
-            .map(|c| json!({"name": c.name, "args": v(&c.args), "result": c.result.as_ref().map(v), "error": c.error, "duration_us": c.duration_us}))
+            .map(ToolCallRecord::to_json)
             .collect();
         json!({
             "return": self.return_value.as_ref().map(v),
