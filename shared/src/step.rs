@@ -172,6 +172,15 @@ impl Fail {
         self.reason_name() != self.reason.as_str()
     }
 
+    /// `"program"` for a program-chosen reason, else `"system"`: the `kind` in the JSON forms.
+    pub fn kind_name(&self) -> &'static str {
+        if self.is_program_reason() {
+            "program"
+        } else {
+            "system"
+        }
+    }
+
     /// Adds one `details` entry (string key).
     pub fn with_detail(mut self, key: &str, value: impl Into<Value>) -> Fail {
         let mut m = match std::mem::take(&mut self.details) {
@@ -313,14 +322,8 @@ impl Step {
         use serde_json::json;
         let v = json_or_null;
         let fail = self.fail.as_ref().map(|f| {
-            let kind = if f.is_program_reason() { "program" } else { "system" };
-            json!({"reason": f.reason_name(), "kind": kind, "message": f.message, "op": f.op, "details": v(&f.details)})
+            json!({"reason": f.reason_name(), "kind": f.kind_name(), "message": f.message, "op": f.op, "details": v(&f.details)})
         });
-        let calls: Vec<_> = self
-            .tool_calls
-            .iter()
-            .map(ToolCallRecord::to_json)
-            .collect();
         json!({
             "return": self.return_value.as_ref().map(v),
             "fail": fail,
@@ -330,7 +333,7 @@ impl Step {
             "signature": self.signature,
             "prints": self.prints,
             "warnings": self.warnings,
-            "tool_calls": calls,
+            "tool_calls": self.tool_calls.iter().map(ToolCallRecord::to_json).collect::<Vec<_>>(),
             "usage": serde_json::to_value(&self.usage).unwrap_or(serde_json::Value::Null),
             "trace": self.trace.iter().map(crate::trace::TraceEntry::to_json).collect::<Vec<_>>(),
         })

@@ -65,14 +65,9 @@ impl TraceEntry {
     pub fn to_json(&self) -> serde_json::Value {
         use serde_json::json;
         let v = json_or_null;
-        let fail = self.fail.as_ref().map(|f| {
-            let kind = if f.is_program_reason() {
-                "program"
-            } else {
-                "system"
-            };
-            json!({"reason": f.reason_name(), "kind": kind, "message": f.message})
-        });
+        let fail = self.fail.as_ref().map(
+            |f| json!({"reason": f.reason_name(), "kind": f.kind_name(), "message": f.message}),
+        );
         let calls: Vec<_> = self
             .tool_calls
             .iter()
