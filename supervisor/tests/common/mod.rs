@@ -5,9 +5,11 @@
 #[path = "../../benches/support/mod.rs"]
 mod support;
 
+use ptc_shared::Value;
 use ptc_shared::codec::{DEFAULT_MAX_FRAME, encode_frame};
+use ptc_shared::protocol::ToolDecl;
 use ptc_shared::protocol::{LandlockStatus, RunnerToSupervisor};
-use ptc_supervisor::engine::{Engine, EngineConfig, RunRequest, SpawnMode};
+use ptc_supervisor::engine::{Engine, EngineConfig, RunRequest, SpawnMode, ToolHandler};
 use ptc_supervisor::policy::{Policy, load_dir};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -183,6 +185,30 @@ pub fn shipped_filter_dir(tag: &str, limits: &str, warm: usize) -> PathBuf {
     );
     std::fs::write(dir.join("default.toml"), text).unwrap();
     dir
+}
+
+/// Runs `(tool/inspect {})` under `policy` (the engine's default when `None`), with `tool`
+/// answering `inspect`; returns the vector the tool reported.
+pub async fn run_inspect(
+    engine: &Engine,
+    policy: Option<&str>,
+    tool: std::sync::Arc<dyn ToolHandler>,
+) -> Vec<Value> {
+    let req = RunRequest {
+        program: "(tool/inspect {})".into(),
+        tools: vec![ToolDecl {
+            name: "inspect".into(),
+            signature: None,
+            description: None,
+        }],
+        policy: policy.map(Into::into),
+        ..RunRequest::default()
+    };
+    let step = engine.execute(req, tool).await;
+    match step.return_value {
+        Some(Value::Vector(v)) => v,
+        other => panic!("{policy:?}: no report: {other:?} {:?}", step.fail),
+    }
 }
 
 /// CPU ticks (utime) of a process, 0 if gone.
