@@ -172,6 +172,15 @@ impl Fail {
         self.reason_name() != self.reason.as_str()
     }
 
+    /// `"program"` for a program-chosen reason, else `"system"`: the `kind` in the JSON forms.
+    pub fn kind_name(&self) -> &'static str {
+        if self.is_program_reason() {
+            "program"
+        } else {
+            "system"
+        }
+    }
+
     /// Adds one `details` entry (string key).
     pub fn with_detail(mut self, key: &str, value: impl Into<Value>) -> Fail {
         let mut m = match std::mem::take(&mut self.details) {
@@ -202,6 +211,25 @@ pub struct ToolCallRecord {
     pub result: Option<Value>,
     pub error: Option<String>,
     pub duration_us: u64,
+}
+
+impl ToolCallRecord {
+    /// Plain JSON (values as JSON, non-finite floats as `null`), as in the Step's and the
+    /// trace's JSON.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "name": self.name,
+            "args": json_or_null(&self.args),
+            "result": self.result.as_ref().map(json_or_null),
+            "error": self.error,
+            "duration_us": self.duration_us,
+        })
+    }
+}
+
+/// A value as JSON, or `null` where JSON has no form for it (non-finite floats).
+pub(crate) fn json_or_null(x: &Value) -> serde_json::Value {
+    x.to_json().unwrap_or(serde_json::Value::Null)
 }
 
 /// What an execution used.
@@ -292,16 +320,10 @@ impl Step {
     /// for clients that speak JSON. Non-finite floats become `null` here, since JSON has none.
     pub fn to_json(&self) -> serde_json::Value {
         use serde_json::json;
-        let v = |x: &Value| x.to_json().unwrap_or(serde_json::Value::Null);
+        let v = json_or_null;
         let fail = self.fail.as_ref().map(|f| {
-            let kind = if f.is_program_reason() { "program" } else { "system" };
-            json!({"reason": f.reason_name(), "kind": kind, "message": f.message, "op": f.op, "details": v(&f.details)})
+            json!({"reason": f.reason_name(), "kind": f.kind_name(), "message": f.message, "op": f.op, "details": v(&f.details)})
         });
-        let calls: Vec<_> = self
-            .tool_calls
-            .iter()
-            .map(|c| json!({"name": c.name, "args": v(&c.args), "result": c.result.as_ref().map(v), "error": c.error, "duration_us": c.duration_us}))
-            .collect();
         json!({
             "return": self.return_value.as_ref().map(v),
             "fail": fail,
@@ -311,7 +333,7 @@ impl Step {
             "signature": self.signature,
             "prints": self.prints,
             "warnings": self.warnings,
-            "tool_calls": calls,
+            "tool_calls": self.tool_calls.iter().map(ToolCallRecord::to_json).collect::<Vec<_>>(),
             "usage": serde_json::to_value(&self.usage).unwrap_or(serde_json::Value::Null),
             "trace": self.trace.iter().map(crate::trace::TraceEntry::to_json).collect::<Vec<_>>(),
         })

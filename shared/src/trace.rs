@@ -9,7 +9,7 @@
 //! Entries are appended when a turn ends, so a child's turns come before the parent turn that
 //! called them; sort by `id` to read them in the order they started.
 
-use crate::step::{Fail, ToolCallRecord};
+use crate::step::{Fail, ToolCallRecord, json_or_null};
 use crate::value::Value;
 use serde::{Deserialize, Serialize};
 
@@ -64,19 +64,14 @@ impl TraceEntry {
     /// Plain JSON (values as JSON), for `--trace FILE.jsonl` and the Step's JSON.
     pub fn to_json(&self) -> serde_json::Value {
         use serde_json::json;
-        let v = |x: &Value| x.to_json().unwrap_or(serde_json::Value::Null);
-        let fail = self.fail.as_ref().map(|f| {
-            let kind = if f.is_program_reason() {
-                "program"
-            } else {
-                "system"
-            };
-            json!({"reason": f.reason_name(), "kind": kind, "message": f.message})
-        });
+        let v = json_or_null;
+        let fail = self.fail.as_ref().map(
+            |f| json!({"reason": f.reason_name(), "kind": f.kind_name(), "message": f.message}),
+        );
         let calls: Vec<_> = self
             .tool_calls
             .iter()
-            .map(|c| json!({"name": c.name, "args": v(&c.args), "result": c.result.as_ref().map(v), "error": c.error, "duration_us": c.duration_us}))
+            .map(ToolCallRecord::to_json)
             .collect();
         json!({
             "id": self.id, "run": self.run, "parent": self.parent, "agent": self.agent,

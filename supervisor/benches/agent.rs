@@ -6,51 +6,25 @@
 //! `cargo bench -p ptc-supervisor --bench agent` (`-- N` for N samples per variant, default 300).
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
 
+#[path = "support/mod.rs"]
+mod support;
+
 use ptc_shared::Value;
 use ptc_supervisor::agent::{
     Agent, Input, LlmError, LlmFn, LlmRequest, LlmResponse, LlmSet, Options, run_mission,
 };
 use ptc_supervisor::engine::{Engine, EngineConfig, NoTools, RunRequest};
-use ptc_supervisor::policy::load_dir;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-fn runner() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(Path::parent).unwrap().to_path_buf();
-    let mut cmd = std::process::Command::new(env!("CARGO"));
-    cmd.args([
-        "build",
-        "--quiet",
-        "-p",
-        "ptc-runner",
-        "--bin",
-        "ptc-runner",
-    ]);
-    if dir.ends_with("release") {
-        cmd.arg("--release");
-    }
-    assert!(
-        cmd.current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .unwrap()
-            .success()
-    );
-    dir.join("ptc-runner")
-}
-
 fn engine() -> Arc<Engine> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies");
-    let mut policies = load_dir(&dir).unwrap();
-    policies.retain(|n, _| n == "default");
-    if let Some(p) = policies.get_mut("default") {
-        p.warm = 4;
-    }
-    Arc::new(Engine::new(EngineConfig::new(runner(), policies)).unwrap())
+    let config = EngineConfig::new(
+        support::runner_bin("ptc-runner"),
+        support::default_policy(4),
+    );
+    Arc::new(Engine::new(config).unwrap())
 }
 
-/// An instant LLM: turn n of a k-turn script.
 fn scripted(turns: u32) -> LlmSet {
     let llm = LlmFn(move |req: LlmRequest| async move {
         let program = if req.turn < turns {
@@ -88,8 +62,7 @@ async fn bare(engine: &Engine) {
 /// The `p`th percentile (0-100) in µs.
 fn pct(mut v: Vec<Duration>, p: usize) -> f64 {
     v.sort();
-    let i = (v.len().saturating_sub(1) * p) / 100;
-    v.get(i).map_or(0.0, |d| d.as_secs_f64() * 1e6)
+    support::percentile(&v, p).as_secs_f64() * 1e6
 }
 
 fn main() {

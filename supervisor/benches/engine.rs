@@ -10,48 +10,13 @@
 //! run).
 #![allow(clippy::unwrap_used)]
 
+#[path = "support/mod.rs"]
+mod support;
+
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ptc_supervisor::engine::{Engine, EngineConfig, NoTools, RunRequest, SpawnMode};
-use ptc_supervisor::policy::{Policy, load_dir};
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-fn runner() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(Path::parent).unwrap().to_path_buf();
-    // Always (re)build: a no-op when current, and a stale runner would skew the figures.
-    let mut cmd = std::process::Command::new(env!("CARGO"));
-    cmd.args([
-        "build",
-        "--quiet",
-        "-p",
-        "ptc-runner",
-        "--bin",
-        "ptc-runner",
-    ]);
-    if dir.ends_with("release") {
-        cmd.arg("--release");
-    }
-    let built = cmd
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .status()
-        .unwrap();
-    assert!(built.success(), "building ptc-runner failed");
-    dir.join("ptc-runner")
-}
-
-/// The shipped default policy with `warm` runners.
-fn policies(warm: usize) -> BTreeMap<String, Policy> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies");
-    let mut all = load_dir(&dir).unwrap();
-    all.retain(|name, _| name == "default");
-    if let Some(p) = all.get_mut("default") {
-        p.warm = warm;
-    }
-    all
-}
 
 fn trivial() -> RunRequest {
     RunRequest {
@@ -62,7 +27,10 @@ fn trivial() -> RunRequest {
 
 fn engine(rt: &tokio::runtime::Runtime, spawn: SpawnMode, warm: usize) -> Arc<Engine> {
     let _guard = rt.enter();
-    let mut config = EngineConfig::new(runner(), policies(warm));
+    let mut config = EngineConfig::new(
+        support::runner_bin("ptc-runner"),
+        support::default_policy(warm),
+    );
     config.spawn = spawn;
     let engine = Arc::new(Engine::new(config).unwrap());
     // Let the zygote and the pool start before anything is timed.
@@ -182,8 +150,10 @@ async fn batch_run(v: Variant, engine: Option<&Arc<Engine>>, conc: usize, n: usi
 /// Nearest-rank percentiles of sequential latencies.
 fn percentiles(mut samples: Vec<Duration>) -> (Duration, Duration) {
     samples.sort();
-    let p = |percent: usize| samples[(samples.len() - 1) * percent / 100];
-    (p(50), p(99))
+    (
+        support::percentile(&samples, 50),
+        support::percentile(&samples, 99),
+    )
 }
 
 /// The figures for BENCHMARKS.md: per variant, p50/p99 latency over sequential runs and

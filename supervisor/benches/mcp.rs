@@ -8,42 +8,20 @@
 //! `cargo bench -p ptc-supervisor --bench mcp` (`-- --quick` for fewer iterations).
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
 
+#[path = "support/mod.rs"]
+mod support;
+
 use ptc_supervisor::client::{Client, Embedded, Run};
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
-use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// Builds the release `ptc` and `ptc-runner` next to this bench (a no-op when current).
+/// Builds `ptc` and `ptc-runner` next to this bench (a no-op when current).
 fn build_bins() {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(Path::parent).unwrap().to_path_buf();
-    let mut cmd = std::process::Command::new(env!("CARGO"));
-    cmd.args([
-        "build",
-        "--quiet",
-        "-p",
-        "ptc-runner",
-        "-p",
-        "ptc-supervisor",
-        "--bins",
-    ]);
-    if dir.ends_with("release") {
-        cmd.arg("--release");
-    }
-    let ok = cmd
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .status()
-        .unwrap();
-    assert!(ok.success(), "building the binaries failed");
-}
-
-/// The `pct`th percentile of sorted, non-empty times.
-fn percentile(sorted: &[Duration], pct: usize) -> Duration {
-    sorted[(sorted.len() - 1) * pct / 100]
+    support::cargo_build(&["-p", "ptc-runner", "-p", "ptc-supervisor", "--bins"]);
 }
 
 async fn measure<F, Fut>(n: usize, mut f: F) -> (Duration, Duration)
@@ -61,7 +39,10 @@ where
         times.push(t.elapsed());
     }
     times.sort();
-    (percentile(&times, 50), percentile(&times, 99))
+    (
+        support::percentile(&times, 50),
+        support::percentile(&times, 99),
+    )
 }
 
 async fn mcp_client() -> RunningService<RoleClient, ()> {

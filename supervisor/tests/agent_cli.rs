@@ -30,6 +30,19 @@ fn stderr(o: &Output) -> String {
 }
 
 /// An executable `/bin/sh` script in `dir`.
+/// Asserts that `ptc` exited 1 with every one of `needles` on stderr.
+fn fails_with(out: &Output, needles: &[&str]) {
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(out));
+    for needle in needles {
+        stderr_has(out, needle);
+    }
+}
+
+fn stderr_has(out: &Output, needle: &str) {
+    let err = stderr(out);
+    assert!(err.contains(needle), "{needle:?} not in {err}");
+}
+
 fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
@@ -110,12 +123,7 @@ fn a_mission_with_llm_cmd_traces_records_and_replays() {
             "rec.jsonl",
         ],
     );
-    assert_eq!(out.status.code(), Some(1));
-    let err = stderr(&out);
-    assert!(
-        err.contains("error: llm_error: ") && err.contains("for request "),
-        "{err}"
-    );
+    fails_with(&out, &["error: llm_error: ", "for request "]);
 }
 
 #[test]
@@ -156,12 +164,7 @@ printf '```clojure\n(return 7)\n```\n'"#,
         "cat >/dev/null; echo 'bad key' >&2; exit 3",
     );
     let out = ptc(&d, &["agent", "x", "--llm-cmd", broken.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(1));
-    let err = stderr(&out);
-    assert!(
-        err.contains("error: llm_error: ") && err.contains("bad key"),
-        "{err}"
-    );
+    fails_with(&out, &["error: llm_error: ", "bad key"]);
 }
 
 #[test]
@@ -173,12 +176,7 @@ fn failures_keep_their_reasons_on_the_error_line() {
         r#"cat >/dev/null; printf '```clojure\n(fail {:reason :not_found :message "User 123"})\n```\n'"#,
     );
     let out = ptc(&d, &["agent", "Find.", "--llm-cmd", fail.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("error: not_found: User 123"),
-        "{}",
-        stderr(&out)
-    );
+    fails_with(&out, &["error: not_found: User 123"]);
 
     // The same for a single run, sandboxed; a string :reason stays a message under `failed`.
     let out = ptc(
@@ -191,11 +189,7 @@ fn failures_keep_their_reasons_on_the_error_line() {
             "(fail {:reason :not_found :message \"User 123\"})",
         ],
     );
-    assert!(
-        stderr(&out).contains("error: not_found: User 123"),
-        "{}",
-        stderr(&out)
-    );
+    stderr_has(&out, "error: not_found: User 123");
     let step: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(
         (
@@ -205,11 +199,7 @@ fn failures_keep_their_reasons_on_the_error_line() {
         (Some("not_found"), Some("program"))
     );
     let out = ptc(&d, &["run", "-e", "(fail {:reason \"nope\"})"]);
-    assert!(
-        stderr(&out).contains("error: failed: nope"),
-        "{}",
-        stderr(&out)
-    );
+    stderr_has(&out, "error: failed: nope");
 
     let chatty = script(
         &d,
@@ -227,12 +217,7 @@ fn failures_keep_their_reasons_on_the_error_line() {
             chatty.to_str().unwrap(),
         ],
     );
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("error: max_turns_exceeded: "),
-        "{}",
-        stderr(&out)
-    );
+    fails_with(&out, &["error: max_turns_exceeded: "]);
 
     let out = ptc(
         &d,
@@ -243,12 +228,7 @@ fn failures_keep_their_reasons_on_the_error_line() {
             chatty.to_str().unwrap(),
         ],
     );
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("error: template_error: "),
-        "{}",
-        stderr(&out)
-    );
+    fails_with(&out, &["error: template_error: "]);
 
     let out = ptc(&d, &["agent", "x"]);
     assert_eq!(out.status.code(), Some(2), "no LLM source is a usage error");
@@ -412,12 +392,7 @@ fn llm_url_talks_to_an_openai_compatible_endpoint_with_retries() {
             "agents.json",
         ],
     );
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("error: model_not_found: "),
-        "{}",
-        stderr(&out)
-    );
+    fails_with(&out, &["error: model_not_found: "]);
 }
 
 #[test]
@@ -500,11 +475,9 @@ fn a_previous_step_chains_and_a_failed_one_is_chained_failure() {
             double.to_str().unwrap(),
         ],
     );
-    assert_eq!(out.status.code(), Some(1));
-    assert!(
-        stderr(&out).contains("error: chained_failure: the context is a failed Step (eval_error"),
-        "{}",
-        stderr(&out)
+    fails_with(
+        &out,
+        &["error: chained_failure: the context is a failed Step (eval_error"],
     );
 }
 

@@ -71,15 +71,8 @@ async fn a_frame_of_nils_stays_bounded_and_does_not_stall_others() {
     let big = big.await.unwrap();
     done.store(true, Ordering::Relaxed);
     sampler.join().unwrap();
-    match answer {
-        Some(ServerToClient::Step { step, .. }) => {
-            assert_eq!(step.return_value, Some(Value::Int(3)), "{:?}", step.fail)
-        }
-        other => panic!("no answer to (+ 1 2): {other:?}"),
-    }
-    eprintln!("(+ 1 2) beside the big frame: {took:?}");
-    // Generous for a debug build on a busy 2-core machine; the stall this guards against was 20 s.
-    assert!(took < Duration::from_secs(2), "{took:?}");
+    // The stall this guards against was 20 s.
+    answered_three_quickly(answer, took, "the big frame");
     // The big frame is refused, typed, instead of costing 30x its size.
     match big {
         Some(ServerToClient::Refused { reason, message }) => {

@@ -34,11 +34,23 @@ async fn run_timed(
     limits: &str,
     req: RunRequest,
 ) -> (Step, Duration) {
-    let dir = temp_dir("fake");
+    run_on_fresh_engine("fake", (frames, body), limits, req, Arc::new(NoTools)).await
+}
+
+/// Runs `req` with `tools` on a fresh engine over a fake runner replaying `frames` with
+/// `body`; also returns how long `execute` alone took.
+async fn run_on_fresh_engine(
+    tag: &str,
+    (frames, body): (&[RunnerToSupervisor], &str),
+    limits: &str,
+    req: RunRequest,
+    tools: Arc<dyn ToolHandler>,
+) -> (Step, Duration) {
+    let dir = temp_dir(tag);
     let runner = fake_runner(&dir, frames, body);
     let engine = engine(&runner, policies(&dir, limits, 0));
     let t = Instant::now();
-    let step = engine.execute(req, Arc::new(NoTools)).await;
+    let step = engine.execute(req, tools).await;
     (step, t.elapsed())
 }
 
@@ -269,12 +281,7 @@ async fn run_tools(
     limits: &str,
     req: RunRequest,
 ) -> (Step, Duration) {
-    let dir = temp_dir("tools");
-    let runner = fake_runner(&dir, frames, body);
-    let engine = engine(&runner, policies(&dir, limits, 0));
-    let t = Instant::now();
-    let step = engine.execute(req, Arc::new(TestTools)).await;
-    (step, t.elapsed())
+    run_on_fresh_engine("tools", (frames, body), limits, req, Arc::new(TestTools)).await
 }
 
 #[tokio::test]

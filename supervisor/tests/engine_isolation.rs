@@ -7,8 +7,7 @@ mod common;
 
 use common::*;
 use ptc_shared::Value;
-use ptc_shared::protocol::ToolDecl;
-use ptc_supervisor::engine::{BoxFuture, Engine, EngineConfig, RunRequest, ToolHandler};
+use ptc_supervisor::engine::{BoxFuture, Engine, EngineConfig, ToolHandler};
 use ptc_supervisor::policy::load_dir;
 use std::sync::Arc;
 
@@ -74,20 +73,7 @@ fn engine_with(isolation: &str) -> Engine {
 }
 
 async fn inspect(engine: &Engine) -> Vec<Value> {
-    let req = RunRequest {
-        program: "(tool/inspect {})".into(),
-        tools: vec![ToolDecl {
-            name: "inspect".into(),
-            signature: None,
-            description: None,
-        }],
-        ..RunRequest::default()
-    };
-    let step = engine.execute(req, Arc::new(Inspect)).await;
-    match step.return_value {
-        Some(Value::Vector(v)) => v,
-        other => panic!("no report: {other:?} {:?}", step.fail),
-    }
+    run_inspect(engine, None, Arc::new(Inspect)).await
 }
 
 #[tokio::test]

@@ -9,8 +9,7 @@ mod common;
 
 use common::*;
 use ptc_shared::Value;
-use ptc_shared::protocol::ToolDecl;
-use ptc_supervisor::engine::{BoxFuture, Engine, EngineConfig, RunRequest, ToolHandler};
+use ptc_supervisor::engine::{BoxFuture, Engine, EngineConfig, ToolHandler};
 use ptc_supervisor::policy::PolicySource;
 use std::sync::Arc;
 
@@ -79,21 +78,7 @@ fn pair(soft: &str, hard: &str) -> Value {
 }
 
 async fn inspect(engine: &Engine, policy: &str) -> Vec<Value> {
-    let req = RunRequest {
-        program: "(tool/inspect {})".into(),
-        tools: vec![ToolDecl {
-            name: "inspect".into(),
-            signature: None,
-            description: None,
-        }],
-        policy: Some(policy.into()),
-        ..RunRequest::default()
-    };
-    let step = engine.execute(req, Arc::new(Inspect)).await;
-    match step.return_value {
-        Some(Value::Vector(v)) => v,
-        other => panic!("{policy}: no report: {other:?} {:?}", step.fail),
-    }
+    run_inspect(engine, Some(policy), Arc::new(Inspect)).await
 }
 
 #[tokio::test]

@@ -18,13 +18,7 @@ const FLOOR: usize = 1;
 const BOUND: usize = 4;
 
 fn engine_with(tag: &str, idle: Duration) -> Arc<Engine> {
-    let dir = temp_dir(tag);
-    let filter = shipped_policies().join("seccomp/runner.json");
-    let text = format!(
-        "[isolation]\nseccomp = \"{}\"\nlandlock = \"best_effort\"\n[pool]\nwarm = {FLOOR}\n",
-        filter.display()
-    );
-    std::fs::write(dir.join("default.toml"), text).unwrap();
+    let dir = shipped_filter_dir(tag, "", FLOOR);
     let mut config = EngineConfig::new(real_runner(), load_dir(&dir).unwrap());
     config.pool = PoolBounds { max: BOUND, idle };
     Arc::new(Engine::new(config).unwrap())

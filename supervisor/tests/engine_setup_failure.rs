@@ -49,14 +49,7 @@ const SECCOMP_STEPS: [&str; 2] = ["seccomp_program", "seccomp_set_mode_filter"];
 const FORKED_STEPS: [&str; 2] = ["dup2", "setsid"];
 
 fn policy_dir(tag: &str) -> PathBuf {
-    let dir = temp_dir(tag);
-    let filter = shipped_policies().join("seccomp/runner.json");
-    let text = format!(
-        "[isolation]\nseccomp = \"{}\"\nlandlock = \"best_effort\"\n[pool]\nwarm = 0\n",
-        filter.display()
-    );
-    std::fs::write(dir.join("default.toml"), text).unwrap();
-    dir
+    shipped_filter_dir(tag, "", 0)
 }
 
 /// A runner path that is the probe failing at `step` (the engine passes `--zygote` before it).

@@ -14,18 +14,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A policy directory with the shipped seccomp filter and the given limits and pool size.
-fn policy_dir(tag: &str, limits: &str, warm: usize) -> PathBuf {
-    let dir = temp_dir(tag);
-    let filter = shipped_policies().join("seccomp/runner.json");
-    let text = format!(
-        "[limits]\n{limits}\n[isolation]\nseccomp = \"{}\"\nlandlock = \"best_effort\"\n[pool]\nwarm = {warm}\n",
-        filter.display()
-    );
-    std::fs::write(dir.join("default.toml"), text).unwrap();
-    dir
-}
-
 fn engine_for(runner: &Path, dir: &Path, spawn: SpawnMode) -> Engine {
     let mut config = EngineConfig::new(runner, load_dir(dir).unwrap());
     config.spawn = spawn;
@@ -80,7 +68,7 @@ fn fds_of(pid: i32) -> Vec<(u32, String)> {
 
 #[tokio::test]
 async fn pooled_runners_are_forked_by_the_zygote_and_hold_only_fds_0_to_3() {
-    let dir = policy_dir("pooled", "", 2);
+    let dir = shipped_filter_dir("pooled", "", 2);
     let engine = engine_for(&real_runner(), &dir, SpawnMode::Zygote);
     assert!(engine.wait_warm(Duration::from_secs(10)).await);
     let zygote = zygote_of(&engine).await;
@@ -109,7 +97,7 @@ async fn pooled_runners_are_forked_by_the_zygote_and_hold_only_fds_0_to_3() {
 
 #[tokio::test]
 async fn cold_mode_spawns_runners_directly() {
-    let dir = policy_dir("cold", "", 1);
+    let dir = shipped_filter_dir("cold", "", 1);
     let engine = engine_for(&real_runner(), &dir, SpawnMode::Cold);
     assert!(engine.wait_warm(Duration::from_secs(10)).await);
     assert_eq!(engine.zygote_pid(), None);
@@ -119,7 +107,7 @@ async fn cold_mode_spawns_runners_directly() {
 
 #[tokio::test]
 async fn forbidden_operation_in_a_forked_runner_is_a_sandbox_violation() {
-    let dir = policy_dir("sigsys", "", 0);
+    let dir = shipped_filter_dir("sigsys", "", 0);
     let engine = engine_for(&probe_runner(&dir, "open"), &dir, SpawnMode::Zygote);
     let step = run(&engine, "1").await;
     assert_eq!(
@@ -132,7 +120,7 @@ async fn forbidden_operation_in_a_forked_runner_is_a_sandbox_violation() {
 
 #[tokio::test]
 async fn panics_and_crashes_of_forked_runners_are_runner_crashed() {
-    let dir = policy_dir("crash", "", 0);
+    let dir = shipped_filter_dir("crash", "", 0);
     let engine = engine_for(&probe_runner(&dir, "panic"), &dir, SpawnMode::Zygote);
     let step = run(&engine, "1").await;
     assert_eq!(step.reason(), Some(FailReason::RunnerCrashed), "{step:?}");
@@ -161,7 +149,7 @@ async fn panics_and_crashes_of_forked_runners_are_runner_crashed() {
 
 #[tokio::test]
 async fn cpu_limit_in_a_forked_runner_is_a_timeout_with_exact_cpu_time() {
-    let dir = policy_dir("spin", "timeout_ms = 15000\ncpu_ms = 1000", 0);
+    let dir = shipped_filter_dir("spin", "timeout_ms = 15000\ncpu_ms = 1000", 0);
     let engine = engine_for(&probe_runner(&dir, "spin"), &dir, SpawnMode::Zygote);
     let step = run(&engine, "1").await;
     assert_eq!(step.reason(), Some(FailReason::Timeout), "{step:?}");
@@ -173,7 +161,7 @@ async fn cpu_limit_in_a_forked_runner_is_a_timeout_with_exact_cpu_time() {
 
 #[tokio::test]
 async fn a_dead_zygote_fails_in_flight_executions_clearly_and_is_replaced() {
-    let dir = policy_dir("death", "timeout_ms = 5000", 2);
+    let dir = shipped_filter_dir("death", "timeout_ms = 5000", 2);
     let engine = Arc::new(engine_for(&real_runner(), &dir, SpawnMode::Zygote));
     assert!(engine.wait_warm(Duration::from_secs(10)).await);
     let zygote = zygote_of(&engine).await;
@@ -216,7 +204,7 @@ async fn a_dead_zygote_fails_in_flight_executions_clearly_and_is_replaced() {
 
 #[tokio::test]
 async fn dropping_the_engine_ends_the_zygote_and_its_runners() {
-    let dir = policy_dir("drop", "", 2);
+    let dir = shipped_filter_dir("drop", "", 2);
     let engine = engine_for(&real_runner(), &dir, SpawnMode::Zygote);
     assert!(engine.wait_warm(Duration::from_secs(10)).await);
     let zygote = zygote_of(&engine).await;
@@ -235,7 +223,7 @@ async fn dropping_the_engine_ends_the_zygote_and_its_runners() {
 
 #[tokio::test]
 async fn a_finished_execution_reports_its_cpu_time_measured_by_the_supervisor() {
-    let dir = policy_dir("cpu-finished", "timeout_ms = 20000\ncpu_ms = 20000", 0);
+    let dir = shipped_filter_dir("cpu-finished", "timeout_ms = 20000\ncpu_ms = 20000", 0);
     for spawn in [SpawnMode::Zygote, SpawnMode::Cold] {
         let engine = engine_for(&real_runner(), &dir, spawn);
         let step = run(&engine, "(reduce + (map inc (range 900000)))").await;
@@ -270,7 +258,7 @@ async fn a_binary_that_is_no_zygote_is_spawned_cold() {
 
 #[tokio::test]
 async fn a_hung_zygote_is_replaced() {
-    let dir = policy_dir("hung", "", 0);
+    let dir = shipped_filter_dir("hung", "", 0);
     let engine = engine_for(&real_runner(), &dir, SpawnMode::Zygote);
     let zygote = zygote_of(&engine).await;
     let stopped = nix::unistd::Pid::from_raw(zygote);

@@ -2,9 +2,14 @@
 //! the real `ptc-runner` binary, and leak checks (child processes and fds of this process).
 #![allow(dead_code, clippy::unwrap_used)]
 
+#[path = "../../benches/support/mod.rs"]
+mod support;
+
+use ptc_shared::Value;
 use ptc_shared::codec::{DEFAULT_MAX_FRAME, encode_frame};
+use ptc_shared::protocol::ToolDecl;
 use ptc_shared::protocol::{LandlockStatus, RunnerToSupervisor};
-use ptc_supervisor::engine::{Engine, EngineConfig, RunRequest, SpawnMode};
+use ptc_supervisor::engine::{Engine, EngineConfig, RunRequest, SpawnMode, ToolHandler};
 use ptc_supervisor::policy::{Policy, load_dir};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -152,39 +157,58 @@ pub async fn no_children_within(ms: u64) -> Vec<i32> {
 /// binary (a no-op build when it is current, so a stale runner is never tested).
 pub fn real_runner() -> PathBuf {
     static RUNNER: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    RUNNER.get_or_init(build_runner).clone()
+    RUNNER
+        .get_or_init(|| support::runner_bin("ptc-runner"))
+        .clone()
 }
 
 /// The TEST-ONLY hostile probe binary (`ptc-runner-probe`), built like [`real_runner`].
 pub fn probe_binary() -> PathBuf {
     static PROBE: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    PROBE.get_or_init(|| build_bin("ptc-runner-probe")).clone()
-}
-
-fn build_runner() -> PathBuf {
-    build_bin("ptc-runner")
-}
-
-fn build_bin(bin: &str) -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    // target/<profile>/deps/<test-binary>
-    let profile_dir = exe.parent().and_then(Path::parent).unwrap().to_path_buf();
-    let mut cmd = std::process::Command::new(env!("CARGO"));
-    cmd.args(["build", "--quiet", "-p", "ptc-runner", "--bin", bin]);
-    if profile_dir.ends_with("release") {
-        cmd.arg("--release");
-    }
-    let status = cmd
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .status()
-        .unwrap();
-    assert!(status.success(), "building {bin} failed");
-    profile_dir.join(bin)
+    PROBE
+        .get_or_init(|| support::runner_bin("ptc-runner-probe"))
+        .clone()
 }
 
 /// The shipped policies directory.
 pub fn shipped_policies() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies")
+    support::shipped_policies()
+}
+
+/// A policy directory with the shipped seccomp filter and the given limits and pool size.
+pub fn shipped_filter_dir(tag: &str, limits: &str, warm: usize) -> PathBuf {
+    let dir = temp_dir(tag);
+    let filter = shipped_policies().join("seccomp/runner.json");
+    let text = format!(
+        "[limits]\n{limits}\n[isolation]\nseccomp = \"{}\"\nlandlock = \"best_effort\"\n[pool]\nwarm = {warm}\n",
+        filter.display()
+    );
+    std::fs::write(dir.join("default.toml"), text).unwrap();
+    dir
+}
+
+/// Runs `(tool/inspect {})` under `policy` (the engine's default when `None`), with `tool`
+/// answering `inspect`; returns the vector the tool reported.
+pub async fn run_inspect(
+    engine: &Engine,
+    policy: Option<&str>,
+    tool: std::sync::Arc<dyn ToolHandler>,
+) -> Vec<Value> {
+    let req = RunRequest {
+        program: "(tool/inspect {})".into(),
+        tools: vec![ToolDecl {
+            name: "inspect".into(),
+            signature: None,
+            description: None,
+        }],
+        policy: policy.map(Into::into),
+        ..RunRequest::default()
+    };
+    let step = engine.execute(req, tool).await;
+    match step.return_value {
+        Some(Value::Vector(v)) => v,
+        other => panic!("{policy:?}: no report: {other:?} {:?}", step.fail),
+    }
 }
 
 /// CPU ticks (utime) of a process, 0 if gone.

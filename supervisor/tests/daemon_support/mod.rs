@@ -15,6 +15,20 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
+/// Asserts that `(+ 1 2)`, sent beside `beside`, was answered 3 within 2 s: generous for a debug
+/// build on a busy 2-core machine, where a stalled daemon takes tens of seconds.
+pub fn answered_three_quickly(answer: Option<ServerToClient>, took: Duration, beside: &str) {
+    match answer {
+        Some(ServerToClient::Step { step, .. }) => {
+            let three = Some(ptc_shared::Value::Int(3));
+            assert_eq!(step.return_value, three, "{:?}", step.fail)
+        }
+        other => panic!("no answer to (+ 1 2) beside {beside}: {other:?}"),
+    }
+    eprintln!("(+ 1 2) beside {beside}: {took:?}");
+    assert!(took < Duration::from_secs(2), "{took:?}");
+}
+
 /// A daemon running inside the test process.
 pub struct TestDaemon {
     pub socket: PathBuf,
