@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # The Python tests: `ptc mcp` driven over stdio by the official MCP Python SDK (tests/mcp/).
-# Creates a virtual environment in target/py-venv with tests/mcp/requirements.txt, builds `ptc`
-# and `ptc-runner` (debug) unless PTC_BIN is set, and runs pytest. Extra arguments go to pytest.
+# Creates a virtual environment in target/py-venv (in $CARGO_TARGET_DIR when that is set) with
+# tests/mcp/requirements.txt, builds `ptc` and `ptc-runner` (debug) unless PTC_BIN is set, and
+# runs pytest. Extra arguments go to pytest.
 # Exit 3: Python or its dependencies cannot be installed here (the Rust wrapper test skips on
 # that, unless CI=true).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-venv=target/py-venv
+target="${CARGO_TARGET_DIR:-target}"
+venv="$target/py-venv"
 if [ ! -x "$venv/bin/python" ]; then
   if ! python3 -m venv "$venv" >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
@@ -23,6 +25,7 @@ if ! "$venv/bin/python" -c "import mcp, pytest, anyio" 2>/dev/null; then
 fi
 if [ -z "${PTC_BIN:-}" ]; then
   cargo build -q -p ptc-supervisor -p ptc-runner --bins
-  export PTC_BIN="$PWD/target/debug/ptc"
+  case "$target" in /*) ;; *) target="$PWD/$target" ;; esac
+  export PTC_BIN="$target/debug/ptc"
 fi
 exec "$venv/bin/python" -m pytest tests/mcp -q "$@"
