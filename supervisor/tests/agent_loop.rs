@@ -488,3 +488,36 @@ async fn old_turns_are_compacted_past_keep_turns() {
         "the last exchange is whole"
     );
 }
+
+#[tokio::test]
+async fn a_turn_timeout_looser_than_the_policy_is_not_kept_silently() {
+    // The test engine's default policy allows 1000 ms; 60 s is looser: the turn runs under the
+    // policy's limit (a program that loops ends in `timeout` after about a second, not a minute)
+    // and the Step says so.
+    let llm = Scripted::new(&[("main", code("(return 1)"))]);
+    let step = mission(
+        &llm,
+        Agent::new("Go.").turn_timeout_ms(60_000),
+        Value::Nil,
+        options(),
+    )
+    .await;
+    assert_eq!(step.return_value, Some(Value::Int(1)), "{step:?}");
+    assert!(
+        step.warnings
+            .iter()
+            .any(|w| w.contains("turn timeout of 60000 ms is looser than the policy's")),
+        "{:?}",
+        step.warnings
+    );
+    // Within the policy: no warning.
+    let llm = Scripted::new(&[("main", code("(return 1)"))]);
+    let step = mission(
+        &llm,
+        Agent::new("Go.").turn_timeout_ms(500),
+        Value::Nil,
+        options(),
+    )
+    .await;
+    assert!(step.warnings.is_empty(), "{:?}", step.warnings);
+}

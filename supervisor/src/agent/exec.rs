@@ -21,19 +21,29 @@ pub struct Turn {
     /// Tools and nested agents the program may call.
     pub tools: Vec<ToolDecl>,
     pub policy: Option<String>,
-    /// The program's wall-clock limit (tightens the policy's).
-    pub timeout_ms: u64,
+    /// The program's wall-clock limit; `None` is the policy's.
+    pub timeout_ms: Option<u64>,
     pub validation: Mode,
 }
 
 /// Runs one turn's program. No signature is sent: a turn's value is not the mission's result
 /// (only `(return v)` is, and the loop checks that).
 pub async fn execute(engine: &Engine, turn: Turn, tools: Arc<dyn ToolHandler>) -> Step {
-    // The turn's timeout tightens the policy's (a request may never loosen its policy).
+    // A request may never loosen its policy. A turn timeout looser than the policy's runs under
+    // the policy's, and the turn's Step says so, rather than failing every turn of a mission.
     let policy_timeout = engine
         .policy_limits(turn.policy.as_deref())
         .map(|l| l.timeout_ms);
-    let timeout_ms = policy_timeout.map_or(turn.timeout_ms, |p| p.min(turn.timeout_ms));
+    let (timeout_ms, warning) = match (turn.timeout_ms, policy_timeout) {
+        (Some(asked), Some(policy)) if asked > policy => (
+            Some(policy),
+            Some(format!(
+                "turn timeout of {asked} ms is looser than the policy's {policy} ms: the turn ran \
+                 under {policy} ms (choose a policy that allows more)"
+            )),
+        ),
+        (asked, _) => (asked, None),
+    };
     let req = RunRequest {
         program: turn.program,
         context: turn.context,
@@ -41,9 +51,11 @@ pub async fn execute(engine: &Engine, turn: Turn, tools: Arc<dyn ToolHandler>) -
         history: turn.history,
         tools: turn.tools,
         policy: turn.policy,
-        timeout_ms: Some(timeout_ms),
+        timeout_ms,
         validation: turn.validation,
         ..RunRequest::default()
     };
-    engine.execute(req, tools).await
+    let mut step = engine.execute(req, tools).await;
+    step.warnings.extend(warning);
+    step
 }

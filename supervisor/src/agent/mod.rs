@@ -65,8 +65,9 @@ pub struct Agent {
     pub max_turns: u32,
     /// The model by name; `None` inherits the parent's (the default at the root).
     pub model: Option<String>,
-    /// Each program's wall-clock limit (tightens the policy's).
-    pub turn_timeout_ms: u64,
+    /// Each program's wall-clock limit; `None` is the policy's. It may only tighten the policy's:
+    /// a looser one runs under the policy's limit, and each turn's Step says so in `warnings`.
+    pub turn_timeout_ms: Option<u64>,
     pub policy: Option<String>,
     /// Replaces the whole system prompt.
     pub system_prompt: Option<String>,
@@ -75,7 +76,7 @@ pub struct Agent {
 }
 
 impl Agent {
-    /// An agent named `main` with the defaults (5 turns, 5 s per program).
+    /// An agent named `main` with the defaults (5 turns, the policy's wall clock per program).
     pub fn new(prompt: impl Into<String>) -> Agent {
         Agent {
             name: "main".into(),
@@ -87,7 +88,7 @@ impl Agent {
             agents: Vec::new(),
             max_turns: 5,
             model: None,
-            turn_timeout_ms: 5000,
+            turn_timeout_ms: None,
             policy: None,
             system_prompt: None,
             prompt_prefix: None,
@@ -136,7 +137,7 @@ impl Agent {
     }
 
     pub fn turn_timeout_ms(mut self, ms: u64) -> Agent {
-        self.turn_timeout_ms = ms;
+        self.turn_timeout_ms = Some(ms);
         self
     }
 }

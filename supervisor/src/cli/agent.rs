@@ -63,9 +63,10 @@ pub struct AgentArgs {
     /// The whole mission's wall-clock limit, in milliseconds.
     #[arg(long, value_name = "MS")]
     mission_timeout: Option<u64>,
-    /// Each program's wall-clock limit, in milliseconds.
-    #[arg(long, value_name = "MS", default_value_t = 5000)]
-    turn_timeout: u64,
+    /// Each program's wall-clock limit, in milliseconds (default: the policy's; a looser value
+    /// runs under the policy's limit, with a warning).
+    #[arg(long, value_name = "MS")]
+    turn_timeout: Option<u64>,
     /// LLM attempts in all for retryable errors (exponential backoff).
     #[arg(long, default_value_t = 3)]
     llm_retries: u32,
@@ -259,9 +260,7 @@ fn decl(name: &str) -> ToolDecl {
 
 /// The root agent: every CLI tool, and every agent of `--agents` as a nested agent.
 fn root_agent(args: &AgentArgs, tools: &BTreeMap<String, CliTool>) -> Result<Agent, String> {
-    let mut root = Agent::new(args.prompt.clone())
-        .max_turns(args.max_turns)
-        .turn_timeout_ms(args.turn_timeout);
+    let mut root = Agent::new(args.prompt.clone()).max_turns(args.max_turns);
     root.signature.clone_from(&args.signature);
     root.policy.clone_from(&args.policy);
     root.tools = tools.keys().map(|n| decl(n)).collect();
@@ -321,8 +320,8 @@ fn build_agent(
         .ok_or_else(|| format!("--agents: no agent `{name}`"))?;
     let mut agent = Agent::new(spec.prompt.clone())
         .name(name)
-        .max_turns(spec.max_turns.unwrap_or(args.max_turns))
-        .turn_timeout_ms(args.turn_timeout);
+        .max_turns(spec.max_turns.unwrap_or(args.max_turns));
+    agent.turn_timeout_ms = args.turn_timeout;
     agent.signature.clone_from(&spec.signature);
     agent.description.clone_from(&spec.description);
     agent.model.clone_from(&spec.model);
