@@ -193,8 +193,11 @@ mod tests {
         round_trip(ClientToServer::Mission {
             id: 5,
             request: Box::new(MissionRequest {
-                agent: crate::mission::AgentSpec::new("Go {{x}}.")
-                    .agent(crate::mission::AgentSpec::new("c").name("c").description("d")),
+                agent: crate::mission::AgentSpec::new("Go {{x}}.").agent(
+                    crate::mission::AgentSpec::new("c")
+                        .name("c")
+                        .description("d"),
+                ),
                 input: crate::mission::MissionInput::Context(Value::Int(1)),
                 options: crate::mission::MissionOptions::default(),
                 models: crate::llm::LlmNames {

@@ -37,7 +37,10 @@ struct Case {
 
 fn orders() -> Tool {
     Tool::new("orders", |args: Value| async move {
-        let region = args.to_json().ok().and_then(|j| j["region"].as_str().map(String::from));
+        let region = args
+            .to_json()
+            .ok()
+            .and_then(|j| j["region"].as_str().map(String::from));
         match region.as_deref() {
             Some("eu") => Ok(json!([{"id": 1}, {"id": 2}, {"id": 3}])),
             _ => Err(format!("no region in {args:?}")),
@@ -182,7 +185,11 @@ async fn the_same_missions_give_the_same_steps_embedded_and_through_a_daemon() {
     for case in cases() {
         let (a, a_log) = run(&local, &case).await;
         let (b, b_log) = run(&remote, &case).await;
-        assert_eq!(a_log, b_log, "{}: the LLM saw different requests", case.name);
+        assert_eq!(
+            a_log, b_log,
+            "{}: the LLM saw different requests",
+            case.name
+        );
         assert_eq!(timeless(a.clone()), timeless(b), "{}", case.name);
         check(case.name, &a);
     }
@@ -192,19 +199,36 @@ async fn the_same_missions_give_the_same_steps_embedded_and_through_a_daemon() {
 /// What each case must have given (the same in both modes, checked once).
 fn check(name: &str, s: &Step) {
     let reason = s.reason();
-    let msg = s.fail.as_ref().map(|f| f.message.clone()).unwrap_or_default();
+    let msg = s
+        .fail
+        .as_ref()
+        .map(|f| f.message.clone())
+        .unwrap_or_default();
     match name {
         "one-turn return with a tool call" => {
-            assert_eq!(s.return_value.as_ref().map(|v| v.to_json().unwrap()), Some(json!({"count": 3})));
+            assert_eq!(
+                s.return_value.as_ref().map(|v| v.to_json().unwrap()),
+                Some(json!({"count": 3}))
+            );
             assert_eq!(s.trace[0].tool_calls.len(), 1);
         }
         "memory across turns" => {
-            assert_eq!(s.return_value.as_ref().map(|v| v.to_json().unwrap()), Some(json!({"n": 42})));
+            assert_eq!(
+                s.return_value.as_ref().map(|v| v.to_json().unwrap()),
+                Some(json!({"n": 42}))
+            );
             assert_eq!(s.usage.turns, 3);
         }
         "a nested agent" => {
-            assert_eq!(s.return_value.as_ref().map(|v| v.to_json().unwrap()), Some(json!({"n": 21})));
-            assert!(s.trace.iter().any(|e| e.agent == "main/fetcher" && e.depth == 1));
+            assert_eq!(
+                s.return_value.as_ref().map(|v| v.to_json().unwrap()),
+                Some(json!({"n": 21}))
+            );
+            assert!(
+                s.trace
+                    .iter()
+                    .any(|e| e.agent == "main/fetcher" && e.depth == 1)
+            );
         }
         "an LLM error retried, then an answer" => {
             assert_eq!(s.return_value, Some(Value::Int(7)), "{msg}");
@@ -212,7 +236,10 @@ fn check(name: &str, s: &Step) {
         }
         "a fatal LLM error" => {
             assert_eq!(reason, Some(FailReason::LlmError));
-            assert!(msg.contains("401 bad key") && msg.contains("1 attempt"), "{msg}");
+            assert!(
+                msg.contains("401 bad key") && msg.contains("1 attempt"),
+                "{msg}"
+            );
         }
         "retries exhausted" => {
             assert_eq!(reason, Some(FailReason::LlmError));
@@ -242,10 +269,17 @@ async fn an_unknown_model_is_refused_before_any_llm_call_in_both_modes() {
             .model("huge")
             .model_llm("small", as_llm(&llm));
         let step = client.delegate(agent, Value::Nil).await.unwrap_err();
-        assert_eq!(step.reason(), Some(FailReason::ModelNotFound), "{:?}", step.fail);
+        assert_eq!(
+            step.reason(),
+            Some(FailReason::ModelNotFound),
+            "{:?}",
+            step.fail
+        );
         assert!(llm.requests().is_empty());
         // The named model answers.
-        let agent = Agent::new("Go.").model("small").model_llm("small", as_llm(&llm));
+        let agent = Agent::new("Go.")
+            .model("small")
+            .model_llm("small", as_llm(&llm));
         let step = client.delegate(agent, Value::Nil).await.unwrap();
         assert_eq!(step.return_value, Some(Value::Int(1)));
         assert_eq!(llm.requests()[0].model.as_deref(), Some("small"));
@@ -267,14 +301,23 @@ async fn cancelling_a_mission_through_the_daemon_kills_its_runner() {
     let handle = c.start_mission(agent, Value::Nil);
     let cancel = handle.canceller();
     let waiter = tokio::spawn(handle);
-    let pid = busy_runner(Duration::from_millis(800)).await.expect("no busy runner");
+    let pid = busy_runner(Duration::from_millis(800))
+        .await
+        .expect("no busy runner");
     cancel();
     let step = waiter.await.unwrap().unwrap_err();
-    assert_eq!(step.reason(), Some(FailReason::Cancelled), "{:?}", step.fail);
+    assert_eq!(
+        step.reason(),
+        Some(FailReason::Cancelled),
+        "{:?}",
+        step.fail
+    );
     assert!(gone_within(pid, Duration::from_millis(500)).await.is_some());
     // The connection still serves missions.
     let llm = Scripted::new(&[("main", code("(return 5)"))]);
-    let step = c.delegate(Agent::new("Go.").llm(as_llm(&llm)), Value::Nil).await;
+    let step = c
+        .delegate(Agent::new("Go.").llm(as_llm(&llm)), Value::Nil)
+        .await;
     assert_eq!(step.unwrap().return_value, Some(Value::Int(5)));
     d.stop().await;
 }
@@ -288,7 +331,9 @@ async fn disconnecting_mid_mission_kills_its_runner() {
         let c = c.clone();
         async move { c.delegate(agent, Value::Nil).await }
     });
-    let pid = busy_runner(Duration::from_millis(800)).await.expect("no busy runner");
+    let pid = busy_runner(Duration::from_millis(800))
+        .await
+        .expect("no busy runner");
     running.abort();
     drop(c);
     let took = gone_within(pid, Duration::from_millis(500)).await;
@@ -308,15 +353,24 @@ async fn a_nested_mission_runs_on_its_roots_single_slot() {
         ("main/fetcher", code("(return {:v (:v (tool/deeper {}))})")),
         ("main/fetcher/deeper", code("(return {:v 3})")),
     ]);
-    let deeper = Agent::new("Deeper.").name("deeper").description("d").signature("{v :int}");
+    let deeper = Agent::new("Deeper.")
+        .name("deeper")
+        .description("d")
+        .signature("{v :int}");
     let fetcher = Agent::new("Fetch {{q}}.")
         .name("fetcher")
         .description("Fetches")
         .signature("(q :string) -> {v :int}")
         .agent(deeper);
-    let agent = Agent::new("Solve.").signature("{n :int}").agent(fetcher).llm(as_llm(&llm));
+    let agent = Agent::new("Solve.")
+        .signature("{n :int}")
+        .agent(fetcher)
+        .llm(as_llm(&llm));
     let step = c.delegate(agent, Value::Nil).await;
     let step = step.unwrap_or_else(|s| panic!("{:?}", s.fail));
-    assert_eq!(step.return_value.map(|v| v.to_json().unwrap()), Some(json!({"n": 3})));
+    assert_eq!(
+        step.return_value.map(|v| v.to_json().unwrap()),
+        Some(json!({"n": 3}))
+    );
     d.stop().await;
 }

@@ -17,8 +17,8 @@ use crate::client_protocol::{
     CLIENT_MAX_FRAME, CLIENT_PROTOCOL_VERSION, ClientToServer, MissionRequest, RunRequest,
     ServerToClient, peek_hello_version,
 };
-use crate::llm::{LlmError, LlmRequest, LlmSet};
 use crate::codec::{CodecError, encode_frame, read_frame_bytes_async, write_frame_async};
+use crate::llm::{LlmError, LlmRequest, LlmSet};
 use crate::outbox::Outbox;
 use crate::{Fail, FailReason, Step, Value};
 use std::collections::HashMap;

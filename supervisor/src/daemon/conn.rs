@@ -28,8 +28,8 @@ use ptc_shared::client_protocol::{
     CLIENT_PROTOCOL_VERSION, ClientToServer, MissionRequest, RunRequest, ServerToClient,
     peek_hello_version,
 };
-use ptc_shared::llm::{Llm, LlmError, LlmFuture, LlmRequest, LlmResponse, LlmSet, LlmSource};
 use ptc_shared::codec::{CodecError, decode_body, encode_frame, read_frame_bytes_async};
+use ptc_shared::llm::{Llm, LlmError, LlmFuture, LlmRequest, LlmResponse, LlmSet, LlmSource};
 use ptc_shared::outbox::Outbox;
 use ptc_shared::{FailReason, Step, Value};
 use std::collections::HashMap;
