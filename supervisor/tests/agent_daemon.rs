@@ -9,11 +9,14 @@ mod daemon_support;
 
 use agent_support::{Answer, Scripted, as_llm, code, text};
 use daemon_support::common;
-use daemon_support::{TestDaemon, busy_runner, gone_within};
-use ptc_shared::llm::{LlmError, Retry};
-use ptc_shared::mission::MAX_TURN_BUDGET;
+use daemon_support::{Raw, TestDaemon, busy_runner, gone_within};
+use ptc_shared::client_protocol::{ClientToServer, ServerToClient};
+use ptc_shared::llm::{LlmError, LlmNames, LlmResponse, Retry};
+use ptc_shared::mission::{
+    AgentSpec, MAX_AGENT_TREE_DEPTH, MAX_TURN_BUDGET, MissionInput, MissionOptions, MissionRequest,
+};
 use ptc_shared::{FailReason, Step, Value};
-use ptc_supervisor::client::{Agent, Client, Embedded, Tool};
+use ptc_supervisor::client::{Agent, BlockingClient, Client, Embedded, Tool};
 use ptc_supervisor::engine::EngineConfig;
 use ptc_supervisor::policy::load_dir;
 use serde_json::json;
@@ -372,5 +375,129 @@ async fn a_nested_mission_runs_on_its_roots_single_slot() {
         step.return_value.map(|v| v.to_json().unwrap()),
         Some(json!({"n": 3}))
     );
+    d.stop().await;
+}
+
+#[test]
+fn the_blocking_client_delegates_too() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let d = rt.block_on(TestDaemon::start(""));
+    let c = BlockingClient::connect(&d.socket).unwrap();
+    let llm = Scripted::new(&[
+        ("main", code("(def x 4)")),
+        ("main", code("(return (* x 10))")),
+    ]);
+    let agent = Agent::new("Go.").signature(":int").llm(as_llm(&llm));
+    let step = c.delegate(agent, json!({})).unwrap();
+    assert_eq!(
+        (step.return_value, step.usage.turns),
+        (Some(Value::Int(40)), 2)
+    );
+    rt.block_on(d.stop());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_policy_in_a_mission_tree_must_be_allowed_for_the_uid() {
+    let uid = nix::unistd::geteuid().as_raw();
+    let d = TestDaemon::start(&format!("[policies_by_uid]\n{uid} = [\"strict\"]")).await;
+    let c = Client::connect(&d.socket).await.unwrap();
+    let llm = Scripted::new(&[("main", code("(return 1)"))]);
+    // The child runs under the default policy, which this uid may not use.
+    let child = Agent::new("c").name("c").description("d");
+    let agent = Agent::new("Go.")
+        .policy("strict")
+        .agent(child)
+        .llm(as_llm(&llm));
+    let step = c.delegate(agent.clone(), Value::Nil).await.unwrap_err();
+    assert_eq!(
+        step.reason(),
+        Some(FailReason::PermissionDenied),
+        "{:?}",
+        step.fail
+    );
+    assert!(llm.requests().is_empty());
+    let child = Agent::new("c").name("c").description("d").policy("strict");
+    let agent = Agent::new("Go.")
+        .policy("strict")
+        .agent(child)
+        .llm(as_llm(&llm));
+    let step = c.delegate(agent, Value::Nil).await.unwrap();
+    assert_eq!(step.return_value, Some(Value::Int(1)));
+    d.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn raw_frames_llm_calls_answered_by_hand_stray_results_and_deep_trees() {
+    let d = TestDaemon::start("").await;
+    let socket = d.socket.clone();
+    tokio::task::spawn_blocking(move || {
+        let mut r = Raw::connect(&socket);
+        assert!(matches!(r.hello(), ServerToClient::Welcome { .. }));
+        // A result for a call that was never made is ignored.
+        r.send(&ClientToServer::LlmResult {
+            request_id: 9,
+            call_id: 9,
+            result: Ok(LlmResponse::text("stray")),
+        });
+        let names = LlmNames {
+            default: true,
+            any_model: true,
+            named: Vec::new(),
+        };
+        let request = |agent: AgentSpec| MissionRequest {
+            agent,
+            input: MissionInput::default(),
+            options: MissionOptions::default(),
+            models: names.clone(),
+        };
+        r.send(&ClientToServer::Mission {
+            id: 1,
+            request: Box::new(request(AgentSpec::new("Go."))),
+        });
+        let Some(ServerToClient::LlmCall {
+            request_id: 1,
+            call_id,
+            request: asked,
+        }) = r.recv()
+        else {
+            panic!("no LlmCall");
+        };
+        assert_eq!((asked.turn, asked.agent.as_str()), (1, "main"));
+        assert!(asked.messages[0].content.contains("Go."));
+        r.send(&ClientToServer::LlmResult {
+            request_id: 1,
+            call_id,
+            result: Err(LlmError::Fatal("no credit".into())),
+        });
+        match r.recv() {
+            Some(ServerToClient::Step {
+                request_id: 1,
+                step,
+            }) => {
+                assert_eq!(step.reason(), Some(FailReason::LlmError));
+                assert!(step.fail.unwrap().message.contains("no credit"));
+            }
+            other => panic!("expected the mission's Step, got {other:?}"),
+        }
+        // A tree deeper than the limit does not decode: the connection is refused.
+        let mut deep = AgentSpec::new("leaf");
+        for _ in 0..MAX_AGENT_TREE_DEPTH {
+            deep = AgentSpec::new("x").agent(deep);
+        }
+        r.send(&ClientToServer::Mission {
+            id: 2,
+            request: Box::new(request(deep)),
+        });
+        match r.recv() {
+            Some(ServerToClient::Refused { reason, message }) => {
+                assert_eq!(reason, FailReason::InvalidRequest);
+                assert!(message.contains("deeper than 16"), "{message}");
+            }
+            other => panic!("expected Refused, got {other:?}"),
+        }
+        assert!(r.recv().is_none());
+    })
+    .await
+    .unwrap();
     d.stop().await;
 }
