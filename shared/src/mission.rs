@@ -336,10 +336,11 @@ impl TryFrom<FlatTree> for AgentSpec {
         for i in (1..nodes.len()).rev() {
             let child = nodes.get_mut(i).and_then(Option::take);
             let parent = parents.get(i).copied().flatten();
-            if let (Some(c), Some(p)) = (child, parent.and_then(|p| nodes.get_mut(p))) {
-                if let Some(p) = p.as_mut() {
-                    p.agents.push(c);
-                }
+            let parent = parent
+                .and_then(|p| nodes.get_mut(p))
+                .and_then(Option::as_mut);
+            if let (Some(c), Some(p)) = (child, parent) {
+                p.agents.push(c);
             }
         }
         let mut root = nodes

@@ -3,10 +3,9 @@
 //! OpenAI-compatible server on 127.0.0.1; `--connect` to a real `ptc serve`.
 #![allow(clippy::unwrap_used)]
 
-mod common;
 mod daemon_support;
 
-use common::{real_runner, temp_dir};
+use daemon_support::common::{real_runner, temp_dir};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

@@ -306,7 +306,7 @@ async fn dispatch(
 
 /// What a client asked for: one run, or one mission.
 enum Work {
-    Run(RunRequest),
+    Run(Box<RunRequest>),
     Mission(Box<MissionRequest>),
 }
 
@@ -327,7 +327,7 @@ fn handle(
     tasks: &mut JoinSet<()>,
 ) {
     match msg {
-        ClientToServer::Run { id, request } => start(conn, shared, id, Work::Run(*request), tasks),
+        ClientToServer::Run { id, request } => start(conn, shared, id, Work::Run(request), tasks),
         ClientToServer::Mission { id, request } => {
             start(conn, shared, id, Work::Mission(request), tasks);
         }
@@ -485,7 +485,7 @@ async fn run_request(
         request_id: id,
     });
     match work {
-        Work::Run(req) => generation.engine.execute(req, tools).await,
+        Work::Run(req) => generation.engine.execute(*req, tools).await,
         Work::Mission(m) => {
             let llm = Llm::from_source(Arc::new(ConnLlm {
                 conn: Arc::clone(conn),
