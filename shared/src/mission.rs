@@ -6,7 +6,8 @@
 //! Invariants:
 //! - The agent tree crosses the wire flat (each agent names its parent's index, parents first),
 //!   and decoding refuses a tree deeper than [`MAX_AGENT_TREE_DEPTH`]: no frame can make the
-//!   decoder, the checks or `Drop` recurse without bound.
+//!   decoder, the checks or `Drop` recurse without bound. Decoding stops at the
+//!   [`MAX_AGENTS`]th agent, so a frame of tiny agents cannot decode into many times its size.
 //! - Every knob a client can grow is bounded by a limit here ([`MAX_TURN_BUDGET`],
 //!   [`MAX_PROMPT_LIMIT`], [`MAX_LLM_ATTEMPTS`], and `llm::MAX_ANSWER_BYTES` per answer), so
 //!   a mission's conversation and trace cannot grow a daemon's memory without bound.
@@ -15,11 +16,14 @@ use crate::llm::{LlmNames, Retry};
 use crate::protocol::ToolDecl;
 use crate::signature::Mode;
 use crate::{Fail, FailReason, Step, Value};
+use serde::de::{Deserializer, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// How deep an agent tree may nest (the root is level 1).
 pub const MAX_AGENT_TREE_DEPTH: usize = 16;
+/// The most agents in one mission's tree.
+pub const MAX_AGENTS: usize = 256;
 /// The most turns a mission's agent tree may be given.
 pub const MAX_TURN_BUDGET: u32 = 100;
 /// The largest `prompt_limit` (characters of one value shown in a prompt).
@@ -125,6 +129,17 @@ impl AgentSpec {
         self
     }
 
+    /// Agents in this tree, this one included. Iterative.
+    pub fn tree_size(&self) -> usize {
+        let mut n = 0;
+        let mut stack = vec![self];
+        while let Some(a) = stack.pop() {
+            n += 1;
+            stack.extend(a.agents.iter());
+        }
+        n
+    }
+
     /// Levels of this tree (1 for an agent without nested agents). Iterative.
     pub fn tree_depth(&self) -> usize {
         let mut deepest = 0;
@@ -220,6 +235,12 @@ impl MissionRequest {
                 o.retry.attempts
             ));
         }
+        let size = self.agent.tree_size();
+        if size > MAX_AGENTS {
+            return bad(format!(
+                "the agent tree has {size} agents, over the limit of {MAX_AGENTS}"
+            ));
+        }
         let depth = self.agent.tree_depth();
         if depth > MAX_AGENT_TREE_DEPTH {
             return bad(format!(
@@ -251,8 +272,63 @@ struct FlatAgent {
 }
 
 /// An agent tree on the wire: its agents in pre-order.
-#[derive(Serialize, Deserialize)]
+#[derive(Serialize)]
 struct FlatTree(Vec<FlatAgent>);
+
+/// Reads at most [`MAX_AGENTS`] agents: a longer sequence is refused from its stated length,
+/// before any agent is built (or, without one, at the first agent too many).
+impl<'de> Deserialize<'de> for FlatTree {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<FlatTree, D::Error> {
+        struct Agents;
+        impl<'de> Visitor<'de> for Agents {
+            type Value = FlatTree;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "a sequence of at most {MAX_AGENTS} agents")
+            }
+
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<FlatTree, A::Error> {
+                let too_many = || {
+                    serde::de::Error::custom(format!(
+                        "more than {MAX_AGENTS} agents in one mission"
+                    ))
+                };
+                // bincode states the length first: refuse before reading any agent.
+                if seq.size_hint().is_some_and(|n| n > MAX_AGENTS) {
+                    return Err(too_many());
+                }
+                let mut out = Vec::new();
+                while let Some(a) = seq.next_element::<FlatAgent>()? {
+                    if out.len() == MAX_AGENTS {
+                        return Err(too_many());
+                    }
+                    out.push(a);
+                }
+                Ok(FlatTree(out))
+            }
+        }
+        d.deserialize_newtype_struct("FlatTree", NewtypeSeq(Agents))
+    }
+}
+
+/// Unwraps the newtype `FlatTree` serializes as, then reads the sequence inside.
+struct NewtypeSeq<V>(V);
+
+impl<'de, V: Visitor<'de, Value = FlatTree>> Visitor<'de> for NewtypeSeq<V> {
+    type Value = FlatTree;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.expecting(f)
+    }
+
+    fn visit_newtype_struct<D: Deserializer<'de>>(self, d: D) -> Result<FlatTree, D::Error> {
+        d.deserialize_seq(self.0)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<FlatTree, A::Error> {
+        self.0.visit_seq(seq)
+    }
+}
 
 impl From<AgentSpec> for FlatTree {
     fn from(root: AgentSpec) -> FlatTree {
@@ -411,6 +487,29 @@ mod tests {
         let f = req.check().unwrap_err();
         assert_eq!(f.reason, FailReason::InvalidRequest);
         assert!(f.message.contains("17 levels"), "{}", f.message);
+    }
+
+    #[test]
+    fn a_tree_of_more_agents_than_the_limit_is_refused_on_decode_and_by_check() {
+        let wide = |n: usize| {
+            let mut root = AgentSpec::new("r");
+            root.agents = vec![AgentSpec::new("c").name("c").description("d"); n - 1];
+            root
+        };
+        assert_eq!(
+            round_trip(&wide(MAX_AGENTS)).unwrap().tree_size(),
+            MAX_AGENTS
+        );
+        let err = round_trip(&wide(MAX_AGENTS + 1)).unwrap_err();
+        assert!(err.to_string().contains("more than 256 agents"), "{err}");
+        let req = MissionRequest {
+            agent: wide(MAX_AGENTS + 1),
+            input: MissionInput::default(),
+            options: MissionOptions::default(),
+            models: LlmNames::default(),
+        };
+        let f = req.check().unwrap_err();
+        assert!(f.message.contains("257 agents"), "{}", f.message);
     }
 
     #[test]
