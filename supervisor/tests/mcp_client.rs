@@ -77,3 +77,44 @@ async fn rmcp_client_through_a_daemon() {
     let socket = d.socket.to_str().unwrap().to_string();
     check_session(connect(&["--connect", &socket]).await).await;
 }
+
+/// Plain calls take the server's fast path (arguments read before rmcp, see
+/// `mcp::preparse`); a call carrying `_meta` takes the general one. Both must answer alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fast_and_general_paths_answer_alike() {
+    let client = connect(&[]).await;
+    let rows: Vec<Value> = (0..50)
+        .map(|i| json!({"id": i, "v": i as f64 / 4.0, "tag": format!("t\"{i}\u{e9}")}))
+        .collect();
+    let cases = [
+        json!({"program": "(->> data/rows (map :v) (reduce +))", "context": {"rows": rows}}),
+        json!({"program": "(count data/xs)", "context": {"xs": [1, 2], "xs": [1, 2, 3]}}),
+        json!({"program": "data/n", "context": {"n": null}, "output_schema": {"type": "integer"}}),
+        json!({"program": "(first data/xs)", "context": {"xs": ["a"]}, "output_schema": {"type": "string"}}),
+        json!({"program": "   "}),
+        json!({"program": 5}),
+        json!({"program": "(+ 1", "context": null}),
+        json!({"program": "1", "output_schema": "int"}),
+        json!({"program": "(/ 1 0)"}),
+    ];
+    for args in cases {
+        let Value::Object(a) = args.clone() else {
+            unreachable!()
+        };
+        let fast = client
+            .call_tool(CallToolRequestParams::new("lisp_eval").with_arguments(a.clone()))
+            .await
+            .unwrap();
+        let mut params = CallToolRequestParams::new("lisp_eval").with_arguments(a);
+        let mut meta = serde_json::Map::new();
+        meta.insert("ptc-test/general-path".into(), json!(true));
+        params.meta = Some(rmcp::model::RequestMetaObject(meta.into()));
+        let general = client.call_tool(params).await.unwrap();
+        assert_eq!(fast.is_error, general.is_error, "{args}");
+        assert_eq!(
+            fast.structured_content, general.structured_content,
+            "{args}"
+        );
+    }
+    client.cancel().await.unwrap();
+}

@@ -4,6 +4,11 @@
 //! that are not strings or keywords are printed with `pr-str` (JSON keys must be strings).
 //! Non-finite floats have no JSON form: converting one is an error, because silently changing
 //! data is worse than refusing it.
+//!
+//! [`Value::from_json_text`] reads JSON text straight into a `Value` (no `serde_json::Value`
+//! tree in between) with exactly the rules of [`Value::from_json`]: the same numbers refused,
+//! the same depth bound, a repeated key keeping its first position and its last value. Large
+//! contexts arrive as text (`ptc mcp`, `--context FILE`), and the tree costs as much again.
 
 use super::{MAX_DEPTH, Map, Value, print::pr_str};
 use serde_json::Value as Json;
@@ -28,6 +33,89 @@ impl Value {
     /// Converts a value to JSON: keywords become strings, sets and lists become arrays.
     pub fn to_json(&self) -> Result<Json, JsonError> {
         to_json_at(self, 0)
+    }
+}
+
+impl Value {
+    /// Reads JSON text into a value, as `from_json(&serde_json::from_slice(text)?)` would,
+    /// without the intermediate tree.
+    pub fn from_json_text(text: &[u8]) -> Result<Value, serde_json::Error> {
+        use serde::de::DeserializeSeed;
+        let mut de = serde_json::Deserializer::from_slice(text);
+        let v = Direct { depth: 0 }.deserialize(&mut de)?;
+        de.end()?;
+        Ok(v)
+    }
+
+    /// Reads one JSON value from any serde deserializer (a field of a larger message), with
+    /// the rules of [`Value::from_json_text`].
+    pub fn deserialize_json<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
+        use serde::de::DeserializeSeed;
+        Direct { depth: 0 }.deserialize(d)
+    }
+}
+
+/// Builds a `Value` from any JSON deserializer, `depth` levels down.
+struct Direct {
+    depth: usize,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Direct {
+    type Value = Value;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        if self.depth > MAX_DEPTH {
+            return Err(serde::de::Error::custom(JsonError::TooDeep));
+        }
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Direct {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Nil)
+    }
+    fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
+        Ok(Value::Bool(b))
+    }
+    fn visit_i64<E>(self, i: i64) -> Result<Value, E> {
+        Ok(Value::Int(i))
+    }
+    fn visit_u64<E: serde::de::Error>(self, u: u64) -> Result<Value, E> {
+        i64::try_from(u)
+            .map(Value::Int)
+            .map_err(|_| E::custom(JsonError::Number(u.to_string())))
+    }
+    fn visit_f64<E>(self, f: f64) -> Result<Value, E> {
+        Ok(Value::Float(f))
+    }
+    fn visit_str<E>(self, s: &str) -> Result<Value, E> {
+        Ok(Value::Str(s.to_owned()))
+    }
+    fn visit_string<E>(self, s: String) -> Result<Value, E> {
+        Ok(Value::Str(s))
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let child = self.depth + 1;
+        // The hint is what the peer claims: bounded, so it cannot reserve memory for it.
+        let mut xs = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+        while let Some(x) = seq.next_element_seed(Direct { depth: child })? {
+            xs.push(x);
+        }
+        Ok(Value::Vector(xs))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let child = self.depth + 1;
+        let mut m = Map::with_capacity(map.size_hint().unwrap_or(0).min(4096));
+        while let Some(k) = map.next_key::<String>()? {
+            let x = map.next_value_seed(Direct { depth: child })?;
+            m.insert(Value::Str(k), x);
+        }
+        Ok(Value::Map(m))
     }
 }
 
@@ -114,6 +202,45 @@ mod tests {
         );
         assert_eq!(v.to_json(), Ok(j));
         assert_eq!(Value::keyword("k").to_json(), Ok(Json::String("k".into())));
+    }
+
+    #[test]
+    fn text_reads_exactly_as_the_tree_does() {
+        let cases = [
+            r#"{"b":1,"a":[true,null,2.5,"x\u00e9\n"],"b":{"c":-9223372036854775808}}"#,
+            r#"[1e2, 0.5, -0.0, 9223372036854775807, {}, [], ""]"#,
+            "\"plain\"",
+            "  [ {\"k\" : [ [ ] ] } ]  ",
+        ];
+        for text in cases {
+            let tree: Json = serde_json::from_str(text).unwrap_or_default();
+            assert_eq!(
+                Value::from_json_text(text.as_bytes()).ok(),
+                Value::from_json(&tree).ok(),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn text_refuses_what_the_tree_refuses() {
+        let err = |t: &str| {
+            Value::from_json_text(t.as_bytes())
+                .err()
+                .map(|e| e.to_string())
+        };
+        assert!(err("18446744073709551615").is_some_and(|e| e.contains("out of range")));
+        assert!(err("[1] x").is_some());
+        assert!(err("{\"a\":").is_some());
+        // serde_json's parser stops at 128 levels; the bound itself, as in `from_json`, is met
+        // through a tree (no recursion limit there): MAX_DEPTH levels pass, one more does not.
+        use serde::de::DeserializeSeed;
+        let nest = |n: usize| (0..n).fold(Json::Array(vec![]), |j, _| Json::Array(vec![j]));
+        for (n, ok) in [(MAX_DEPTH, true), (MAX_DEPTH + 1, false)] {
+            let j = nest(n);
+            let direct = Direct { depth: 0 }.deserialize(&j).is_ok();
+            assert_eq!((direct, Value::from_json(&j).is_ok()), (ok, ok), "{n}");
+        }
     }
 
     #[test]

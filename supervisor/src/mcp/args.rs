@@ -3,7 +3,8 @@
 //! Every problem is an [`ArgsError`] with a message naming the argument; nothing here runs a
 //! program. The limits are the surface's own (the engine's policy limits apply after them).
 
-use crate::client::Run;
+use super::preparse::Parsed;
+use crate::client::{IntoToolValue, Run};
 use ptc_shared::lisp_eval::{ArgsError, json_kind, validate_program};
 use ptc_shared::signature::{Schema, Signature};
 use serde_json::{Map as JMap, Value as Json};
@@ -31,18 +32,42 @@ pub fn parse(args: Option<JMap<String, Json>>) -> Result<Call, ArgsError> {
             "unknown argument `{k}` (lisp_eval takes program, context and output_schema)"
         )));
     }
-    let program = validate_program(args.get("program"))?;
+    let ctx = args.remove("context");
+    let program = program(args.get("program"))?;
+    let ctx = context(ctx)?;
+    build(program, ctx, args.get("output_schema"))
+}
+
+/// Checks arguments the fast path read ([`super::preparse`]): the same checks, in the same
+/// order, as [`parse`] (the context there is already a checked object within the limit).
+pub fn check(parsed: Parsed) -> Result<Call, ArgsError> {
+    let program = program(Some(&parsed.program))?;
+    build(program, parsed.context, parsed.output_schema.as_ref())
+}
+
+/// `program`: a non-blank string of at most [`MAX_PROGRAM_BYTES`].
+fn program(program: Option<&Json>) -> Result<&str, ArgsError> {
+    let program = validate_program(program)?;
     if program.len() > MAX_PROGRAM_BYTES {
         return Err(ArgsError(format!(
             "`program` is {} bytes, over the limit of {MAX_PROGRAM_BYTES}",
             program.len()
         )));
     }
+    Ok(program)
+}
+
+/// The run of checked parts; the output schema is checked last.
+fn build(
+    program: &str,
+    context: Option<impl IntoToolValue>,
+    output_schema_json: Option<&Json>,
+) -> Result<Call, ArgsError> {
     let mut run = Run::new(program);
-    if let Some(ctx) = context(args.remove("context"))? {
+    if let Some(ctx) = context {
         run = run.context(ctx);
     }
-    let schema = output_schema(args.get("output_schema"))?;
+    let schema = output_schema(output_schema_json)?;
     let checked = schema.is_some();
     if let Some(s) = schema {
         run = run.signature(Signature::new(Vec::new(), s).render());

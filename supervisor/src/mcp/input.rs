@@ -13,6 +13,7 @@
 //! End of input (a 0-byte read) flips the `eof` flag, so running calls stop at once
 //! (`shutting_down`) instead of finishing after the client has gone.
 
+use super::preparse::Preparser;
 use serde_json::Value as Json;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -43,6 +44,8 @@ pub struct FramedInput<R> {
     /// The read buffer, allocated once.
     scratch: Vec<u8>,
     eof: watch::Sender<bool>,
+    /// Offered every complete line within the limit (the `lisp_eval` fast path).
+    preparser: Option<Preparser>,
 }
 
 impl<R: AsyncRead + Unpin> FramedInput<R> {
@@ -57,7 +60,14 @@ impl<R: AsyncRead + Unpin> FramedInput<R> {
             out_pos: 0,
             scratch: vec![0; CHUNK],
             eof,
+            preparser: None,
         }
+    }
+
+    /// Offers each complete line to `preparser`, which may replace it (see [`super::preparse`]).
+    pub fn with_preparser(mut self, preparser: Preparser) -> FramedInput<R> {
+        self.preparser = Some(preparser);
+        self
     }
 
     /// Sorts a chunk of input into complete lines (`out`), the pending line, or discards.
@@ -97,7 +107,13 @@ impl<R: AsyncRead + Unpin> FramedInput<R> {
                     return;
                 }
             },
-            None => self.out.append(&mut self.line),
+            None => match self.preparser.as_ref().and_then(|p| p.offer(&self.line)) {
+                Some(stub) => {
+                    self.line.clear();
+                    self.out.extend_from_slice(&stub);
+                }
+                None => self.out.append(&mut self.line),
+            },
         }
         self.out.push(b'\n');
     }

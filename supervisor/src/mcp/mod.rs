@@ -21,9 +21,11 @@
 
 pub mod args;
 pub mod input;
+pub mod preparse;
 
 use crate::client::{Client, RunHandle};
 use input::{FRAME_BYTES_META, FramedInput, MAX_FRAME_BYTES};
+use preparse::{PREPARSED_META, Preparser};
 use ptc_shared::Step;
 use ptc_shared::lisp_eval::{
     ErrorOptions, Payload, Profile, Reason, SuccessOptions, TOOL_NAME, render_error, render_step,
@@ -103,7 +105,8 @@ where
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let (eof_tx, eof) = watch::channel(false);
-    let input = FramedInput::new(read, MAX_FRAME_BYTES, eof_tx);
+    let preparser = Preparser::default();
+    let input = FramedInput::new(read, MAX_FRAME_BYTES, eof_tx).with_preparser(preparser.clone());
     // Our own limit comes first; rmcp's (with room for the newline) never fires.
     let transport = AsyncRwTransport::<RoleServer, _, _>::new(input, write)
         .with_max_line_length(MAX_FRAME_BYTES + 2);
@@ -115,6 +118,7 @@ where
         )),
         capacity: options.max_concurrency.clamp(1, MAX_CONCURRENCY),
         eof,
+        preparser,
     };
     let running = server
         .serve(transport)
@@ -134,6 +138,8 @@ struct LispEval {
     capacity: usize,
     /// True once the input ended.
     eof: watch::Receiver<bool>,
+    /// Arguments the input stream already parsed, by `_meta[PREPARSED_META]`.
+    preparser: Preparser,
 }
 
 impl LispEval {
@@ -148,7 +154,19 @@ impl LispEval {
                 &format!("the request is {size} bytes, over the frame limit of {MAX_FRAME_BYTES}"),
             );
         }
-        let call = match args::parse(arguments) {
+        let parsed = match ctx.meta.get(PREPARSED_META).map(|k| k.as_u64()) {
+            None => args::parse(arguments),
+            Some(key) => match key.and_then(|k| self.preparser.take(k)) {
+                Some(p) => args::check(p),
+                None => {
+                    return error(
+                        Reason::ArgsError,
+                        "the call's arguments are gone (parked too long); send it again",
+                    );
+                }
+            },
+        };
+        let call = match parsed {
             Ok(c) => c,
             Err(e) => return e.render(),
         };
