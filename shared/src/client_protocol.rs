@@ -5,6 +5,7 @@
 //! client: Run{id, request}         (any number, concurrently; ids are the client's, unique per connection)
 //! server: ToolCall{request_id, call_id, name, args}  ⇄  client: ToolResult{request_id, call_id, result}
 //! client: Cancel{request_id}       (the request's runner is killed; its Step says `cancelled`)
+//! client: Status{id}               server: Status{request_id, status} (the daemon's live state)
 //! server: Step{request_id, step}   (exactly one per Run, also for busy / invalid / cancelled)
 //! ```
 //! Invariants:
@@ -86,6 +87,9 @@ pub enum ClientToServer {
     Cancel {
         request_id: u64,
     },
+    /// Asks for the daemon's live state; answered by one `Status{request_id: id}`. Served
+    /// without admission (no runner), filtered by the connection's peer uid.
+    Status { id: u64 },
 }
 
 /// Frames the server sends.
@@ -109,6 +113,11 @@ pub enum ServerToClient {
     },
     /// The final answer to `Run{id: request_id}`.
     Step { request_id: u64, step: Box<Step> },
+    /// The answer to `Status{id: request_id}`.
+    Status {
+        request_id: u64,
+        status: Box<crate::status::DaemonStatus>,
+    },
 }
 
 const TAG_HELLO: u32 = 0;

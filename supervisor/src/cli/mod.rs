@@ -13,6 +13,7 @@ mod policies;
 mod run;
 mod sandbox;
 mod serve;
+mod status;
 mod tools;
 mod trace;
 
@@ -72,6 +73,13 @@ enum Command {
     ///            --signature '{count :int}' --llm-cmd ./my-llm.sh --trace run.jsonl
     /// Exit codes: 0 the mission returned, 1 it failed (reason on stderr), 2 bad usage or input.
     Agent(agent::AgentArgs),
+    /// Show a daemon's live state: version, uptime, policies, outcomes, latency p50/p99 over the
+    /// last minute, runners busy/warm/limit, queue, per-uid usage (root sees every uid, others
+    /// their own) and the last errors.
+    ///
+    /// Example: ptc status --connect /run/ptc/ptc.sock --format json
+    /// Exit codes: 0 answered, 2 the daemon could not be reached.
+    Status(status::StatusArgs),
     /// Render a mission trace (written by `ptc agent --trace FILE.jsonl`) as an indented tree.
     Trace(trace::TraceArgs),
 }
@@ -113,6 +121,7 @@ pub fn main() -> ExitCode {
         Command::Check(args) => check(args),
         Command::Mcp(args) => mcp::mcp(args),
         Command::Agent(args) => agent::agent(args),
+        Command::Status(args) => status::status(args),
         Command::Trace(args) => trace::trace(args),
     }
 }

@@ -74,6 +74,8 @@ struct Conn {
     calls: Mutex<HashMap<(u64, u64), ToolReply>>,
     requests: Mutex<HashMap<u64, oneshot::Sender<()>>>,
     next_call: AtomicU64,
+    /// The peer uid's counters for `status`, looked up once per connection.
+    usage: Arc<super::stats::UidCounters>,
 }
 
 /// Serves one accepted connection until it ends.
@@ -172,6 +174,7 @@ async fn run_connection(
         calls: Mutex::new(HashMap::new()),
         requests: Mutex::new(HashMap::new()),
         next_call: AtomicU64::new(1),
+        usage: shared.stats.uid(peer.uid),
     });
     let writer = tokio::spawn(drain);
     // Two decoded frames at most wait for dispatch: each may be max_frame bytes.
@@ -364,6 +367,13 @@ fn handle(
                 let _ = c.send(());
             }
         }
+        ClientToServer::Status { id } => {
+            let status = super::status::snapshot(shared, conn.peer.uid);
+            let _ = conn.send(&ServerToClient::Status {
+                request_id: id,
+                status: Box::new(status),
+            });
+        }
         ClientToServer::Hello { .. } => {
             tracing::debug!("ignoring a second Hello");
         }
@@ -378,6 +388,7 @@ async fn request_task(
     cancel: oneshot::Receiver<()>,
 ) {
     let _active = shared.active_guard();
+    let _in_flight = conn.usage.enter();
     let start = Instant::now();
     let generation = shared.current();
     let policy = generation.engine.policy_of(&req).to_string();
@@ -400,6 +411,9 @@ async fn request_task(
     span.record("outcome", outcome);
     span.record("duration_ms", step.usage.duration_ms);
     tracing::info!(parent: &span, outcome, "request finished");
+    shared
+        .stats
+        .finish(&conn.usage, &policy, &step, start.elapsed());
     if let Ok(mut r) = conn.requests.lock() {
         r.remove(&id);
     }
