@@ -89,7 +89,9 @@ pub enum ClientToServer {
     },
     /// Asks for the daemon's live state; answered by one `Status{request_id: id}`. Served
     /// without admission (no runner), filtered by the connection's peer uid.
-    Status { id: u64 },
+    Status {
+        id: u64,
+    },
 }
 
 /// Frames the server sends.

@@ -262,7 +262,8 @@ impl UidTable {
         };
         list.sort_by_key(|u| u.uid);
         let overflow = self.overflow.usage();
-        let overflow = (only.is_none() && overflow.total + overflow.in_flight > 0).then_some(overflow);
+        let overflow =
+            (only.is_none() && overflow.total + overflow.in_flight > 0).then_some(overflow);
         (list, overflow)
     }
 }
