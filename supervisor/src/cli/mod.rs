@@ -16,6 +16,7 @@ mod serve;
 mod status;
 mod tools;
 mod trace;
+mod trace_html;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -80,7 +81,11 @@ enum Command {
     /// Example: ptc status --connect /run/ptc/ptc.sock --format json
     /// Exit codes: 0 answered, 2 the daemon could not be reached.
     Status(status::StatusArgs),
-    /// Render a mission trace (written by `ptc agent --trace FILE.jsonl`) as an indented tree.
+    /// Render a mission trace (written by `ptc agent --trace FILE.jsonl`) as an indented tree,
+    /// or with `--html OUT.html` as one self-contained page (timeline, agents, turns).
+    ///
+    /// Example: ptc trace run.jsonl --html run.html
+    /// Exit codes: 0 rendered, 2 the trace cannot be read or parsed, or the page not written.
     Trace(trace::TraceArgs),
 }
 
