@@ -174,6 +174,7 @@ mod tests {
             result: Err("no".into()),
         });
         round_trip(ClientToServer::Cancel { request_id: 3 });
+        round_trip(ClientToServer::Status { id: 4 });
         round_trip(ServerToClient::Refused {
             reason: FailReason::PermissionDenied,
             message: "uid 5".into(),
