@@ -5,6 +5,7 @@
 //! client: Run{id, request}         (any number, concurrently; ids are the client's, unique per connection)
 //! server: ToolCall{request_id, call_id, name, args}  ⇄  client: ToolResult{request_id, call_id, result}
 //! client: Cancel{request_id}       (the request's runner is killed; its Step says `cancelled`)
+//! client: Status{id}               server: Status{request_id, status} (the daemon's live state)
 //! server: Step{request_id, step}   (exactly one per Run, also for busy / invalid / cancelled)
 //! client: Mission{id, request}     (a SubAgent mission; the daemon runs the loop, and asks the
 //!                                   client for every tool call and LLM answer:)
@@ -34,7 +35,7 @@ use serde::{Deserialize, Serialize};
 
 /// Bumped on every incompatible change to these messages (independent of the runner protocol;
 /// 2: the `Step` carried by `Step` frames changed, see `protocol::PROTOCOL_VERSION`; 3: the
-/// `Mission`, `LlmCall` and `LlmResult` frames).
+/// `Mission`, `LlmCall`, `LlmResult` and `Status` frames).
 pub const CLIENT_PROTOCOL_VERSION: u32 = 3;
 
 /// Default maximum frame body on a client connection (16 MiB; the daemon's config may lower it).
@@ -106,6 +107,11 @@ pub enum ClientToServer {
         call_id: u64,
         result: Result<LlmResponse, LlmError>,
     },
+    /// Asks for the daemon's live state; answered by one `Status{request_id: id}`. Served
+    /// without admission (no runner), filtered by the connection's peer uid.
+    Status {
+        id: u64,
+    },
 }
 
 /// Frames the server sends.
@@ -135,6 +141,11 @@ pub enum ServerToClient {
         request_id: u64,
         call_id: u64,
         request: LlmRequest,
+    },
+    /// The answer to `Status{id: request_id}`.
+    Status {
+        request_id: u64,
+        status: Box<crate::status::DaemonStatus>,
     },
 }
 
@@ -231,6 +242,7 @@ mod tests {
                 model: Some("m".into()),
             },
         });
+        round_trip(ClientToServer::Status { id: 4 });
         round_trip(ServerToClient::Refused {
             reason: FailReason::PermissionDenied,
             message: "uid 5".into(),

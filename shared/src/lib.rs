@@ -39,6 +39,7 @@ pub mod protocol;
 #[cfg(feature = "seccomp")]
 pub mod seccomp;
 pub mod signature;
+pub mod status;
 pub mod step;
 pub mod tool_calls;
 pub mod trace;

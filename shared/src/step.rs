@@ -59,6 +59,40 @@ pub enum FailReason {
 }
 
 impl FailReason {
+    /// Every reason, in declaration order (`ALL[r as usize] == r`; a test checks it): counters
+    /// per reason index an array by it. A new variant is appended here too.
+    pub const ALL: [FailReason; 26] = {
+        use FailReason::*;
+        [
+            ParseError,
+            AnalysisError,
+            EvalError,
+            Timeout,
+            MemoryExceeded,
+            ValidationError,
+            ToolError,
+            ToolNotFound,
+            Failed,
+            LimitExceeded,
+            SandboxViolation,
+            RunnerCrashed,
+            Busy,
+            Cancelled,
+            PermissionDenied,
+            InvalidRequest,
+            MaxTurnsExceeded,
+            TurnBudgetExhausted,
+            MaxDepthExceeded,
+            MissionTimeout,
+            TokenBudgetExhausted,
+            LlmError,
+            TemplateError,
+            ChainedFailure,
+            ReservedToolName,
+            ModelNotFound,
+        ]
+    };
+
     /// The wire name, e.g. `"parse_error"`.
     pub fn as_str(self) -> &'static str {
         use FailReason::*;
@@ -343,6 +377,24 @@ impl Step {
 #[cfg(test)]
 mod program_reason_tests {
     use super::*;
+
+    #[test]
+    fn all_reasons_are_listed_in_order() {
+        for (i, r) in FailReason::ALL.iter().enumerate() {
+            assert_eq!(*r as usize, i, "{r}");
+        }
+        // No variant after the last listed one: a `Refused` frame (tag 1) whose reason is
+        // the index one past ALL does not decode.
+        use crate::client_protocol::ServerToClient;
+        use crate::codec::{HEADER_LEN, decode_body, encode_frame};
+        let n = u32::try_from(FailReason::ALL.len()).unwrap_or(u32::MAX);
+        for (reason, decodes) in [(n - 1, true), (n, false)] {
+            let frame = encode_frame(&(1u32, reason, "m"), 1024).ok();
+            let body = frame.as_deref().map_or(&[][..], |f| &f[HEADER_LEN..]);
+            let back = decode_body::<ServerToClient>(body, 1024);
+            assert_eq!(back.is_ok(), decodes, "reason index {reason}: {back:?}");
+        }
+    }
 
     #[test]
     fn program_reasons_are_shown_only_when_they_cannot_pass_for_system_ones() {

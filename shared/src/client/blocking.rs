@@ -63,6 +63,11 @@ impl BlockingClient {
         self.rt.block_on(self.client.delegate(agent, context))
     }
 
+    /// The daemon's live state, as allowed to this process's uid (see [`Client::status`]).
+    pub fn status(&self) -> Result<crate::status::DaemonStatus, ClientError> {
+        self.rt.block_on(self.client.status())
+    }
+
     /// The async client underneath.
     pub fn client(&self) -> &Client {
         &self.client

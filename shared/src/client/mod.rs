@@ -78,6 +78,10 @@ pub enum ClientError {
     Closed,
     #[error("cannot start a runtime for the blocking client: {0}")]
     Runtime(String),
+    #[error("connection to the supervisor lost: {0}")]
+    Lost(String),
+    #[error("not available with this backend: {0}")]
+    Unsupported(&'static str),
 }
 
 /// A cancellation flag handed to a [`Backend`] with each run.
@@ -145,6 +149,15 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
         let step = Step::failed(fail, crate::Value::Nil, Vec::new());
         Box::pin(async move { step })
     }
+
+    /// The daemon's live state. Only a daemon has one: other backends answer `Unsupported`.
+    fn status(&self) -> BoxFuture<'static, Result<crate::status::DaemonStatus, ClientError>> {
+        Box::pin(async {
+            Err(ClientError::Unsupported(
+                "status is served by a daemon (Client::connect)",
+            ))
+        })
+    }
 }
 
 /// A handle for running programs. Cloning shares the connection; it closes with the last clone.
@@ -168,6 +181,13 @@ impl Client {
     /// Runs a program and waits for its Step: `Ok` on success, `Err` with `fail` set otherwise.
     pub async fn run(&self, run: Run) -> Result<Step, Step> {
         self.start(run).await
+    }
+
+    /// The daemon's live state (`ptc status`): version, uptime, policies, outcomes, latency,
+    /// runners and queue, per-uid usage and recent errors, filtered by this process's uid as the
+    /// daemon sees it (root sees every uid). Needs no runner and is not admission-controlled.
+    pub async fn status(&self) -> Result<crate::status::DaemonStatus, ClientError> {
+        self.backend.status().await
     }
 
     /// Starts a run and returns a handle that resolves to its Step and can cancel it.

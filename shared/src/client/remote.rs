@@ -20,6 +20,7 @@ use crate::client_protocol::{
 use crate::codec::{CodecError, encode_frame, read_frame_bytes_async, write_frame_async};
 use crate::llm::{LlmError, LlmRequest, LlmSet};
 use crate::outbox::Outbox;
+use crate::status::DaemonStatus;
 use crate::{Fail, FailReason, Step, Value};
 use std::collections::HashMap;
 use std::path::Path;
@@ -60,6 +61,8 @@ struct ConnState {
     out: Outbox,
     /// The server's frame limit, from its `Welcome`.
     max_frame: u32,
+    /// `Status` requests awaiting their answer (ids share `Remote::next_id` with runs).
+    statuses: Mutex<HashMap<u64, oneshot::Sender<DaemonStatus>>>,
 }
 
 /// A live connection to a daemon.
@@ -108,6 +111,7 @@ impl Remote {
             closed: Mutex::new(None),
             out,
             max_frame,
+            statuses: Mutex::new(HashMap::new()),
         });
         let reader = tokio::spawn(read_loop(BufReader::new(rd), Arc::clone(&shared)));
         let writer = tokio::spawn(write_loop(drain, Arc::clone(&shared)));
@@ -163,6 +167,11 @@ impl ConnState {
         for p in drained {
             p.fail(fail.clone());
         }
+        // After `closed` is set: a `status` call either registered before (and is dropped here,
+        // so its receiver errs) or sees `closed` under this lock.
+        if let Ok(mut s) = self.statuses.lock() {
+            s.clear();
+        }
     }
 
     fn closed_fail(&self) -> Option<Fail> {
@@ -209,6 +218,16 @@ async fn read_loop(mut rd: BufReader<OwnedReadHalf>, shared: Arc<ConnState>) {
                 call_id,
                 request,
             } => spawn_llm(&shared, request_id, call_id, request),
+            ServerToClient::Status { request_id, status } => {
+                let waiting = shared
+                    .statuses
+                    .lock()
+                    .ok()
+                    .and_then(|mut s| s.remove(&request_id));
+                if let Some(tx) = waiting {
+                    let _ = tx.send(*status);
+                }
+            }
             ServerToClient::Refused { reason, message } => break Fail::new(reason, message),
             ServerToClient::Welcome { .. } => break lost("unexpected second Welcome"),
         }
@@ -489,7 +508,45 @@ async fn await_step(
     step.unwrap_or_else(|_| Step::failed(lost("request dropped"), Value::Nil, Vec::new()))
 }
 
+impl Remote {
+    /// Registers and sends one `Status` request; the receiver gets the answer, or errs once
+    /// the connection is gone.
+    fn start_status(&self) -> Result<oneshot::Receiver<DaemonStatus>, ClientError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let frame = encode_frame(&ClientToServer::Status { id }, self.shared.max_frame)?;
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut s = self
+                .shared
+                .statuses
+                .lock()
+                .map_err(|_| ClientError::Lost("poisoned".into()))?;
+            if let Some(fail) = self.shared.closed_fail() {
+                return Err(ClientError::Lost(fail.message));
+            }
+            s.insert(id, tx);
+        }
+        if let Err(e) = self.shared.out.send(frame) {
+            self.shared.close(lost(&e));
+            return Err(ClientError::Lost(e.to_string()));
+        }
+        Ok(rx)
+    }
+}
+
 impl Backend for Remote {
+    fn status(&self) -> BoxFuture<'static, Result<DaemonStatus, ClientError>> {
+        let started = self.start_status();
+        let shared = Arc::clone(&self.shared);
+        Box::pin(async move {
+            let answer = started?.await;
+            answer.map_err(|_| {
+                let why = shared.closed_fail().map(|f| f.message);
+                ClientError::Lost(why.unwrap_or_else(|| "no answer".into()))
+            })
+        })
+    }
+
     fn run(
         &self,
         request: RunRequest,

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 /// Output format of `ptc policies` and `ptc bench`.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum Format {
+    #[value(alias = "text")]
     Human,
     Json,
 }

@@ -13,8 +13,10 @@ mod policies;
 mod run;
 mod sandbox;
 mod serve;
+mod status;
 mod tools;
 mod trace;
+mod trace_html;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -72,7 +74,18 @@ enum Command {
     ///            --signature '{count :int}' --llm-cmd ./my-llm.sh --trace run.jsonl
     /// Exit codes: 0 the mission returned, 1 it failed (reason on stderr), 2 bad usage or input.
     Agent(agent::AgentArgs),
-    /// Render a mission trace (written by `ptc agent --trace FILE.jsonl`) as an indented tree.
+    /// Show a daemon's live state: version, uptime, policies, outcomes, latency p50/p99 over the
+    /// last minute, runners busy/warm/limit, queue, per-uid usage (root sees every uid, others
+    /// their own) and the last errors.
+    ///
+    /// Example: ptc status --connect /run/ptc/ptc.sock --format json
+    /// Exit codes: 0 answered, 2 the daemon could not be reached.
+    Status(status::StatusArgs),
+    /// Render a mission trace (written by `ptc agent --trace FILE.jsonl`) as an indented tree,
+    /// or with `--html OUT.html` as one self-contained page (timeline, agents, turns).
+    ///
+    /// Example: ptc trace run.jsonl --html run.html
+    /// Exit codes: 0 rendered, 2 the trace cannot be read or parsed, or the page not written.
     Trace(trace::TraceArgs),
 }
 
@@ -113,6 +126,7 @@ pub fn main() -> ExitCode {
         Command::Check(args) => check(args),
         Command::Mcp(args) => mcp::mcp(args),
         Command::Agent(args) => agent::agent(args),
+        Command::Status(args) => status::status(args),
         Command::Trace(args) => trace::trace(args),
     }
 }

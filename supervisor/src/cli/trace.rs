@@ -1,5 +1,6 @@
 //! `ptc trace FILE.jsonl`: a mission's trace (as `ptc agent --trace` writes it) as an indented
-//! tree of agents and turns a person can read.
+//! tree of agents and turns a person can read, or with `--html OUT.html` as one self-contained
+//! page (see `trace_html`).
 
 use clap::Args;
 use serde_json::Value as J;
@@ -12,18 +13,25 @@ use std::process::ExitCode;
 pub struct TraceArgs {
     /// A trace written by `ptc agent --trace FILE.jsonl`.
     file: PathBuf,
+    /// Write one self-contained HTML page (timeline, agents and turns) here instead of the tree.
+    #[arg(long, value_name = "OUT.html")]
+    html: Option<PathBuf>,
 }
 
-/// Prints the tree; exit 2 when the file cannot be read or parsed.
+/// Prints the tree (or writes the page); exit 2 when the file cannot be read or parsed, or the
+/// page cannot be written (no partial page is left behind).
 pub fn trace(args: TraceArgs) -> ExitCode {
-    match std::fs::read_to_string(&args.file)
-        .map_err(|e| format!("cannot read {}: {e}", args.file.display()))
-        .and_then(|t| render(&t))
-    {
-        Ok(text) => {
-            print!("{text}");
-            ExitCode::SUCCESS
-        }
+    let text = std::fs::read_to_string(&args.file)
+        .map_err(|e| format!("cannot read {}: {e}", args.file.display()));
+    let done = match &args.html {
+        None => text.and_then(|t| render(&t)).map(|tree| print!("{tree}")),
+        Some(out) => text
+            .and_then(|t| parse(&t))
+            .and_then(|entries| super::trace_html::page(&entries))
+            .and_then(|page| super::trace_html::write(out, &page)),
+    };
+    match done {
+        Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: usage: {e}");
             ExitCode::from(2)
@@ -34,17 +42,28 @@ pub fn trace(args: TraceArgs) -> ExitCode {
 /// Deepest nesting drawn (a hand-made file could make runs call each other in a cycle).
 const MAX_DEPTH: usize = 32;
 
-/// The tree as text: each agent run under the turn that called it.
-pub fn render(jsonl: &str) -> Result<String, String> {
+/// The entries of a trace file, in the order they started (by `id`); each line must be a JSON
+/// object (blank lines are skipped).
+pub fn parse(jsonl: &str) -> Result<Vec<J>, String> {
     let mut entries: Vec<J> = Vec::new();
     for (i, line) in jsonl
         .lines()
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
     {
-        entries.push(serde_json::from_str(line).map_err(|e| format!("line {}: {e}", i + 1))?);
+        let entry: J = serde_json::from_str(line).map_err(|e| format!("line {}: {e}", i + 1))?;
+        if !entry.is_object() {
+            return Err(format!("line {}: not a trace entry (a JSON object)", i + 1));
+        }
+        entries.push(entry);
     }
     entries.sort_by_key(|e| e["id"].as_u64().unwrap_or(0));
+    Ok(entries)
+}
+
+/// The tree as text: each agent run under the turn that called it.
+pub fn render(jsonl: &str) -> Result<String, String> {
+    let entries = parse(jsonl)?;
     // Runs by the turn that called them (`None`: the root), in the order they started.
     let mut runs: BTreeMap<Option<u64>, Vec<u64>> = BTreeMap::new();
     for e in &entries {

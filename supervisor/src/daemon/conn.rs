@@ -78,6 +78,8 @@ struct Conn {
     llm_calls: Mutex<HashMap<(u64, u64), LlmReply>>,
     requests: Mutex<HashMap<u64, oneshot::Sender<()>>>,
     next_call: AtomicU64,
+    /// The peer uid's counters for `status`, looked up once per connection.
+    usage: Arc<super::stats::UidCounters>,
 }
 
 /// Serves one accepted connection until it ends.
@@ -177,6 +179,7 @@ async fn run_connection(
         llm_calls: Mutex::new(HashMap::new()),
         requests: Mutex::new(HashMap::new()),
         next_call: AtomicU64::new(1),
+        usage: shared.stats.uid(peer.uid),
     });
     let writer = tokio::spawn(drain);
     // Two decoded frames at most wait for dispatch: each may be max_frame bytes.
@@ -369,6 +372,13 @@ fn handle(
                 let _ = c.send(());
             }
         }
+        ClientToServer::Status { id } => {
+            let status = super::status::snapshot(shared, conn.peer.uid);
+            let _ = conn.send(&ServerToClient::Status {
+                request_id: id,
+                status: Box::new(status),
+            });
+        }
         ClientToServer::Hello { .. } => {
             tracing::debug!("ignoring a second Hello");
         }
@@ -421,6 +431,7 @@ async fn request_task(
     cancel: oneshot::Receiver<()>,
 ) {
     let _active = shared.active_guard();
+    let _in_flight = conn.usage.enter();
     let start = Instant::now();
     let generation = shared.current();
     let policy = match &work {
@@ -449,6 +460,9 @@ async fn request_task(
     span.record("outcome", outcome);
     span.record("duration_ms", step.usage.duration_ms);
     tracing::info!(parent: &span, outcome, "request finished");
+    shared
+        .stats
+        .finish(&conn.usage, &policy, &step, start.elapsed());
     if let Ok(mut r) = conn.requests.lock() {
         r.remove(&id);
     }

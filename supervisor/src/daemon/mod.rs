@@ -19,6 +19,8 @@ mod conn;
 mod listen;
 pub mod notify;
 mod slots;
+mod stats;
+mod status;
 
 use crate::engine::{Engine, EngineConfig, EngineError};
 use crate::policy::PolicyError;
@@ -105,6 +107,8 @@ pub(crate) struct DaemonState {
     stop: watch::Sender<bool>,
     /// Open connections per client uid (kept across reloads).
     slots: Arc<slots::ConnSlots>,
+    /// Counters for `status` (kept across reloads).
+    stats: stats::Stats,
 }
 
 /// Counts a request as in flight while alive.
@@ -209,6 +213,7 @@ impl Daemon {
                 idle: Notify::new(),
                 stop,
                 slots: Arc::default(),
+                stats: stats::Stats::default(),
             }),
             listener,
             socket,

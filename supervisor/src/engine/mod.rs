@@ -196,6 +196,11 @@ impl Engine {
         self.pools.keys().map(String::as_str)
     }
 
+    /// The policy requests naming none run under.
+    pub fn default_policy(&self) -> &str {
+        &self.default_policy
+    }
+
     /// The limits of a policy (`None`: the default policy), or `None` when there is no such
     /// policy. Callers tighten these per request (`RunRequest::limits`).
     pub fn policy_limits(&self, policy: Option<&str>) -> Option<ptc_shared::Limits> {
@@ -272,11 +277,6 @@ impl Engine {
     }
 
     /// The policy a request would run under (its own, or the engine's default).
-    /// The policy a request naming none runs under.
-    pub fn default_policy(&self) -> &str {
-        &self.default_policy
-    }
-
     pub fn policy_of<'a>(&'a self, req: &'a RunRequest) -> &'a str {
         prepare::policy_name(req, &self.default_policy)
     }
