@@ -59,6 +59,40 @@ pub enum FailReason {
 }
 
 impl FailReason {
+    /// Every reason, in declaration order (for surfaces that map each one, e.g. an exception
+    /// class per reason in the Python package).
+    pub const ALL: [FailReason; 26] = {
+        use FailReason::*;
+        [
+            ParseError,
+            AnalysisError,
+            EvalError,
+            Timeout,
+            MemoryExceeded,
+            ValidationError,
+            ToolError,
+            ToolNotFound,
+            Failed,
+            LimitExceeded,
+            SandboxViolation,
+            RunnerCrashed,
+            Busy,
+            Cancelled,
+            PermissionDenied,
+            InvalidRequest,
+            MaxTurnsExceeded,
+            TurnBudgetExhausted,
+            MaxDepthExceeded,
+            MissionTimeout,
+            TokenBudgetExhausted,
+            LlmError,
+            TemplateError,
+            ChainedFailure,
+            ReservedToolName,
+            ModelNotFound,
+        ]
+    };
+
     /// The wire name, e.g. `"parse_error"`.
     pub fn as_str(self) -> &'static str {
         use FailReason::*;
@@ -343,6 +377,46 @@ impl Step {
 #[cfg(test)]
 mod program_reason_tests {
     use super::*;
+
+    #[test]
+    fn all_lists_every_reason_once() {
+        // `position` is an exhaustive match: a new variant does not compile until it is listed
+        // here, and then this test fails until it is in `ALL` at that index too.
+        fn position(r: FailReason) -> usize {
+            use FailReason::*;
+            match r {
+                ParseError => 0,
+                AnalysisError => 1,
+                EvalError => 2,
+                Timeout => 3,
+                MemoryExceeded => 4,
+                ValidationError => 5,
+                ToolError => 6,
+                ToolNotFound => 7,
+                Failed => 8,
+                LimitExceeded => 9,
+                SandboxViolation => 10,
+                RunnerCrashed => 11,
+                Busy => 12,
+                Cancelled => 13,
+                PermissionDenied => 14,
+                InvalidRequest => 15,
+                MaxTurnsExceeded => 16,
+                TurnBudgetExhausted => 17,
+                MaxDepthExceeded => 18,
+                MissionTimeout => 19,
+                TokenBudgetExhausted => 20,
+                LlmError => 21,
+                TemplateError => 22,
+                ChainedFailure => 23,
+                ReservedToolName => 24,
+                ModelNotFound => 25,
+            }
+        }
+        for (i, r) in FailReason::ALL.iter().enumerate() {
+            assert_eq!(position(*r), i, "{r}");
+        }
+    }
 
     #[test]
     fn program_reasons_are_shown_only_when_they_cannot_pass_for_system_ones() {
