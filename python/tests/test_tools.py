@@ -85,7 +85,7 @@ def test_a_result_that_does_not_convert_is_a_tool_error_naming_the_path(client):
 def test_tool_signatures_are_checked(client):
     tools = {"square": ptc.Tool(lambda n: n * n, signature="(n :int) -> :int")}
     assert client.run("(tool/square {:n 4})", tools=tools).value == 16
-    bad_args = client.run('(tool/square {:n "4"})', tools=tools)
+    bad_args = client.run('(tool/square {:n "four"})', tools=tools)
     assert bad_args.fail.reason == "validation_error"
     bad_result = client.run(
         "(tool/square {:n 4})", tools={"square": ptc.Tool(lambda n: "sixteen", signature="(n :int) -> :int")})
