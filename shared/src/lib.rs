@@ -8,6 +8,8 @@
 //!   `signature::check` applies them to a run (context, result, tools) as `Fail`s.
 //! - [`tool_calls`]: the one owner of a run's tool-call checks (declared, limit, signatures) and trace.
 //! - [`llm`]: what the SubAgent loop asks an LLM and gets back (request, answer, typed error).
+//! - [`mission`]: `MissionRequest`, the one description of a SubAgent mission (agent tree, input,
+//!   budgets), from the client library through the daemon into the agent loop.
 //! - [`trace`]: a mission's trace (one entry per agent turn, a tree by ids).
 //! - [`codec`]: length-prefixed bincode frames (the only user of bincode), blocking and, with the
 //!   `tokio` feature, async.
@@ -30,6 +32,7 @@ pub mod codec;
 pub mod limits;
 pub mod lisp_eval;
 pub mod llm;
+pub mod mission;
 #[cfg(feature = "tokio")]
 pub mod outbox;
 pub mod protocol;

@@ -11,7 +11,7 @@ mod support;
 
 use ptc_shared::Value;
 use ptc_supervisor::agent::{
-    Agent, Input, LlmError, LlmFn, LlmRequest, LlmResponse, LlmSet, Options, run_mission,
+    AgentSpec, Llm, LlmError, LlmRequest, LlmResponse, LlmSet, MissionRequest, run_mission,
 };
 use ptc_supervisor::engine::{Engine, EngineConfig, NoTools, RunRequest};
 use std::sync::Arc;
@@ -26,7 +26,7 @@ fn engine() -> Arc<Engine> {
 }
 
 fn scripted(turns: u32) -> LlmSet {
-    let llm = LlmFn(move |req: LlmRequest| async move {
+    let llm = Llm::new(move |req: LlmRequest| async move {
         let program = if req.turn < turns {
             format!("(def x{} {})", req.turn, req.turn)
         } else {
@@ -34,7 +34,7 @@ fn scripted(turns: u32) -> LlmSet {
         };
         Ok::<_, LlmError>(LlmResponse::text(format!("```clojure\n{program}\n```")))
     });
-    LlmSet::new(Arc::new(llm))
+    LlmSet::new(llm)
 }
 
 async fn mission(engine: &Arc<Engine>, turns: u32) {
@@ -42,9 +42,12 @@ async fn mission(engine: &Arc<Engine>, turns: u32) {
         Arc::clone(engine),
         scripted(turns),
         Arc::new(NoTools),
-        Arc::new(Agent::new("Add.").signature(":int")),
-        Input::Context(Value::Nil),
-        Options::default(),
+        MissionRequest {
+            agent: AgentSpec::new("Add.").signature(":int"),
+            input: Default::default(),
+            options: Default::default(),
+            models: Default::default(),
+        },
     )
     .await;
     assert_eq!(step.return_value, Some(Value::Int(3)), "{step:?}");

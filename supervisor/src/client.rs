@@ -14,7 +14,8 @@
 //! # Ok(()) }
 //! ```
 //!
-//! The embedded backend hands the client's [`RunRequest`] to the engine unchanged: the engine
+//! The embedded backend hands the client's [`RunRequest`] to the engine unchanged (and a
+//! [`MissionRequest`] to the agent loop unchanged): the engine
 //! normalises it (policy default, limits), exactly as for a daemon's client, so every field
 //! means the same in both modes.
 
@@ -24,6 +25,8 @@ use crate::engine::{self, Engine, EngineConfig, EngineError, ToolHandler};
 use crate::installed::default_runner;
 use crate::policy::{PolicyError, PolicySource};
 use ptc_shared::client_protocol::RunRequest;
+use ptc_shared::llm::LlmSet;
+use ptc_shared::mission::MissionRequest;
 use ptc_shared::{Fail, FailReason, Step, Value};
 use std::sync::Arc;
 
@@ -77,6 +80,20 @@ impl Backend for EmbeddedBackend {
                 .execute(request, Arc::new(ToolSetHandler(tools)))
                 .await
         })
+    }
+
+    /// The agent loop on this engine, calling the client's tool and LLM closures directly.
+    fn mission(
+        &self,
+        request: MissionRequest,
+        tools: ToolSet,
+        llms: LlmSet,
+        cancel: CancelSignal,
+    ) -> BoxFuture<'static, Step> {
+        let engine = Arc::clone(&self.engine);
+        let handler = Arc::new(ToolSetHandler(tools));
+        let run = crate::agent::run_mission(engine, llms, handler, request);
+        Box::pin(cancel.or_cancelled(run, Value::Nil, Vec::new()))
     }
 }
 

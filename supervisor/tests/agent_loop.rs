@@ -7,7 +7,7 @@ mod common;
 
 use agent_support::*;
 use ptc_shared::{FailReason, Step, Value};
-use ptc_supervisor::agent::{Agent, Input, LlmError};
+use ptc_supervisor::agent::LlmError;
 use ptc_supervisor::engine::NoTools;
 use std::sync::Arc;
 use std::time::Duration;
@@ -131,7 +131,7 @@ async fn the_turn_budget_spans_the_tree() {
         ("main", code("2")),
         ("main", code("3")),
     ]);
-    let opts = ptc_supervisor::agent::Options {
+    let opts = Options {
         turn_budget: 2,
         ..options()
     };
@@ -147,7 +147,7 @@ async fn the_turn_budget_spans_the_tree() {
 #[tokio::test]
 async fn the_token_budget_ends_the_mission() {
     let llm = Scripted::new(&[("main", code("1")), ("main", code("2"))]);
-    let opts = ptc_supervisor::agent::Options {
+    let opts = Options {
         token_budget: Some(20),
         ..options()
     };
@@ -163,7 +163,7 @@ async fn the_token_budget_ends_the_mission() {
 #[tokio::test]
 async fn mission_timeout_kills_the_running_program() {
     let llm = Scripted::new(&[("main", code("(loop [] (recur))"))]);
-    let opts = ptc_supervisor::agent::Options {
+    let opts = Options {
         mission_timeout: Some(Duration::from_millis(400)),
         ..options()
     };
@@ -472,7 +472,7 @@ async fn old_turns_are_compacted_past_keep_turns() {
         ("main", code("2")),
         ("main", code("(return 3)")),
     ]);
-    let opts = ptc_supervisor::agent::Options {
+    let opts = Options {
         keep_turns: 1,
         ..options()
     };

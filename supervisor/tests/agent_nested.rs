@@ -7,7 +7,7 @@ mod common;
 
 use agent_support::*;
 use ptc_shared::{FailReason, Step, Value};
-use ptc_supervisor::agent::{Agent, Input, LlmSet, Options, run_mission};
+use ptc_supervisor::agent::{LlmSet, run_mission};
 use ptc_supervisor::engine::NoTools;
 use std::sync::Arc;
 
@@ -34,9 +34,7 @@ async fn run(set: LlmSet, agent: Agent, options: Options) -> Step {
         engine(),
         set,
         Arc::new(NoTools),
-        Arc::new(agent),
-        Input::Context(Value::Nil),
-        options,
+        request(agent, Input::Context(Value::Nil), options),
     )
     .await
 }
@@ -57,7 +55,7 @@ async fn a_three_level_mission_keeps_its_trace_tree() {
             code("(return {:v 21 :_raw \"XRAWX\"})"),
         ),
     ]);
-    let set = LlmSet::new(big.clone()).with_model("small", small.clone());
+    let set = LlmSet::new(as_llm(&big)).with_model("small", as_llm(&small));
     let step = run(set, three_levels(), options()).await;
     assert_eq!(step.fail, None, "{step:?}");
     assert_eq!(
@@ -102,7 +100,7 @@ async fn a_three_level_mission_keeps_its_trace_tree() {
 #[tokio::test]
 async fn depth_past_max_depth_ends_the_mission() {
     let big = Scripted::new(&[("main", code("(tool/researcher {:topic \"x\"})"))]);
-    let set = LlmSet::new(big.clone()).with_model("small", big.clone());
+    let set = LlmSet::new(as_llm(&big)).with_model("small", as_llm(&big));
     let opts = Options {
         max_depth: 0,
         ..options()
@@ -119,7 +117,7 @@ async fn depth_past_max_depth_ends_the_mission() {
 #[tokio::test]
 async fn an_unknown_model_is_model_not_found_before_any_call() {
     let big = Scripted::new(&[]);
-    let set = LlmSet::new(big.clone()).with_model("large", big.clone());
+    let set = LlmSet::new(as_llm(&big)).with_model("large", as_llm(&big));
     let step = run(set, three_levels(), options()).await;
     assert_eq!(step.reason(), Some(FailReason::ModelNotFound), "{step:?}");
     assert!(step.fail.unwrap().message.contains("small"));
@@ -142,7 +140,7 @@ async fn a_failing_child_is_a_tool_error_its_parent_can_handle() {
             .description("Researches")
             .signature("(topic :string) -> {n :int}"),
     );
-    let step = run(LlmSet::new(llm.clone()), agent, options()).await;
+    let step = run(LlmSet::new(as_llm(&llm)), agent, options()).await;
     assert_eq!(step.fail, None, "{step:?}");
     let fb = llm.last_message(2);
     assert!(
@@ -167,7 +165,7 @@ async fn a_child_spending_the_tree_budget_ends_the_mission() {
         turn_budget: 3,
         ..options()
     };
-    let step = run(LlmSet::new(llm.clone()), agent, opts).await;
+    let step = run(LlmSet::new(as_llm(&llm)), agent, opts).await;
     assert_eq!(
         step.reason(),
         Some(FailReason::TurnBudgetExhausted),

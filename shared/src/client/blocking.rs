@@ -5,7 +5,7 @@
 //! ([`Tool::new`](super::Tool::new)) or plain ones ([`Tool::sync`](super::Tool::sync)).
 //! Do not call it from inside an async runtime (tokio forbids blocking there).
 
-use super::{Client, ClientError, Run};
+use super::{Agent, Client, ClientError, IntoMissionInput, Run};
 use crate::Step;
 use std::path::Path;
 
@@ -55,6 +55,12 @@ impl BlockingClient {
     /// Runs a program and blocks until its Step (see [`Client::run`]).
     pub fn run(&self, run: Run) -> Result<Step, Step> {
         self.rt.block_on(self.client.run(run))
+    }
+
+    /// Runs a mission and blocks until its Step (see [`Client::delegate`]). The LLM and tool
+    /// closures run on this client's runtime.
+    pub fn delegate(&self, agent: Agent, context: impl IntoMissionInput) -> Result<Step, Step> {
+        self.rt.block_on(self.client.delegate(agent, context))
     }
 
     /// The async client underneath.

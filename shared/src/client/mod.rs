@@ -41,14 +41,18 @@
 //! killed); [`Client::start`] returns a [`RunHandle`] that can also be cancelled explicitly and
 //! then resolves to the `cancelled` Step.
 
+mod agent;
 mod blocking;
 mod remote;
 mod run;
 
+pub use agent::{Agent, IntoMissionInput};
 pub use blocking::BlockingClient;
 pub use run::{BoxFuture, IntoToolValue, Run, Tool, ToolSet};
 
 use crate::client_protocol::RunRequest;
+use crate::llm::LlmSet;
+use crate::mission::MissionRequest;
 use crate::{Fail, FailReason, Step};
 use std::future::Future;
 use std::path::Path;
@@ -122,6 +126,25 @@ pub trait Backend: Send + Sync + std::fmt::Debug {
         tools: ToolSet,
         cancel: CancelSignal,
     ) -> BoxFuture<'static, Step>;
+
+    /// Runs one SubAgent mission: the loop runs where the backend runs programs, and calls back
+    /// into `tools` and `llms` (in this process). The future resolves to the mission's Step;
+    /// dropping it or firing `cancel` ends the mission and kills its runner.
+    fn mission(
+        &self,
+        request: MissionRequest,
+        tools: ToolSet,
+        llms: LlmSet,
+        cancel: CancelSignal,
+    ) -> BoxFuture<'static, Step> {
+        let _ = (request, tools, llms, cancel);
+        let fail = Fail::new(
+            FailReason::InvalidRequest,
+            "this backend cannot run missions (use a daemon or the embedded engine)",
+        );
+        let step = Step::failed(fail, crate::Value::Nil, Vec::new());
+        Box::pin(async move { step })
+    }
 }
 
 /// A handle for running programs. Cloning shares the connection; it closes with the last clone.
@@ -154,6 +177,65 @@ impl Client {
             Ok((request, tools)) => self.backend.run(request, tools, CancelSignal(rx)),
             Err(e) => {
                 // The run's context or memory did not convert: there is no input memory.
+                let fail = Fail::new(FailReason::InvalidRequest, e);
+                let step = Step::failed(fail, crate::Value::Nil, Vec::new());
+                Box::pin(async move { step })
+            }
+        };
+        RunHandle { fut, cancel: tx }
+    }
+}
+
+impl Client {
+    /// Runs a SubAgent mission: an LLM (yours, called from the supervisor like a tool) writes
+    /// PTC-Lisp turn by turn until a program returns a value matching the signature. `Ok` with
+    /// the return value, usage and trace; `Err` with `fail` set (a budget, the LLM, a program's
+    /// `(fail ...)`).
+    ///
+    /// ```no_run
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use ptc_shared::client::{Agent, Client, Tool};
+    /// use ptc_shared::llm::{Llm, LlmRequest, LlmResponse};
+    /// use serde_json::json;
+    ///
+    /// let client = Client::connect("/run/ptc/ptc.sock").await?;
+    /// // A stand-in for a real model: it answers every turn with one program.
+    /// let llm = Llm::new(|_req: LlmRequest| async move {
+    ///     Ok(LlmResponse::text(
+    ///         "```clojure\n(return {:count (count (tool/orders {:region data/region}))})\n```",
+    ///     ))
+    /// });
+    /// let agent = Agent::new("How many open orders are in {{region}}?")
+    ///     .signature("(region :string) -> {count :int}")
+    ///     .tool(
+    ///         Tool::new("orders", |_args| async move { Ok::<_, String>(json!([{"id": 1}, {"id": 2}])) })
+    ///             .signature("(region :string) -> [{id :int}]")
+    ///             .description("Open orders of a region"),
+    ///     )
+    ///     .max_turns(3)
+    ///     .llm(llm);
+    /// match client.delegate(agent, json!({"region": "eu"})).await {
+    ///     Ok(step) => println!("{:?} in {} turns", step.return_value, step.usage.turns),
+    ///     Err(step) => eprintln!("failed: {:?}", step.fail),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub async fn delegate(
+        &self,
+        agent: Agent,
+        context: impl IntoMissionInput,
+    ) -> Result<Step, Step> {
+        self.start_mission(agent, context).await
+    }
+
+    /// Starts a mission and returns a handle that resolves to its Step and can cancel it.
+    pub fn start_mission(&self, agent: Agent, context: impl IntoMissionInput) -> RunHandle {
+        let (tx, rx) = watch::channel(false);
+        let fut = match agent.into_parts(context) {
+            Ok((request, tools, llms)) => {
+                self.backend.mission(request, tools, llms, CancelSignal(rx))
+            }
+            Err(e) => {
                 let fail = Fail::new(FailReason::InvalidRequest, e);
                 let step = Step::failed(fail, crate::Value::Nil, Vec::new());
                 Box::pin(async move { step })

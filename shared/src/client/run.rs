@@ -120,6 +120,11 @@ impl Tool {
         &self.decl
     }
 
+    /// Whether `other` is this tool (a clone of it), closure and all.
+    pub fn same(&self, other: &Tool) -> bool {
+        Arc::ptr_eq(&self.call, &other.call) && self.decl == other.decl
+    }
+
     /// Calls the closure.
     pub fn call(&self, args: Value) -> BoxFuture<'static, Result<Value, String>> {
         (self.call)(args)
@@ -133,6 +138,12 @@ pub struct ToolSet {
 }
 
 impl ToolSet {
+    pub(crate) fn from_map(tools: HashMap<String, Tool>) -> ToolSet {
+        ToolSet {
+            tools: Arc::new(tools),
+        }
+    }
+
     /// Calls tool `name`; an unknown name is an error (the engine reports undeclared tools
     /// itself, so this only happens with a misbehaving server).
     pub fn call(&self, name: &str, args: Value) -> BoxFuture<'static, Result<Value, String>> {

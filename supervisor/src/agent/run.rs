@@ -9,9 +9,10 @@
 use super::exec::{self, Turn};
 use super::llm::{Llm, LlmSet, call_with_retry};
 use super::tools::{TurnTools, declarations};
-use super::{Agent, Input, Options, RESERVED_TOOL_NAMES, extract, prompt};
+use super::{RESERVED_TOOL_NAMES, extract, prompt};
 use crate::engine::{BoxFuture, Engine, ToolHandler};
 use ptc_shared::llm::{LlmMessage, LlmRequest, Role};
+use ptc_shared::mission::{AgentSpec as Agent, MissionInput, MissionOptions, MissionRequest};
 use ptc_shared::signature::Signature;
 use ptc_shared::signature::check as validate;
 use ptc_shared::{Fail, FailReason, Step, TraceEntry, Usage, Value};
@@ -24,7 +25,7 @@ pub(super) struct Tree {
     pub engine: Arc<Engine>,
     pub llms: LlmSet,
     pub host: Arc<dyn ToolHandler>,
-    pub options: Options,
+    pub options: MissionOptions,
     next_id: AtomicU64,
     turns: AtomicU32,
     requests: AtomicU32,
@@ -94,11 +95,18 @@ pub(super) async fn mission(
     engine: Arc<Engine>,
     llms: LlmSet,
     host: Arc<dyn ToolHandler>,
-    agent: Arc<Agent>,
-    input: Input,
-    options: Options,
+    request: MissionRequest,
 ) -> Step {
     let started = Instant::now();
+    if let Err(f) = request.check() {
+        return finish_failed(f, started);
+    }
+    let MissionRequest {
+        agent,
+        input,
+        options,
+        ..
+    } = request;
     let prepared = prepare(&llms, &agent, input, &options);
     let (context, llm) = match prepared {
         Ok(p) => p,
@@ -124,7 +132,14 @@ pub(super) async fn mission(
         parent: None,
     };
     let model = agent.model.clone();
-    let run = run_agent(Arc::clone(&tree), agent, context, place, llm, model);
+    let run = run_agent(
+        Arc::clone(&tree),
+        Arc::new(agent),
+        context,
+        place,
+        llm,
+        model,
+    );
     let mut step = match deadline {
         None => run.await,
         Some(d) => match tokio::time::timeout(d, run).await {
@@ -155,12 +170,12 @@ fn finish_failed(fail: Fail, started: Instant) -> Step {
 fn prepare(
     llms: &LlmSet,
     agent: &Agent,
-    input: Input,
-    options: &Options,
-) -> Result<(Value, Arc<dyn Llm>), Fail> {
+    input: MissionInput,
+    options: &MissionOptions,
+) -> Result<(Value, Llm), Fail> {
     let (context, previous_sig) = match input {
-        Input::Context(v) => (v, options.context_signature.clone()),
-        Input::Step(step) => match (step.fail, step.return_value) {
+        MissionInput::Context(v) => (v, options.context_signature.clone()),
+        MissionInput::Step(step) => match (step.fail, step.return_value) {
             (Some(f), _) => {
                 let msg = format!(
                     "the context is a failed Step ({}: {})",
@@ -240,7 +255,7 @@ pub(super) fn run_agent(
     agent: Arc<Agent>,
     context: Value,
     place: Place,
-    llm: Arc<dyn Llm>,
+    llm: Llm,
     model: Option<String>,
 ) -> BoxFuture<'static, Step> {
     Box::pin(async move {
@@ -265,7 +280,7 @@ pub(super) fn run_agent(
             catalog: &agent.catalog,
             signature: sig.as_ref(),
             max_turns: agent.max_turns,
-            limit: tree.options.prompt_limit,
+            limit: prompt_limit(&tree.options),
         });
         let system = prompt::system_prompt(
             agent.system_prompt.as_deref(),
@@ -291,6 +306,11 @@ pub(super) fn run_agent(
     })
 }
 
+/// `prompt_limit` as a length (checked against `MAX_PROMPT_LIMIT` before the mission starts).
+fn prompt_limit(options: &MissionOptions) -> usize {
+    usize::try_from(options.prompt_limit).unwrap_or(usize::MAX)
+}
+
 fn message(role: Role, content: String) -> LlmMessage {
     LlmMessage { role, content }
 }
@@ -300,7 +320,7 @@ struct AgentRun {
     agent: Arc<Agent>,
     place: Place,
     run_id: u64,
-    llm: Arc<dyn Llm>,
+    llm: Llm,
     model: Option<String>,
     sig: Option<Signature>,
     system: String,
@@ -386,7 +406,7 @@ impl AgentRun {
             model: self.model.clone(),
         };
         let began = Instant::now();
-        let (answer, attempts) = call_with_retry(&*self.llm, &req, self.tree.options.retry).await;
+        let (answer, attempts) = call_with_retry(&self.llm, &req, self.tree.options.retry).await;
         entry.usage.llm_ms = u64::try_from(began.elapsed().as_millis()).unwrap_or(u64::MAX);
         entry.usage.requests = attempts;
         self.tree.requests.fetch_add(attempts, Ordering::Relaxed);
@@ -454,7 +474,7 @@ impl AgentRun {
     /// What a program's Step means for the mission.
     fn judge(&mut self, n: u32, step: Step, entry: &mut TraceEntry) -> Option<Step> {
         let max = self.agent.max_turns;
-        let limit = self.tree.options.prompt_limit;
+        let limit = prompt_limit(&self.tree.options);
         if let Some(mut f) = step.fail.clone() {
             entry.fail = Some(f.clone());
             if f.reason == FailReason::Failed {
@@ -519,7 +539,7 @@ impl AgentRun {
             turn_id,
             path: self.place.path.clone(),
             depth: self.place.depth,
-            llm: Arc::clone(&self.llm),
+            llm: self.llm.clone(),
             model: self.model.clone(),
         });
         let turn = Turn {
@@ -558,7 +578,7 @@ impl AgentRun {
     /// The conversation for the next request: the first message, and the last `keep_turns`
     /// exchanges in full; older ones are cut to one line each.
     fn compacted(&self) -> Vec<LlmMessage> {
-        let keep = self.tree.options.keep_turns.max(1) * 2;
+        let keep = (self.tree.options.keep_turns.max(1) as usize).saturating_mul(2);
         let old = self.messages.len().saturating_sub(1 + keep);
         self.messages
             .iter()

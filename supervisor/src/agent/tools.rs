@@ -1,10 +1,10 @@
 //! Where a turn's tool calls go: a nested agent runs its own loop (one level deeper, its turns
 //! under this turn in the trace); anything else goes to the mission's tool handler.
 
-use super::Agent;
 use super::llm::Llm;
 use super::run::{Place, Tree, run_agent};
 use crate::engine::{BoxFuture, ToolHandler};
+use ptc_shared::mission::AgentSpec as Agent;
 use ptc_shared::protocol::ToolDecl;
 use ptc_shared::{Fail, FailReason, Value};
 use std::sync::Arc;
@@ -17,7 +17,7 @@ pub(super) struct TurnTools {
     pub turn_id: u64,
     pub path: String,
     pub depth: u32,
-    pub llm: Arc<dyn Llm>,
+    pub llm: Llm,
     pub model: Option<String>,
 }
 
@@ -48,7 +48,7 @@ impl ToolHandler for TurnTools {
             return Box::pin(async move { Err(msg) });
         }
         let (llm, model) = match &child.model {
-            None => (Arc::clone(&self.llm), self.model.clone()),
+            None => (self.llm.clone(), self.model.clone()),
             Some(m) => match self.tree.llms.resolve(Some(m)) {
                 Some(l) => (l, Some(m.clone())),
                 None => {
@@ -65,7 +65,8 @@ impl ToolHandler for TurnTools {
             parent: Some(self.turn_id),
         };
         let tree = Arc::clone(&self.tree);
-        let run = run_agent(tree.clone(), Arc::clone(child), args, place, llm, model);
+        let child = Arc::new(child.clone());
+        let run = run_agent(tree.clone(), child, args, place, llm, model);
         Box::pin(async move {
             let step = run.await;
             match step.fail {

@@ -1,25 +1,30 @@
-//! `ptc agent`: a mission from the command line, through an engine embedded in this process.
+//! `ptc agent`: a mission from the command line, through the client library: an engine
+//! embedded in this process by default, or a daemon with `--connect SOCKET` (the loop then runs
+//! in the daemon, which calls back here for every LLM request and tool call).
 //!
 //! One LLM source (`--llm-cmd`, `--llm-url`, `--replay`, optionally `--record`ed); tools from
 //! `--tool`/`--tools` (hosted here, outside the sandbox, as for `ptc run`); nested agents from
-//! `--agents FILE`. Prints the return value (EDN) or the whole Step with its trace (JSON), and
-//! exits 0 / 1 like `ptc run`; `--trace FILE.jsonl` writes the trace one entry per line.
+//! `--agents FILE`. The flags build one `client::Agent`, so every flag means the same in both
+//! modes. Prints the return value (EDN) or the whole Step with its trace (JSON), and exits
+//! 0 / 1 like `ptc run`; `--trace FILE.jsonl` writes the trace one entry per line.
 
+use super::connect::client_tool;
 use super::input::read_data_file;
 use super::llm_source::{CmdLlm, HttpLlm, RecordLlm, ReplayLlm};
 use super::run::Format;
 use super::tools::{CliTool, parse_tool_flag, read_tools_file};
 use clap::Args;
-use ptc_shared::protocol::ToolDecl;
+use ptc_shared::mission::{MissionInput, MissionOptions};
 use ptc_shared::{Step, Value};
-use ptc_supervisor::agent::{Agent, Input, Llm, LlmSet, Options, Retry, run_mission};
-use ptc_supervisor::engine::{BoxFuture, Engine, EngineConfig, ToolHandler};
+use ptc_supervisor::agent::{Llm, LlmSet, Retry};
+use ptc_supervisor::client::{Agent, Client, ClientError, Embedded, Tool};
+use ptc_supervisor::engine::EngineConfig;
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[derive(Debug, Args)]
 pub struct AgentArgs {
@@ -103,6 +108,10 @@ pub struct AgentArgs {
     /// The environment variable holding the API key for --llm-url.
     #[arg(long, default_value = "OPENAI_API_KEY")]
     api_key_env: String,
+    /// Run the mission in the daemon listening on SOCKET (its loop calls back here for the
+    /// LLM and the tools); without it, an engine embedded in this process runs it.
+    #[arg(long, value_name = "SOCKET")]
+    connect: Option<PathBuf>,
 }
 
 fn usage_error(msg: &str) -> ExitCode {
@@ -113,21 +122,22 @@ fn usage_error(msg: &str) -> ExitCode {
 /// Runs the mission and reports its Step.
 pub fn agent(args: AgentArgs) -> ExitCode {
     let prepared = (|| {
-        let context = match (&args.context, &args.context_step) {
-            (Some(p), _) => Input::Context(read_data_file(p)?),
-            (None, Some(p)) => Input::Step(Box::new(read_step(p)?)),
-            (None, None) => Input::Context(Value::Nil),
+        let input = match (&args.context, &args.context_step) {
+            (Some(p), _) => MissionInput::Context(read_data_file(p)?),
+            (None, Some(p)) => MissionInput::Step(Box::new(read_step(p)?)),
+            (None, None) => MissionInput::Context(Value::Nil),
         };
         let tools = cli_tools(&args)?;
-        let root = root_agent(&args, &tools)?;
-        let llms = llm_set(&args)?;
-        Ok::<_, String>((context, tools, root, llms))
+        let root = root_agent(&args, &tools)?
+            .llms(llm_set(&args)?)
+            .options(mission_options(&args));
+        Ok::<_, String>((input, root))
     })();
-    let (context, tools, root, llms) = match prepared {
+    let (input, root) = match prepared {
         Ok(p) => p,
         Err(e) => return usage_error(&e),
     };
-    let step = match run_embedded(&args, context, tools, root, llms) {
+    let step = match delegate(&args, root, input) {
         Ok(s) => s,
         Err(e) => return usage_error(&e),
     };
@@ -139,22 +149,8 @@ pub fn agent(args: AgentArgs) -> ExitCode {
     super::run::report(&step, args.format)
 }
 
-fn run_embedded(
-    args: &AgentArgs,
-    input: Input,
-    tools: BTreeMap<String, CliTool>,
-    root: Agent,
-    llms: LlmSet,
-) -> Result<Step, String> {
-    let (mut policies, chosen) = super::sandbox::policies_for(args.policy.as_deref())?;
-    for p in policies.values_mut() {
-        p.warm = 0;
-    }
-    let mut config = EngineConfig::new(ptc_supervisor::daemon::config::default_runner(), policies);
-    if let Some(name) = chosen {
-        config.default_policy = name;
-    }
-    let options = Options {
+fn mission_options(args: &AgentArgs) -> MissionOptions {
+    MissionOptions {
         turn_budget: args.turn_budget,
         max_depth: args.max_depth,
         mission_timeout: args.mission_timeout.map(Duration::from_millis),
@@ -164,18 +160,43 @@ fn run_embedded(
             ..Retry::default()
         },
         context_signature: args.context_signature.clone(),
-        ..Options::default()
-    };
+        ..MissionOptions::default()
+    }
+}
+
+/// One client (the daemon at `--connect`, else an embedded engine), one `delegate`.
+fn delegate(args: &AgentArgs, root: Agent, input: MissionInput) -> Result<Step, String> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     rt.block_on(async {
-        let engine = Engine::new(config).map_err(|e| format!("cannot start the sandbox: {e}"))?;
-        let host = Arc::new(CliTools(Arc::new(tools)));
-        Ok(run_mission(Arc::new(engine), llms, host, Arc::new(root), input, options).await)
+        let client = match &args.connect {
+            Some(socket) => Client::connect(socket).await.map_err(|e| match e {
+                ClientError::Refused { reason, message } => format!("{reason}: {message}"),
+                e => format!("{}: {e}", socket.display()),
+            })?,
+            None => Client::embedded_with(embedded_config(args)?)
+                .map_err(|e| format!("cannot start the sandbox: {e}"))?,
+        };
+        Ok(match client.delegate(root, input).await {
+            Ok(s) | Err(s) => s,
+        })
     })
+}
+
+/// The embedded engine: the chosen policy as the default, no warm runners (one mission).
+fn embedded_config(args: &AgentArgs) -> Result<EngineConfig, String> {
+    let (mut policies, chosen) = super::sandbox::policies_for(args.policy.as_deref())?;
+    for p in policies.values_mut() {
+        p.warm = 0;
+    }
+    let mut config = EngineConfig::new(ptc_supervisor::daemon::config::default_runner(), policies);
+    if let Some(name) = chosen {
+        config.default_policy = name;
+    }
+    Ok(config)
 }
 
 /// A Step as `--format json` prints it: what chaining needs (return, signature, failure).
@@ -214,8 +235,9 @@ fn read_step(path: &std::path::Path) -> Result<Step, String> {
     })
 }
 
-/// The tools given with `--tool` and `--tools`.
-fn cli_tools(args: &AgentArgs) -> Result<BTreeMap<String, CliTool>, String> {
+/// The tools given with `--tool` and `--tools`, as client tools (hosted here; a command is
+/// killed with its turn, and after a minute at most).
+fn cli_tools(args: &AgentArgs) -> Result<BTreeMap<String, Tool>, String> {
     let mut tools: BTreeMap<String, CliTool> = match &args.tools_file {
         Some(p) => read_tools_file(p)?.into_iter().collect(),
         None => BTreeMap::new(),
@@ -224,67 +246,57 @@ fn cli_tools(args: &AgentArgs) -> Result<BTreeMap<String, CliTool>, String> {
         let (name, tool) = parse_tool_flag(t)?;
         tools.insert(name, tool);
     }
-    Ok(tools)
-}
-
-/// CLI tools as the mission's tool handler (a command is killed with its turn).
-struct CliTools(Arc<BTreeMap<String, CliTool>>);
-
-impl ToolHandler for CliTools {
-    fn call(&self, name: String, args: Value) -> BoxFuture<'static, Result<Value, String>> {
-        let tools = Arc::clone(&self.0);
-        Box::pin(async move {
-            // A backstop only: the command is killed with the turn when this future is dropped.
-            let deadline = Instant::now() + Duration::from_secs(60);
-            match tools.get(&name) {
-                Some(t) => t
-                    .call_async(&name, &args, deadline)
-                    .await
-                    .map_err(|e| match e {
-                        super::tools::CliToolError::Error(m) => m,
-                        super::tools::CliToolError::Terminal(f) => f.message,
-                    }),
-                None => Err(format!("no tool `{name}`")),
-            }
-        })
-    }
-}
-
-fn decl(name: &str) -> ToolDecl {
-    ToolDecl {
-        name: name.to_string(),
-        signature: None,
-        description: None,
-    }
+    let backstop = Duration::from_secs(60);
+    Ok(tools
+        .into_iter()
+        .map(|(name, t)| (name.clone(), client_tool(name, t, backstop)))
+        .collect())
 }
 
 /// The root agent: every CLI tool, and every agent of `--agents` as a nested agent.
-fn root_agent(args: &AgentArgs, tools: &BTreeMap<String, CliTool>) -> Result<Agent, String> {
+fn root_agent(args: &AgentArgs, tools: &BTreeMap<String, Tool>) -> Result<Agent, String> {
     let mut root = Agent::new(args.prompt.clone()).max_turns(args.max_turns);
-    root.signature.clone_from(&args.signature);
-    root.policy.clone_from(&args.policy);
-    root.tools = tools.keys().map(|n| decl(n)).collect();
-    apply_overrides(&mut root, args)?;
+    root = common(root, args)?;
+    if let Some(sig) = &args.signature {
+        root = root.signature(sig.clone());
+    }
+    for t in tools.values() {
+        root = root.tool(t.clone());
+    }
     if let Some(path) = &args.agents {
         let specs = read_agents(path)?;
         for name in specs.keys() {
-            let child = build_agent(name, &specs, tools, args, 0)?;
-            root.agents.push(Arc::new(child));
+            root = root.agent(build_agent(name, &specs, tools, args, 0)?);
         }
     }
     Ok(root)
 }
 
+/// What every agent takes from the flags: policy, turn timeout, prompt overrides.
+fn common(mut agent: Agent, args: &AgentArgs) -> Result<Agent, String> {
+    if let Some(p) = &args.policy {
+        agent = agent.policy(p.clone());
+    }
+    if let Some(ms) = args.turn_timeout {
+        agent = agent.turn_timeout(Duration::from_millis(ms));
+    }
+    apply_overrides(agent, args)
+}
+
 /// `--prompt-prefix`, `--prompt-suffix`, `--system-prompt`.
-fn apply_overrides(agent: &mut Agent, args: &AgentArgs) -> Result<(), String> {
-    agent.prompt_prefix.clone_from(&args.prompt_prefix);
-    agent.prompt_suffix.clone_from(&args.prompt_suffix);
+fn apply_overrides(mut agent: Agent, args: &AgentArgs) -> Result<Agent, String> {
+    if let Some(t) = &args.prompt_prefix {
+        agent = agent.prompt_prefix(t.clone());
+    }
+    if let Some(t) = &args.prompt_suffix {
+        agent = agent.prompt_suffix(t.clone());
+    }
     if let Some(p) = &args.system_prompt {
         let text =
             std::fs::read_to_string(p).map_err(|e| format!("cannot read {}: {e}", p.display()))?;
-        agent.system_prompt = Some(text);
+        agent = agent.system_prompt(text);
     }
-    Ok(())
+    Ok(agent)
 }
 
 /// One entry of `--agents FILE`.
@@ -311,7 +323,7 @@ fn read_agents(path: &std::path::Path) -> Result<BTreeMap<String, AgentSpec>, St
 fn build_agent(
     name: &str,
     specs: &BTreeMap<String, AgentSpec>,
-    tools: &BTreeMap<String, CliTool>,
+    tools: &BTreeMap<String, Tool>,
     args: &AgentArgs,
     depth: u32,
 ) -> Result<Agent, String> {
@@ -321,19 +333,22 @@ fn build_agent(
     let mut agent = Agent::new(spec.prompt.clone())
         .name(name)
         .max_turns(spec.max_turns.unwrap_or(args.max_turns));
-    agent.turn_timeout_ms = args.turn_timeout;
-    agent.signature.clone_from(&spec.signature);
-    agent.description.clone_from(&spec.description);
-    agent.model.clone_from(&spec.model);
-    agent.policy.clone_from(&args.policy);
-    apply_overrides(&mut agent, args)?;
+    agent = common(agent, args)?;
+    if let Some(s) = &spec.signature {
+        agent = agent.signature(s.clone());
+    }
+    if let Some(d) = &spec.description {
+        agent = agent.description(d.clone());
+    }
+    if let Some(m) = &spec.model {
+        agent = agent.model(m.clone());
+    }
     for t in &spec.tools {
-        if tools.contains_key(t) {
-            agent.tools.push(decl(t));
+        if let Some(tool) = tools.get(t) {
+            agent = agent.tool(tool.clone());
         } else if specs.contains_key(t) {
             if depth <= args.max_depth {
-                let child = build_agent(t, specs, tools, args, depth + 1)?;
-                agent.agents.push(Arc::new(child));
+                agent = agent.agent(build_agent(t, specs, tools, args, depth + 1)?);
             }
         } else {
             return Err(format!(
@@ -346,9 +361,12 @@ fn build_agent(
 
 /// The one LLM source (optionally recorded).
 fn llm_set(args: &AgentArgs) -> Result<LlmSet, String> {
-    let (source, models): (Arc<dyn Llm>, Option<Vec<String>>) =
+    let (source, models): (Llm, Option<Vec<String>>) =
         match (&args.llm_cmd, &args.llm_url, &args.replay) {
-            (Some(cmd), _, _) => (Arc::new(CmdLlm { cmd: cmd.clone() }), None),
+            (Some(cmd), _, _) => (
+                Llm::from_source(Arc::new(CmdLlm { cmd: cmd.clone() })),
+                None,
+            ),
             (_, Some(url), _) => {
                 let model = args.model.clone().unwrap_or_default();
                 let api_key = std::env::var(&args.api_key_env).ok();
@@ -357,9 +375,9 @@ fn llm_set(args: &AgentArgs) -> Result<LlmSet, String> {
                     model: model.clone(),
                     api_key,
                 };
-                (Arc::new(llm), Some(vec![model]))
+                (Llm::from_source(Arc::new(llm)), Some(vec![model]))
             }
-            (_, _, Some(path)) => (Arc::new(ReplayLlm::load(path)?), None),
+            (_, _, Some(path)) => (Llm::from_source(Arc::new(ReplayLlm::load(path)?)), None),
             _ => return Err("give one LLM source: --llm-cmd, --llm-url or --replay".into()),
         };
     let source = match &args.record {
@@ -369,10 +387,10 @@ fn llm_set(args: &AgentArgs) -> Result<LlmSet, String> {
                 .append(true)
                 .open(path)
                 .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-            Arc::new(RecordLlm {
+            Llm::from_source(Arc::new(RecordLlm {
                 inner: source,
                 file: Arc::new(Mutex::new(file)),
-            })
+            }))
         }
         None => source,
     };

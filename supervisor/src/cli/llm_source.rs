@@ -7,7 +7,7 @@
 //! recording survive a builtin's doc changing. A miss is an `llm_error` that prints the hash.
 
 use ptc_shared::llm::{LlmError, LlmRequest, LlmResponse, Role, TokenCounts};
-use ptc_supervisor::agent::Llm;
+use ptc_supervisor::agent::{Llm, LlmSource};
 use ptc_supervisor::engine::BoxFuture;
 use std::collections::HashMap;
 use std::io::Write as _;
@@ -39,7 +39,7 @@ pub struct CmdLlm {
     pub cmd: String,
 }
 
-impl Llm for CmdLlm {
+impl LlmSource for CmdLlm {
     fn complete(&self, req: LlmRequest) -> BoxFuture<'static, Result<LlmResponse, LlmError>> {
         let cmd = self.cmd.clone();
         Box::pin(async move { run_cmd(&cmd, &req).await })
@@ -149,7 +149,7 @@ impl ReplayLlm {
     }
 }
 
-impl Llm for ReplayLlm {
+impl LlmSource for ReplayLlm {
     fn complete(&self, req: LlmRequest) -> BoxFuture<'static, Result<LlmResponse, LlmError>> {
         let hash = request_hash(&req);
         let answer = self.answers.get(&hash).cloned().ok_or_else(|| {
@@ -164,7 +164,7 @@ impl Llm for ReplayLlm {
 
 /// `--record FILE.jsonl`: passes requests to `inner` and appends each answer.
 pub struct RecordLlm {
-    pub inner: Arc<dyn Llm>,
+    pub inner: Llm,
     pub file: Arc<Mutex<std::fs::File>>,
 }
 
@@ -174,9 +174,9 @@ impl std::fmt::Debug for RecordLlm {
     }
 }
 
-impl Llm for RecordLlm {
+impl LlmSource for RecordLlm {
     fn complete(&self, req: LlmRequest) -> BoxFuture<'static, Result<LlmResponse, LlmError>> {
-        let (inner, file) = (Arc::clone(&self.inner), Arc::clone(&self.file));
+        let (inner, file) = (self.inner.clone(), Arc::clone(&self.file));
         Box::pin(async move {
             let rec = (request_hash(&req), req.agent.clone(), req.turn);
             let response = inner.complete(req).await?;
@@ -202,7 +202,7 @@ pub struct HttpLlm {
     pub api_key: Option<String>,
 }
 
-impl Llm for HttpLlm {
+impl LlmSource for HttpLlm {
     fn complete(&self, req: LlmRequest) -> BoxFuture<'static, Result<LlmResponse, LlmError>> {
         let this = self.clone();
         Box::pin(async move {

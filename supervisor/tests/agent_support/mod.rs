@@ -5,9 +5,11 @@
 
 use crate::common::{real_runner, shipped_policies};
 use ptc_shared::Value;
+pub use ptc_supervisor::agent::{
+    AgentSpec as Agent, MissionInput as Input, MissionOptions as Options, MissionRequest,
+};
 use ptc_supervisor::agent::{
-    Agent, Input, Llm, LlmError, LlmRequest, LlmResponse, LlmSet, Options, Retry, TokenCounts,
-    run_mission,
+    Llm, LlmError, LlmRequest, LlmResponse, LlmSet, LlmSource, Retry, TokenCounts, run_mission,
 };
 use ptc_supervisor::engine::{BoxFuture, Engine, EngineConfig, NoTools, ToolHandler};
 use ptc_supervisor::policy::load_dir;
@@ -63,7 +65,7 @@ impl Scripted {
     }
 }
 
-impl Llm for Scripted {
+impl LlmSource for Scripted {
     fn complete(&self, req: LlmRequest) -> BoxFuture<'static, Answer> {
         let answer = self
             .answers
@@ -144,8 +146,23 @@ pub async fn mission_with(
     options: Options,
     tools: Arc<dyn ToolHandler>,
 ) -> ptc_shared::Step {
-    let set = LlmSet::new(llm.clone());
-    run_mission(engine(), set, tools, Arc::new(agent), input, options).await
+    let set = LlmSet::new(as_llm(llm));
+    run_mission(engine(), set, tools, request(agent, input, options)).await
+}
+
+/// A scripted LLM as an [`Llm`] handle (the script and its log stay readable).
+pub fn as_llm(s: &Arc<Scripted>) -> Llm {
+    Llm::from_source(s.clone())
+}
+
+/// A mission request from its parts (the model names are the set's business here).
+pub fn request(agent: Agent, input: Input, options: Options) -> MissionRequest {
+    MissionRequest {
+        agent,
+        input,
+        options,
+        models: Default::default(),
+    }
 }
 
 /// `{"n" 2}` → `{:n 2}` (memory names and returned map keys are keywords).
