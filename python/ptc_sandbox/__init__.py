@@ -10,10 +10,15 @@
     )
     step.raise_for_fail().value
 
+    agent = ptc.Agent("Find the top customer in {{region}}", signature="(region :string) -> {name :string}",
+                      tools={...}, llm=my_llm)      # my_llm(request) -> str | {"content", "usage"}
+    step = client.delegate(agent, context={"region": "eu"})
+
 A native extension over the Rust client library (`ptc_sandbox._native`): the same engine, wire
 protocol and Step as the `ptc` CLI.
 """
 
+from ._agent import Agent
 from ._client import Client, Tool, find_runner
 from ._errors import (
     BY_REASON,
@@ -36,6 +41,7 @@ from ._errors import (
     PermissionDenied,
     ProgramFailed,
     PtcError,
+    RetryableLlmError,
     ReservedToolName,
     RunnerCrashed,
     SandboxViolation,
@@ -51,7 +57,7 @@ from ._native import FAIL_REASONS, __version__
 from ._step import Fail, Memory, Step, Usage
 
 __all__ = [
-    "Client", "Tool", "Step", "Fail", "Usage", "Memory", "find_runner",
+    "Client", "Tool", "Agent", "RetryableLlmError", "Step", "Fail", "Usage", "Memory", "find_runner",
     "PtcError", "ConversionError", "ClientError", "BY_REASON", "FAIL_REASONS",
     "ParseError", "AnalysisError", "EvalError", "Timeout", "MemoryExceeded", "ValidationError",
     "ToolError", "ToolNotFound", "ProgramFailed", "LimitExceeded", "SandboxViolation",

@@ -19,11 +19,14 @@ import inspect
 import os
 import shutil
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Dict, List, Mapping, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 from . import _native
 from ._errors import ClientError
 from ._step import Memory, Step
+
+if TYPE_CHECKING:
+    from ._agent import Agent
 
 #: `ptc-runner` as installed with the package (`pip install ./python` builds it into the wheel).
 BUNDLED_RUNNER = Path(__file__).resolve().parent / "bin" / "ptc-runner"
@@ -102,12 +105,22 @@ def _invoker(fn: Callable[..., Any], loop: Optional[asyncio.AbstractEventLoop]) 
     return invoke
 
 
-def _tool_specs(tools: ToolsArg, loop: Optional[asyncio.AbstractEventLoop]) -> List[Tuple[Any, ...]]:
+def _tool_specs(
+    tools: ToolsArg,
+    loop: Optional[asyncio.AbstractEventLoop],
+    cache: Optional[Dict[Tuple[str, int], Callable[[Any], Any]]] = None,
+) -> List[Tuple[Any, ...]]:
+    """Tools as the native layer takes them. `cache` keeps one invoker per (name, function), so
+    a tool shared by several agents of a mission stays one tool."""
+    cache = {} if cache is None else cache
     specs = []
     for name, tool in (tools or {}).items():
         if not isinstance(tool, Tool):
             tool = Tool(tool)
-        specs.append((name, _invoker(tool.fn, loop), tool.signature, tool.description))
+        key = (name, id(tool.fn))
+        if key not in cache:
+            cache[key] = _invoker(tool.fn, loop)
+        specs.append((name, cache[key], tool.signature, tool.description))
     return specs
 
 
@@ -198,6 +211,25 @@ class Client:
             timeout_ms=timeout_ms, max_steps=max_steps, memory=memory, policy=policy,
         )
         return Step(await _settle_on(loop, lambda done: self._native.start(args, done)))
+
+    def delegate(self, agent: "Agent", *, context: Optional[Mapping[str, Any]] = None) -> Step:
+        """Runs a SubAgent mission: the agent's LLM writes programs turn by turn (each run in a
+        fresh sandbox, `def`s kept between turns) until one returns a value matching the
+        agent's signature. The Step has the value, `usage.turns`, tokens and the `trace`; a
+        budget or LLM failure is a failed Step (`MaxTurnsExceeded`, `LlmError`, ...). `context`
+        fills the prompt's `{{placeholders}}` and is the programs' `data/`."""
+        spec = agent._spec(None, {})
+        return Step(self._native.delegate(spec, context))
+
+    async def adelegate(
+        self, agent: "Agent", *, context: Optional[Mapping[str, Any]] = None
+    ) -> Step:
+        """`delegate` for asyncio: `async def` tools and LLMs run on this loop."""
+        loop = asyncio.get_running_loop()
+        spec = agent._spec(loop, {})
+        return Step(
+            await _settle_on(loop, lambda done: self._native.start_delegate(spec, context, done))
+        )
 
 
 async def _settle_on(loop: asyncio.AbstractEventLoop, start: Callable[[Any], Any]) -> Any:

@@ -50,6 +50,11 @@ class ClientError(PtcError):
     """A client could not be built (no `ptc-runner`, bad policies) or could not connect."""
 
 
+class RetryableLlmError(PtcError):
+    """Raise it from an LLM callable for a failure worth retrying (rate limit, timeout): the
+    mission retries with backoff and spends no turn. Any other exception is `llm_error`."""
+
+
 # The closed set of typed reasons (ptc_shared::FailReason), each with its class.
 
 

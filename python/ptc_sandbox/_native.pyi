@@ -25,3 +25,8 @@ class NativeClient:
         max_steps, policy. Returns the Step as a dict; blocks without the GIL."""
     def start(self, args: Dict[str, Any], done: Callable[[Any], None]) -> NativeRun:
         """Like `run`, but returns at once; `done(step_dict)` is called from another thread."""
+    def delegate(self, agent: Dict[str, Any], context: Any) -> Dict[str, Any]:
+        """`agent`: the tree as `Agent._spec` builds it. Returns the mission's Step as a dict."""
+    def start_delegate(
+        self, agent: Dict[str, Any], context: Any, done: Callable[[Any], None]
+    ) -> NativeRun: ...

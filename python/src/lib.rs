@@ -10,6 +10,7 @@
 //! the Step from a pool thread. The idiomatic API (Step, exceptions, Tool, Agent) is Python
 //! code in `ptc_sandbox/`; this module returns Steps as dicts (see [`convert::step_to_py`]).
 
+mod agent;
 mod convert;
 mod tools;
 
@@ -188,22 +189,67 @@ impl NativeClient {
     /// Runs and blocks (detached from the interpreter) until the Step, returned as a dict.
     fn run(&self, py: Python<'_>, args: RunArgs) -> PyResult<Py<PyDict>> {
         let run = args.into_run(py)?;
-        let rt = runtime()?;
-        let handle = {
-            let _guard = rt.enter();
-            self.client.start(run)
-        };
-        let step = wait(py, rt, handle)?;
-        Ok(convert::step_to_py(py, &step)?.unbind())
+        self.block(py, |c| c.start(run))
     }
 
     /// Starts a run and returns at once; `done(step_dict)` is called from another thread.
     fn start(&self, py: Python<'_>, args: RunArgs, done: Py<PyAny>) -> PyResult<NativeRun> {
         let run = args.into_run(py)?;
+        self.spawn(|c| c.start(run), done)
+    }
+
+    /// Runs a SubAgent mission and blocks until its Step (see `delegate` in the Python layer).
+    fn delegate(
+        &self,
+        py: Python<'_>,
+        agent: agent::AgentArgs,
+        context: Option<Py<PyAny>>,
+    ) -> PyResult<Py<PyDict>> {
+        let input = mission_input(py, context)?;
+        let agent = agent.into_agent();
+        self.block(py, |c| c.start_mission(agent, input))
+    }
+
+    /// Starts a mission and returns at once; `done(step_dict)` is called from another thread.
+    fn start_delegate(
+        &self,
+        py: Python<'_>,
+        agent: agent::AgentArgs,
+        context: Option<Py<PyAny>>,
+        done: Py<PyAny>,
+    ) -> PyResult<NativeRun> {
+        let input = mission_input(py, context)?;
+        let agent = agent.into_agent();
+        self.spawn(|c| c.start_mission(agent, input), done)
+    }
+}
+
+impl NativeClient {
+    /// Starts with `begin` (inside the runtime) and waits for the Step.
+    fn block(
+        &self,
+        py: Python<'_>,
+        begin: impl FnOnce(&Client) -> RunHandle,
+    ) -> PyResult<Py<PyDict>> {
         let rt = runtime()?;
         let handle = {
             let _guard = rt.enter();
-            self.client.start(run)
+            begin(&self.client)
+        };
+        let step = wait(py, rt, handle)?;
+        Ok(convert::step_to_py(py, &step)?.unbind())
+    }
+
+    /// Starts with `begin` and hands the Step to `done` when it comes.
+    fn spawn(
+        &self,
+        begin: impl FnOnce(&Client) -> RunHandle,
+        done: Py<PyAny>,
+    ) -> PyResult<NativeRun> {
+        let rt = runtime()?;
+        let handle = {
+            let _guard = rt.enter();
+            begin(&self.client)
         };
         let cancel = Box::new(handle.canceller());
         rt.spawn(async move {
@@ -213,6 +259,14 @@ impl NativeClient {
             let _ = tokio::task::spawn_blocking(move || deliver(&done, &step)).await;
         });
         Ok(NativeRun { cancel })
+    }
+}
+
+/// A mission's context: data (converted like a run's), or nothing (an empty map).
+fn mission_input(py: Python<'_>, context: Option<Py<PyAny>>) -> PyResult<Value> {
+    match context {
+        Some(c) => to_value(c.bind(py), "context"),
+        None => Ok(Value::Map(ptc_shared::value::Map::new())),
     }
 }
 
