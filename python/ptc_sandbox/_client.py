@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 from . import _native
-from ._errors import ClientError
+from ._errors import ClientError, ConversionError
 from ._step import Memory, Step
 
 if TYPE_CHECKING:
@@ -124,6 +124,19 @@ def _tool_specs(
     return specs
 
 
+def _context(context: Any) -> Any:
+    """The context must be a mapping (its keys are the programs' `data/NAME`)."""
+    if context is None or isinstance(context, dict):
+        return context
+    if isinstance(context, Mapping):
+        return dict(context)
+    err = ConversionError(
+        f"context: must be a dict (read as data/NAME), got {type(context).__name__}"
+    )
+    err.path = "context"
+    raise err
+
+
 def _memory(memory: MemoryArg) -> Any:
     if isinstance(memory, Step):
         memory = memory.memory
@@ -163,6 +176,7 @@ class Client:
         if not isinstance(program, str):
             raise TypeError(f"program must be a str, got {type(program).__name__}")
         kw["memory"] = _memory(kw["memory"])
+        kw["context"] = _context(kw["context"])
         return dict(program=program, tools=_tool_specs(tools, loop), **kw)
 
     def run(
@@ -219,7 +233,7 @@ class Client:
         budget or LLM failure is a failed Step (`MaxTurnsExceeded`, `LlmError`, ...). `context`
         fills the prompt's `{{placeholders}}` and is the programs' `data/`."""
         spec = agent._spec(None, {})
-        return Step(self._native.delegate(spec, context))
+        return Step(self._native.delegate(spec, _context(context)))
 
     async def adelegate(
         self, agent: "Agent", *, context: Optional[Mapping[str, Any]] = None
@@ -228,7 +242,7 @@ class Client:
         loop = asyncio.get_running_loop()
         spec = agent._spec(loop, {})
         return Step(
-            await _settle_on(loop, lambda done: self._native.start_delegate(spec, context, done))
+            await _settle_on(loop, lambda done: self._native.start_delegate(spec, _context(context), done))
         )
 
 
