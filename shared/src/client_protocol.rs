@@ -6,6 +6,10 @@
 //! server: ToolCall{request_id, call_id, name, args}  ⇄  client: ToolResult{request_id, call_id, result}
 //! client: Cancel{request_id}       (the request's runner is killed; its Step says `cancelled`)
 //! server: Step{request_id, step}   (exactly one per Run, also for busy / invalid / cancelled)
+//! client: Mission{id, request}     (a SubAgent mission; the daemon runs the loop, and asks the
+//!                                   client for every tool call and LLM answer:)
+//! server: LlmCall{request_id, call_id, request}  ⇄  client: LlmResult{request_id, call_id, result}
+//! server: Step{request_id, step}   (exactly one per Mission too; Cancel ends it the same way)
 //! ```
 //! Invariants:
 //! - `Hello` and `Welcome` are variant 0 and carry the version as their first field, so a peer of
@@ -16,18 +20,22 @@
 //! - The connection is the unit of failure: a malformed or oversized frame closes that
 //!   connection only, and closing a connection cancels all of its requests.
 //!
-//! Extension point: the SubAgent loop's LLM callback will be one more pair shaped like
-//! `ToolCall`/`ToolResult` (server `LlmCall{request_id, call_id, ..}`, client `LlmResult{..}`),
-//! appended as new variants at the end so existing tags keep their numbers.
+//! - `Run` and `Mission` share one id space per connection; an `LlmResult` for an unknown call
+//!   is ignored, like a late `ToolResult`.
+//!
+//! New variants are appended at the end of each enum, so existing tags keep their numbers.
 
 use crate::codec::{Message, peek_tag_and_u32};
+use crate::llm::{LlmError, LlmRequest, LlmResponse};
+pub use crate::mission::MissionRequest;
 use crate::protocol::ToolDecl;
 use crate::{FailReason, Limits, Step, Value};
 use serde::{Deserialize, Serialize};
 
 /// Bumped on every incompatible change to these messages (independent of the runner protocol;
-/// 2: the `Step` carried by `Step` frames changed, see `protocol::PROTOCOL_VERSION`).
-pub const CLIENT_PROTOCOL_VERSION: u32 = 2;
+/// 2: the `Step` carried by `Step` frames changed, see `protocol::PROTOCOL_VERSION`; 3: the
+/// `Mission`, `LlmCall` and `LlmResult` frames).
+pub const CLIENT_PROTOCOL_VERSION: u32 = 3;
 
 /// Default maximum frame body on a client connection (16 MiB; the daemon's config may lower it).
 pub const CLIENT_MAX_FRAME: u32 = 16 << 20;
@@ -86,6 +94,18 @@ pub enum ClientToServer {
     Cancel {
         request_id: u64,
     },
+    /// A SubAgent mission; answered by exactly one `Step` with this id.
+    Mission {
+        id: u64,
+        request: Box<MissionRequest>,
+    },
+    /// The answer to `LlmCall{request_id, call_id}`: the LLM's text and token usage, or a typed
+    /// error (a retryable one is retried by the loop, with backoff, spending no turn).
+    LlmResult {
+        request_id: u64,
+        call_id: u64,
+        result: Result<LlmResponse, LlmError>,
+    },
 }
 
 /// Frames the server sends.
@@ -107,8 +127,15 @@ pub enum ServerToClient {
         name: String,
         args: Value,
     },
-    /// The final answer to `Run{id: request_id}`.
+    /// The final answer to `Run{id: request_id}` or `Mission{id: request_id}`.
     Step { request_id: u64, step: Box<Step> },
+    /// Mission `request_id` needs an LLM answer: the messages, the turn, the agent's path and
+    /// the model name are in `request`.
+    LlmCall {
+        request_id: u64,
+        call_id: u64,
+        request: LlmRequest,
+    },
 }
 
 const TAG_HELLO: u32 = 0;
@@ -163,6 +190,47 @@ mod tests {
             result: Err("no".into()),
         });
         round_trip(ClientToServer::Cancel { request_id: 3 });
+        round_trip(ClientToServer::Mission {
+            id: 5,
+            request: Box::new(MissionRequest {
+                agent: crate::mission::AgentSpec::new("Go {{x}}.").agent(
+                    crate::mission::AgentSpec::new("c")
+                        .name("c")
+                        .description("d"),
+                ),
+                input: crate::mission::MissionInput::Context(Value::Int(1)),
+                options: crate::mission::MissionOptions::default(),
+                models: crate::llm::LlmNames {
+                    default: true,
+                    any_model: false,
+                    named: vec!["m".into()],
+                },
+            }),
+        });
+        round_trip(ClientToServer::LlmResult {
+            request_id: 5,
+            call_id: 1,
+            result: Err(LlmError::Retryable("429".into())),
+        });
+        round_trip(ClientToServer::LlmResult {
+            request_id: 5,
+            call_id: 2,
+            result: Ok(LlmResponse::text("hi")),
+        });
+        round_trip(ServerToClient::LlmCall {
+            request_id: 5,
+            call_id: 1,
+            request: LlmRequest {
+                system: "s".into(),
+                messages: vec![crate::llm::LlmMessage {
+                    role: crate::llm::Role::User,
+                    content: "u".into(),
+                }],
+                turn: 1,
+                agent: "main".into(),
+                model: Some("m".into()),
+            },
+        });
         round_trip(ServerToClient::Refused {
             reason: FailReason::PermissionDenied,
             message: "uid 5".into(),

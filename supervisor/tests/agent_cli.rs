@@ -1,9 +1,10 @@
 //! `ptc agent` and `ptc trace` as a user runs them: `--llm-cmd` scripts, record and replay,
 //! `--agents` nesting, exit codes and error lines, and `--llm-url` against a mock
-//! OpenAI-compatible server on 127.0.0.1.
+//! OpenAI-compatible server on 127.0.0.1; `--connect` to a real `ptc serve`.
 #![allow(clippy::unwrap_used)]
 
 mod common;
+mod daemon_support;
 
 use common::{real_runner, temp_dir};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -522,4 +523,55 @@ esac"#,
         ],
     );
     assert_eq!(stdout(&out), ":whole", "{}", stderr(&out));
+}
+
+#[test]
+fn connect_runs_the_mission_in_a_daemon_with_the_same_result() {
+    let d = temp_dir("agent-cli-connect");
+    let daemon = daemon_support::DaemonProcess::start("");
+    let llm = script(&d, "llm.sh", TWO_TURNS);
+    let ctx = orders(&d);
+    let socket = daemon.socket.to_str().unwrap().to_string();
+    let base = [
+        "agent",
+        "How many orders are open?",
+        "--context",
+        &ctx,
+        "--signature",
+        "{count :int}",
+        "--llm-cmd",
+        llm.to_str().unwrap(),
+        "--format",
+        "json",
+    ];
+    let embedded = ptc(&d, &base);
+    let mut args = base.to_vec();
+    args.extend(["--connect", &socket]);
+    let via_daemon = ptc(&d, &args);
+    let mut steps = Vec::new();
+    for out in [&embedded, &via_daemon] {
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(out));
+        let step: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        steps.push(step);
+    }
+    for key in ["return", "fail", "memory", "signature"] {
+        assert_eq!(steps[0][key], steps[1][key], "{key}");
+    }
+    assert_eq!(steps[1]["return"], serde_json::json!({"count": 2}));
+    for key in ["turns", "requests", "total_tokens"] {
+        assert_eq!(steps[0]["usage"][key], steps[1]["usage"][key], "{key}");
+    }
+    let programs = |s: &serde_json::Value| -> Vec<serde_json::Value> {
+        let trace = s["trace"].as_array().unwrap();
+        trace.iter().map(|e| e["program"].clone()).collect()
+    };
+    assert_eq!(programs(&steps[0]), programs(&steps[1]));
+
+    // A socket nobody listens on is a usage error naming it, not a hang.
+    let mut args = base.to_vec();
+    let nowhere = d.join("nowhere.sock");
+    args.extend(["--connect", nowhere.to_str().unwrap()]);
+    let out = ptc(&d, &args);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    stderr_has(&out, "nowhere.sock");
 }

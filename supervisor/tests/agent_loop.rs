@@ -161,6 +161,25 @@ async fn the_token_budget_ends_the_mission() {
 }
 
 #[tokio::test]
+async fn an_answer_over_the_size_limit_is_a_fatal_llm_error() {
+    use ptc_shared::llm::MAX_ANSWER_BYTES;
+    let program = "```clojure\n(return 1)\n```";
+    let at_limit = format!("{program}{}", " ".repeat(MAX_ANSWER_BYTES - program.len()));
+    assert_eq!(at_limit.len(), MAX_ANSWER_BYTES);
+    let llm = Scripted::new(&[("main", text(&at_limit))]);
+    let step = mission(&llm, Agent::new("Go."), Value::Nil, options()).await;
+    assert_eq!(step.return_value, Some(Value::Int(1)), "{:?}", step.fail);
+    let over = format!("{at_limit} ");
+    let llm = Scripted::new(&[("main", text(&over)), ("main", code("(return 1)"))]);
+    let step = mission(&llm, Agent::new("Go."), Value::Nil, options()).await;
+    assert_eq!(step.reason(), Some(FailReason::LlmError), "{step:?}");
+    let msg = &step.fail.as_ref().unwrap().message;
+    assert!(msg.contains("over the limit of 262144"), "{msg}");
+    // Not retried: a longer answer would not get shorter.
+    assert_eq!(step.usage.requests, 1);
+}
+
+#[tokio::test]
 async fn mission_timeout_kills_the_running_program() {
     let llm = Scripted::new(&[("main", code("(loop [] (recur))"))]);
     let opts = Options {

@@ -1,7 +1,8 @@
 //! The daemon backend: one Unix stream connection carrying many concurrent requests.
 //!
 //! A reader task owns the (buffered) read half: it completes pending requests with their `Step`
-//! and runs tool calls (each in its own task, so a slow tool never blocks other requests). Frames
+//! and runs tool calls and a mission's LLM calls (each in its own task, so a slow tool or model
+//! never blocks other requests). Frames
 //! out go through an [`Outbox`]: written by the sending task itself when the socket takes them,
 //! so a request costs no hop to another task, else queued for its writer task. When the
 //! connection ends, every pending request completes with a `runner_crashed` Step saying the
@@ -13,10 +14,11 @@
 use super::run::{BoxFuture, ToolSet};
 use super::{Backend, CancelSignal, ClientError};
 use crate::client_protocol::{
-    CLIENT_MAX_FRAME, CLIENT_PROTOCOL_VERSION, ClientToServer, RunRequest, ServerToClient,
-    peek_hello_version,
+    CLIENT_MAX_FRAME, CLIENT_PROTOCOL_VERSION, ClientToServer, MissionRequest, RunRequest,
+    ServerToClient, peek_hello_version,
 };
 use crate::codec::{CodecError, encode_frame, read_frame_bytes_async, write_frame_async};
+use crate::llm::{LlmError, LlmRequest, LlmSet};
 use crate::outbox::Outbox;
 use crate::{Fail, FailReason, Step, Value};
 use std::collections::HashMap;
@@ -35,6 +37,8 @@ const SERVER_MAX_FRAME: u32 = 256 << 20;
 struct Pending {
     done: oneshot::Sender<Step>,
     tools: ToolSet,
+    /// A mission's LLMs (`None` for a run).
+    llms: Option<LlmSet>,
     /// The request's memory and history, for a failed Step built here (lost connection).
     memory: Value,
     history: Vec<Value>,
@@ -200,6 +204,11 @@ async fn read_loop(mut rd: BufReader<OwnedReadHalf>, shared: Arc<ConnState>) {
                 name,
                 args,
             } => spawn_tool(&shared, request_id, call_id, &name, args),
+            ServerToClient::LlmCall {
+                request_id,
+                call_id,
+                request,
+            } => spawn_llm(&shared, request_id, call_id, request),
             ServerToClient::Refused { reason, message } => break Fail::new(reason, message),
             ServerToClient::Welcome { .. } => break lost("unexpected second Welcome"),
         }
@@ -227,6 +236,34 @@ fn spawn_tool(
     tokio::spawn(async move {
         let result = fut.await;
         let _ = shared.send(&ClientToServer::ToolResult {
+            request_id,
+            call_id,
+            result,
+        });
+    });
+}
+
+/// Answers one LLM call of a mission with the client's LLM for the request's model.
+fn spawn_llm(shared: &Arc<ConnState>, request_id: u64, call_id: u64, request: LlmRequest) {
+    let llms = shared
+        .pending
+        .lock()
+        .ok()
+        .and_then(|p| p.get(&request_id).and_then(|p| p.llms.clone()));
+    let Some(llms) = llms else {
+        return; // cancelled meanwhile, or not a mission
+    };
+    let llm = llms.resolve(request.model.as_deref());
+    let shared = Arc::clone(shared);
+    tokio::spawn(async move {
+        let result = match llm {
+            Some(llm) => llm.complete(request).await,
+            None => Err(LlmError::Fatal(format!(
+                "model `{}` is not known to this client",
+                request.model.unwrap_or_default()
+            ))),
+        };
+        let _ = shared.send(&ClientToServer::LlmResult {
             request_id,
             call_id,
             result,
@@ -277,6 +314,24 @@ impl ConnState {
                 // Not `send`: a server limit too small even for this must not recurse.
                 let frame = encode_frame(&err, self.max_frame).map_err(|_| ())?;
                 self.out.send(frame).map_err(|e| self.close(lost(e)))
+            }
+            ClientToServer::LlmResult {
+                request_id,
+                call_id,
+                ..
+            } => {
+                let err = ClientToServer::LlmResult {
+                    request_id: *request_id,
+                    call_id: *call_id,
+                    result: Err(LlmError::Fatal(format!("LLM answer not sent: {e}"))),
+                };
+                let frame = encode_frame(&err, self.max_frame).map_err(|_| ())?;
+                self.out.send(frame).map_err(|e| self.close(lost(e)))
+            }
+            ClientToServer::Mission { id, .. } => {
+                let fail = Fail::new(FailReason::InvalidRequest, format!("mission not sent: {e}"));
+                finish(self, *id, fail);
+                Err(())
             }
             _ => Err(()),
         }
@@ -352,6 +407,7 @@ impl Remote {
             let pending = Pending {
                 done: tx,
                 tools,
+                llms: None,
                 memory,
                 history,
             };
@@ -365,6 +421,72 @@ impl Remote {
             .map_err(|e| self.shared.close(lost(e)));
         Ok((id, rx))
     }
+
+    /// Registers and sends one mission, as [`Remote::start`] does a run.
+    fn start_mission(
+        &self,
+        request: MissionRequest,
+        tools: ToolSet,
+        llms: LlmSet,
+    ) -> Result<(u64, oneshot::Receiver<Step>), Step> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let msg = ClientToServer::Mission {
+            id,
+            request: Box::new(request),
+        };
+        let frame = encode_frame(&msg, self.shared.max_frame).map_err(|e| {
+            let fail = Fail::new(FailReason::InvalidRequest, format!("mission not sent: {e}"));
+            Step::failed(fail, Value::Nil, Vec::new())
+        })?;
+        let (tx, rx) = oneshot::channel();
+        if let Ok(mut p) = self.shared.pending.lock() {
+            if let Some(fail) = self.shared.closed_fail() {
+                return Err(Step::failed(fail, Value::Nil, Vec::new()));
+            }
+            let pending = Pending {
+                done: tx,
+                tools,
+                llms: Some(llms),
+                memory: Value::Nil,
+                history: Vec::new(),
+            };
+            p.insert(id, pending);
+        }
+        let _ = self
+            .shared
+            .out
+            .send(frame)
+            .map_err(|e| self.shared.close(lost(e)));
+        Ok((id, rx))
+    }
+}
+
+/// Waits for request `id`'s Step; on `cancel` sends `Cancel` (the server answers with the
+/// `cancelled` Step), and a future dropped early sends `Cancel` too.
+async fn await_step(
+    shared: Arc<ConnState>,
+    started: Result<(u64, oneshot::Receiver<Step>), Step>,
+    mut cancel: CancelSignal,
+) -> Step {
+    let (id, mut rx) = match started {
+        Ok(s) => s,
+        Err(step) => return step,
+    };
+    let mut guard = CancelOnDrop {
+        shared,
+        id,
+        armed: true,
+    };
+    let step = tokio::select! {
+        step = &mut rx => step,
+        () = cancel.cancelled() => {
+            let _ = guard.shared.send(&ClientToServer::Cancel { request_id: id });
+            rx.await
+        }
+    };
+    guard.armed = false;
+    // The sender is dropped only after `close` or `finish` sent the Step.
+    step.unwrap_or_else(|_| Step::failed(lost("request dropped"), Value::Nil, Vec::new()))
 }
 
 impl Backend for Remote {
@@ -372,32 +494,21 @@ impl Backend for Remote {
         &self,
         request: RunRequest,
         tools: ToolSet,
-        mut cancel: CancelSignal,
+        cancel: CancelSignal,
     ) -> BoxFuture<'static, Step> {
         let started = self.start(request, tools);
-        let shared = Arc::clone(&self.shared);
-        Box::pin(async move {
-            let (id, mut rx) = match started {
-                Ok(s) => s,
-                Err(step) => return step,
-            };
-            let mut guard = CancelOnDrop {
-                shared,
-                id,
-                armed: true,
-            };
-            let step = tokio::select! {
-                step = &mut rx => step,
-                () = cancel.cancelled() => {
-                    // The server answers a Cancel with the request's `cancelled` Step.
-                    let _ = guard.shared.send(&ClientToServer::Cancel { request_id: id });
-                    rx.await
-                }
-            };
-            guard.armed = false;
-            // The sender is dropped only after `close` or `finish` sent the Step.
-            step.unwrap_or_else(|_| Step::failed(lost("request dropped"), Value::Nil, Vec::new()))
-        })
+        Box::pin(await_step(Arc::clone(&self.shared), started, cancel))
+    }
+
+    fn mission(
+        &self,
+        request: MissionRequest,
+        tools: ToolSet,
+        llms: LlmSet,
+        cancel: CancelSignal,
+    ) -> BoxFuture<'static, Step> {
+        let started = self.start_mission(request, tools, llms);
+        Box::pin(await_step(Arc::clone(&self.shared), started, cancel))
     }
 }
 

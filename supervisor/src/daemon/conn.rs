@@ -25,9 +25,11 @@ use crate::engine::{BoxFuture, ToolHandler};
 use interprocess::local_socket::tokio::Stream;
 use interprocess::local_socket::traits::StreamCommon;
 use ptc_shared::client_protocol::{
-    CLIENT_PROTOCOL_VERSION, ClientToServer, RunRequest, ServerToClient, peek_hello_version,
+    CLIENT_PROTOCOL_VERSION, ClientToServer, MissionRequest, RunRequest, ServerToClient,
+    peek_hello_version,
 };
 use ptc_shared::codec::{CodecError, decode_body, encode_frame, read_frame_bytes_async};
+use ptc_shared::llm::{Llm, LlmError, LlmFuture, LlmRequest, LlmResponse, LlmSet, LlmSource};
 use ptc_shared::outbox::Outbox;
 use ptc_shared::{FailReason, Step, Value};
 use std::collections::HashMap;
@@ -57,6 +59,7 @@ pub struct Peer {
 }
 
 type ToolReply = oneshot::Sender<Result<Value, String>>;
+type LlmReply = oneshot::Sender<Result<LlmResponse, LlmError>>;
 
 impl Conn {
     /// Sends one frame to the client; `Err` once the connection cannot be written to.
@@ -72,6 +75,7 @@ struct Conn {
     peer: Peer,
     out: Outbox,
     calls: Mutex<HashMap<(u64, u64), ToolReply>>,
+    llm_calls: Mutex<HashMap<(u64, u64), LlmReply>>,
     requests: Mutex<HashMap<u64, oneshot::Sender<()>>>,
     next_call: AtomicU64,
 }
@@ -170,6 +174,7 @@ async fn run_connection(
         peer,
         out,
         calls: Mutex::new(HashMap::new()),
+        llm_calls: Mutex::new(HashMap::new()),
         requests: Mutex::new(HashMap::new()),
         next_call: AtomicU64::new(1),
     });
@@ -299,6 +304,22 @@ async fn dispatch(
     }
 }
 
+/// What a client asked for: one run, or one mission.
+enum Work {
+    Run(RunRequest),
+    Mission(Box<MissionRequest>),
+}
+
+impl Work {
+    /// The memory and history a failed Step gives back (a mission starts from none).
+    fn memory_history(&self) -> (Value, Vec<Value>) {
+        match self {
+            Work::Run(r) => (r.memory.clone(), r.history.clone()),
+            Work::Mission(_) => (Value::Nil, Vec::new()),
+        }
+    }
+}
+
 fn handle(
     conn: &Arc<Conn>,
     shared: &Arc<DaemonState>,
@@ -306,39 +327,9 @@ fn handle(
     tasks: &mut JoinSet<()>,
 ) {
     match msg {
-        ClientToServer::Run { id, request } => {
-            let (cancel_tx, cancel_rx) = oneshot::channel();
-            // An id already in flight is refused; the earlier request keeps it.
-            let duplicate = match conn.requests.lock() {
-                Ok(r) if r.contains_key(&id) => true,
-                Ok(mut r) => {
-                    r.insert(id, cancel_tx);
-                    false
-                }
-                Err(_) => false,
-            };
-            if duplicate {
-                tracing::debug!(id, "duplicate request id refused");
-                let msg = format!("request id {id} is already in flight on this connection");
-                let step = refusal(
-                    request.memory,
-                    request.history,
-                    FailReason::InvalidRequest,
-                    &msg,
-                );
-                let _ = conn.send(&ServerToClient::Step {
-                    request_id: id,
-                    step: Box::new(step),
-                });
-                return;
-            }
-            tasks.spawn(request_task(
-                Arc::clone(conn),
-                Arc::clone(shared),
-                id,
-                *request,
-                cancel_rx,
-            ));
+        ClientToServer::Run { id, request } => start(conn, shared, id, Work::Run(*request), tasks),
+        ClientToServer::Mission { id, request } => {
+            start(conn, shared, id, Work::Mission(request), tasks);
         }
         ClientToServer::ToolResult {
             request_id,
@@ -347,6 +338,20 @@ fn handle(
         } => {
             let reply = conn
                 .calls
+                .lock()
+                .ok()
+                .and_then(|mut c| c.remove(&(request_id, call_id)));
+            if let Some(reply) = reply {
+                let _ = reply.send(result);
+            }
+        }
+        ClientToServer::LlmResult {
+            request_id,
+            call_id,
+            result,
+        } => {
+            let reply = conn
+                .llm_calls
                 .lock()
                 .ok()
                 .and_then(|mut c| c.remove(&(request_id, call_id)));
@@ -370,23 +375,67 @@ fn handle(
     }
 }
 
+/// Registers request `id` and spawns its task; an id already in flight is refused and the
+/// earlier request keeps it.
+fn start(
+    conn: &Arc<Conn>,
+    shared: &Arc<DaemonState>,
+    id: u64,
+    work: Work,
+    tasks: &mut JoinSet<()>,
+) {
+    let (cancel_tx, cancel_rx) = oneshot::channel();
+    let duplicate = match conn.requests.lock() {
+        Ok(r) if r.contains_key(&id) => true,
+        Ok(mut r) => {
+            r.insert(id, cancel_tx);
+            false
+        }
+        Err(_) => false,
+    };
+    if duplicate {
+        tracing::debug!(id, "duplicate request id refused");
+        let msg = format!("request id {id} is already in flight on this connection");
+        let (memory, history) = work.memory_history();
+        let step = refusal(memory, history, FailReason::InvalidRequest, &msg);
+        let _ = conn.send(&ServerToClient::Step {
+            request_id: id,
+            step: Box::new(step),
+        });
+        return;
+    }
+    tasks.spawn(request_task(
+        Arc::clone(conn),
+        Arc::clone(shared),
+        id,
+        work,
+        cancel_rx,
+    ));
+}
+
 async fn request_task(
     conn: Arc<Conn>,
     shared: Arc<DaemonState>,
     id: u64,
-    req: RunRequest,
+    work: Work,
     cancel: oneshot::Receiver<()>,
 ) {
     let _active = shared.active_guard();
     let start = Instant::now();
     let generation = shared.current();
-    let policy = generation.engine.policy_of(&req).to_string();
+    let policy = match &work {
+        Work::Run(req) => generation.engine.policy_of(req).to_string(),
+        Work::Mission(m) => m
+            .agent
+            .policy
+            .clone()
+            .unwrap_or_else(|| generation.engine.default_policy().to_string()),
+    };
     let peer = conn.peer;
     let span = tracing::info_span!("request", uid = peer.uid, pid = peer.pid, request_id = id,
         policy = %policy, outcome = tracing::field::Empty, duration_ms = tracing::field::Empty);
-    let memory = req.memory.clone();
-    let history = req.history.clone();
-    let run = run_request(&shared, &generation, &conn, id, &policy, req);
+    let (memory, history) = work.memory_history();
+    let run = run_request(&shared, &generation, &conn, id, work);
     let step = tokio::select! {
         step = tracing::Instrument::instrument(run, span.clone()) => step,
         Ok(()) = cancel => {
@@ -411,34 +460,65 @@ async fn request_task(
 
 async fn run_request(
     shared: &DaemonState,
-    generation: &super::Generation,
+    generation: &Arc<super::Generation>,
     conn: &Arc<Conn>,
     id: u64,
-    policy: &str,
-    req: RunRequest,
+    work: Work,
 ) -> Step {
     let uid = conn.peer.uid;
+    let (memory, history) = work.memory_history();
     if shared.is_draining() {
-        return refusal(
-            req.memory,
-            req.history,
-            FailReason::Busy,
-            "the supervisor is shutting down",
-        );
+        let msg = "the supervisor is shutting down";
+        return refusal(memory, history, FailReason::Busy, msg);
     }
-    if !generation.config.policy_allowed(uid, policy) {
+    if let Some(policy) = forbidden_policy(generation, uid, &work) {
         let msg = format!("uid {uid} may not use policy `{policy}`");
-        return refusal(req.memory, req.history, FailReason::PermissionDenied, &msg);
+        return refusal(memory, history, FailReason::PermissionDenied, &msg);
     }
+    // Once per request: a mission's nested agents run on this permit (they borrow it).
     let _permit = match generation.admission.admit(uid).await {
         Ok(p) => p,
-        Err(busy) => return refusal(req.memory, req.history, FailReason::Busy, busy.message()),
+        Err(busy) => return refusal(memory, history, FailReason::Busy, busy.message()),
     };
     let tools = Arc::new(ConnTools {
         conn: Arc::clone(conn),
         request_id: id,
     });
-    generation.engine.execute(req, tools).await
+    match work {
+        Work::Run(req) => generation.engine.execute(req, tools).await,
+        Work::Mission(m) => {
+            let llm = Llm::from_source(Arc::new(ConnLlm {
+                conn: Arc::clone(conn),
+                request_id: id,
+            }));
+            let llms = LlmSet::mirror(&m.models, &llm);
+            let engine = Arc::clone(&generation.engine);
+            crate::agent::run_mission(engine, llms, tools, *m).await
+        }
+    }
+}
+
+/// The first policy the request would run under that `uid` may not use (for a mission: any
+/// agent's in its tree; the tree is depth-capped when decoded).
+fn forbidden_policy(generation: &super::Generation, uid: u32, work: &Work) -> Option<String> {
+    let default = generation.engine.default_policy();
+    match work {
+        Work::Run(req) => {
+            let p = generation.engine.policy_of(req);
+            (!generation.config.policy_allowed(uid, p)).then(|| p.to_string())
+        }
+        Work::Mission(m) => {
+            let mut stack = vec![&m.agent];
+            while let Some(a) = stack.pop() {
+                let p = a.policy.as_deref().unwrap_or(default);
+                if !generation.config.policy_allowed(uid, p) {
+                    return Some(p.to_string());
+                }
+                stack.extend(a.agents.iter());
+            }
+            None
+        }
+    }
 }
 
 /// A Step for a request the daemon did not run (or stopped): the request's memory and history
@@ -492,6 +572,57 @@ impl ToolHandler for ConnTools {
             }
             rx.await
                 .unwrap_or_else(|_| Err("the client went away before answering".into()))
+        })
+    }
+}
+
+/// Routes one mission's LLM requests to its client.
+struct ConnLlm {
+    conn: Arc<Conn>,
+    request_id: u64,
+}
+
+/// Forgets an unanswered LLM call when its future is dropped (mission end, cancel).
+struct LlmCallGuard {
+    conn: Arc<Conn>,
+    key: (u64, u64),
+}
+
+impl Drop for LlmCallGuard {
+    fn drop(&mut self) {
+        if let Ok(mut c) = self.conn.llm_calls.lock() {
+            c.remove(&self.key);
+        }
+    }
+}
+
+impl LlmSource for ConnLlm {
+    fn complete(&self, request: LlmRequest) -> LlmFuture {
+        let call_id = self.conn.next_call.fetch_add(1, Ordering::Relaxed);
+        let key = (self.request_id, call_id);
+        let (tx, rx) = oneshot::channel();
+        if let Ok(mut c) = self.conn.llm_calls.lock() {
+            c.insert(key, tx);
+        }
+        let sent = self.conn.send(&ServerToClient::LlmCall {
+            request_id: self.request_id,
+            call_id,
+            request,
+        });
+        let guard = LlmCallGuard {
+            conn: Arc::clone(&self.conn),
+            key,
+        };
+        Box::pin(async move {
+            let _guard = guard;
+            if sent.is_err() {
+                return Err(LlmError::Fatal("the client connection is closed".into()));
+            }
+            rx.await.unwrap_or_else(|_| {
+                Err(LlmError::Fatal(
+                    "the client went away before answering".into(),
+                ))
+            })
         })
     }
 }

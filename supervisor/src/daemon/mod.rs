@@ -60,7 +60,8 @@ pub enum Control {
 #[derive(Debug)]
 pub(crate) struct Generation {
     pub config: Config,
-    pub engine: Engine,
+    /// Shared with the missions running on it (the agent loop holds the engine).
+    pub engine: Arc<Engine>,
     pub admission: Admission,
 }
 
@@ -70,7 +71,7 @@ impl Generation {
         let mut ec = EngineConfig::new(config.runner.clone(), policies);
         ec.default_policy = config.default_policy.clone();
         ec.pool = config.pool;
-        let engine = Engine::new(ec)?;
+        let engine = Arc::new(Engine::new(ec)?);
         let admission = Admission::new(
             config.max_runners,
             config.max_queue,

@@ -272,6 +272,11 @@ impl Engine {
     }
 
     /// The policy a request would run under (its own, or the engine's default).
+    /// The policy a request naming none runs under.
+    pub fn default_policy(&self) -> &str {
+        &self.default_policy
+    }
+
     pub fn policy_of<'a>(&'a self, req: &'a RunRequest) -> &'a str {
         prepare::policy_name(req, &self.default_policy)
     }
