@@ -163,3 +163,19 @@ def test_a_mission_timeout(client):
     with pytest.raises(ptc.MissionTimeout):
         client.delegate(agent).raise_for_fail()
 
+
+
+def test_a_daemon_runs_missions_with_the_same_steps(daemon, client):
+    remote = ptc.Client.connect(daemon.socket)
+
+    def mission():
+        llm = Script(clojure("(def n (tool/seven))\n(+ n 0)"), clojure("(return {:n memory/n})"))
+        return ptc.Agent("Seven", signature="{n :int}", tools={"seven": lambda: 7}, llm=llm)
+
+    via_daemon, embedded = remote.delegate(mission()), client.delegate(mission())
+    assert via_daemon.raise_for_fail().value == embedded.value == {"n": 7}
+    assert via_daemon.usage.turns == embedded.usage.turns == 2
+    failing = remote.delegate(ptc.Agent("x", signature="{n :int}", max_turns=1,
+                                        llm=Script(clojure("(+ 1 2)"))))
+    with pytest.raises(ptc.MaxTurnsExceeded):
+        failing.raise_for_fail()
