@@ -24,7 +24,7 @@ pub struct AgentArgs {
     name: Option<String>,
     description: Option<String>,
     signature: Option<String>,
-    tools: Vec<(String, Py<PyAny>, Option<String>, Option<String>)>,
+    tools: Vec<tools::ToolSpec>,
     agents: Vec<AgentArgs>,
     max_turns: Option<u32>,
     model: Option<String>,
@@ -58,8 +58,8 @@ impl AgentArgs {
         if let Some(s) = self.signature {
             agent = agent.signature(s);
         }
-        for (name, invoke, signature, description) in self.tools {
-            agent = agent.tool(shared_tool(built, name, invoke, signature, description));
+        for spec in self.tools {
+            agent = agent.tool(shared_tool(built, spec));
         }
         for child in self.agents {
             agent = agent.agent(child.build(built));
@@ -99,26 +99,14 @@ impl AgentArgs {
     }
 }
 
-fn shared_tool(
-    built: &mut Built,
-    name: String,
-    invoke: Py<PyAny>,
-    signature: Option<String>,
-    description: Option<String>,
-) -> Tool {
-    let id = invoke.as_ptr() as usize;
+fn shared_tool(built: &mut Built, spec: tools::ToolSpec) -> Tool {
+    let (name, id) = (spec.0.clone(), spec.1.as_ptr() as usize);
     if let Some((known, tool)) = built.get(&name)
         && *known == id
     {
         return tool.clone();
     }
-    let spec = tools::ToolSpec {
-        name: name.clone(),
-        invoke,
-        signature,
-        description,
-    };
-    let tool = spec.into_tool();
+    let tool = tools::into_tool(spec);
     built.insert(name, (id, tool.clone()));
     tool
 }

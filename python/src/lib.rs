@@ -95,7 +95,7 @@ impl NativeRun {
 #[pyo3(from_item_all)]
 struct RunArgs {
     program: String,
-    tools: Vec<(String, Py<PyAny>, Option<String>, Option<String>)>,
+    tools: Vec<tools::ToolSpec>,
     context: Option<Py<PyAny>>,
     memory: Option<Py<PyAny>>,
     signature: Option<String>,
@@ -118,14 +118,8 @@ impl RunArgs {
                 Err(_) => run.memory(to_value(m, "memory")?),
             };
         }
-        for (name, invoke, signature, description) in self.tools {
-            let spec = tools::ToolSpec {
-                name,
-                invoke,
-                signature,
-                description,
-            };
-            run = run.tool(spec.into_tool());
+        for spec in self.tools {
+            run = run.tool(tools::into_tool(spec));
         }
         if let Some(s) = self.signature {
             run = run.signature(s);

@@ -14,34 +14,27 @@ use ptc_supervisor::client::Tool;
 use pyo3::prelude::*;
 use std::sync::Arc;
 
-/// One tool as the Python layer describes it.
-pub struct ToolSpec {
-    pub name: String,
-    pub invoke: Py<PyAny>,
-    pub signature: Option<String>,
-    pub description: Option<String>,
-}
+/// One tool as the Python layer passes it: `(name, invoke, signature, description)`.
+pub type ToolSpec = (String, Py<PyAny>, Option<String>, Option<String>);
 
-impl ToolSpec {
-    pub fn into_tool(self) -> Tool {
-        let invoke = Arc::new(self.invoke);
-        let name = self.name.clone();
-        let mut tool = Tool::new(self.name, move |args: Value| {
-            let (invoke, name) = (Arc::clone(&invoke), name.clone());
-            async move {
-                let job = tokio::task::spawn_blocking(move || call(&invoke, &name, &args));
-                job.await
-                    .unwrap_or_else(|e| Err(format!("the tool's thread failed: {e}")))
-            }
-        });
-        if let Some(s) = self.signature {
-            tool = tool.signature(s);
+/// The client library's tool calling `invoke(args)`.
+pub fn into_tool((name, invoke, signature, description): ToolSpec) -> Tool {
+    let invoke = Arc::new(invoke);
+    let mut tool = Tool::new(name.clone(), move |args: Value| {
+        let (invoke, name) = (Arc::clone(&invoke), name.clone());
+        async move {
+            let job = tokio::task::spawn_blocking(move || call(&invoke, &name, &args));
+            job.await
+                .unwrap_or_else(|e| Err(format!("the tool's thread failed: {e}")))
         }
-        if let Some(d) = self.description {
-            tool = tool.description(d);
-        }
-        tool
+    });
+    if let Some(s) = signature {
+        tool = tool.signature(s);
     }
+    if let Some(d) = description {
+        tool = tool.description(d);
+    }
+    tool
 }
 
 /// Calls `invoke(args)` and converts its result; any exception becomes the error message.
