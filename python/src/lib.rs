@@ -7,7 +7,8 @@
 //! blocking `run` detaches from the interpreter while it waits (other Python threads run, and
 //! this run's tool calls attach on tokio's blocking pool), waking every 100 ms only to let
 //! Ctrl-C cancel the run. `start` is the asyncio path: it returns at once and calls `done` with
-//! the Step from a pool thread. The idiomatic API (Step, exceptions, Tool, Agent) is Python
+//! the Step from a pool thread. `delegate` / `start_delegate` do the same for agent missions
+//! ([`agent`]). The idiomatic API (Step, exceptions, Tool, Agent) is Python
 //! code in `ptc_sandbox/`; this module returns Steps as dicts (see [`convert::step_to_py`]).
 
 mod agent;

@@ -61,3 +61,30 @@ def test_clients_made_in_threads(client):
     with ThreadPoolExecutor(max_workers=4) as pool:
         clients = list(pool.map(lambda _: ptc.Client.embedded(), range(4)))
     assert [c.run("(* 6 7)").value for c in clients] == [42] * 4
+
+
+def test_ctrl_c_interrupts_a_waiting_run():
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "import sys, ptc_sandbox as ptc\n"
+        "c = ptc.Client.embedded()\n"
+        "c.run('(+ 1 2)')\n"
+        "print('ready', flush=True)\n"
+        "try:\n"
+        "    step = c.run('(loop [] (recur))')\n"
+        "    print('finished', step.fail and step.fail.reason, flush=True)\n"
+        "except KeyboardInterrupt:\n"
+        "    print('interrupted', flush=True)\n"
+        "print(c.run('(+ 1 2)').value, flush=True)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "ready"
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=30)
+    # The run (at most the policy's 1 s) was cancelled by the signal, and the client still works.
+    assert out.split() == ["interrupted", "3"], out
