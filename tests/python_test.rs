@@ -1,5 +1,6 @@
-//! Runs the Python test suite (`scripts/test-python.sh`: `ptc mcp` through the official MCP
-//! Python SDK) from `cargo test`, against this build's `ptc` and `ptc-runner`.
+//! Runs the Python test suites from `cargo test` (`scripts/test-python.sh`): `ptc mcp` through the
+//! official MCP Python SDK, against this build's `ptc` and `ptc-runner`, and the `ptc_sandbox`
+//! package (python/), which the script installs with `pip install ./python` as a user would.
 //!
 //! Without Python (or when its packages cannot be installed) the test is skipped with a note,
 //! except under `CI=true`, where a missing dependency fails loudly.
@@ -7,10 +8,10 @@
 use std::process::Command;
 
 #[test]
-fn mcp_server_through_the_python_sdk() {
+fn python_package_and_mcp_server_from_python() {
     let ci = std::env::var("CI").is_ok_and(|v| v == "true");
     let skip = |why: &str| {
-        assert!(!ci, "CI=true but the Python MCP tests cannot run: {why}");
+        assert!(!ci, "CI=true but the Python tests cannot run: {why}");
         eprintln!("skipped: {why}");
     };
     if Command::new("python3").arg("--version").output().is_err() {

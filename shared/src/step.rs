@@ -60,7 +60,8 @@ pub enum FailReason {
 
 impl FailReason {
     /// Every reason, in declaration order (`ALL[r as usize] == r`; a test checks it): counters
-    /// per reason index an array by it. A new variant is appended here too.
+    /// per reason index an array by it, and surfaces map each one (an exception class per
+    /// reason in the Python package). A new variant is appended here too.
     pub const ALL: [FailReason; 26] = {
         use FailReason::*;
         [
@@ -393,6 +394,46 @@ mod program_reason_tests {
             let body = frame.as_deref().map_or(&[][..], |f| &f[HEADER_LEN..]);
             let back = decode_body::<ServerToClient>(body, 1024);
             assert_eq!(back.is_ok(), decodes, "reason index {reason}: {back:?}");
+        }
+    }
+
+    #[test]
+    fn all_lists_every_reason_once() {
+        // `position` is an exhaustive match: a new variant does not compile until it is listed
+        // here, and then this test fails until it is in `ALL` at that index too.
+        fn position(r: FailReason) -> usize {
+            use FailReason::*;
+            match r {
+                ParseError => 0,
+                AnalysisError => 1,
+                EvalError => 2,
+                Timeout => 3,
+                MemoryExceeded => 4,
+                ValidationError => 5,
+                ToolError => 6,
+                ToolNotFound => 7,
+                Failed => 8,
+                LimitExceeded => 9,
+                SandboxViolation => 10,
+                RunnerCrashed => 11,
+                Busy => 12,
+                Cancelled => 13,
+                PermissionDenied => 14,
+                InvalidRequest => 15,
+                MaxTurnsExceeded => 16,
+                TurnBudgetExhausted => 17,
+                MaxDepthExceeded => 18,
+                MissionTimeout => 19,
+                TokenBudgetExhausted => 20,
+                LlmError => 21,
+                TemplateError => 22,
+                ChainedFailure => 23,
+                ReservedToolName => 24,
+                ModelNotFound => 25,
+            }
+        }
+        for (i, r) in FailReason::ALL.iter().enumerate() {
+            assert_eq!(position(*r), i, "{r}");
         }
     }
 
