@@ -129,7 +129,7 @@ impl Spawner {
         };
         let mut job = SpawnJob { preamble, reply };
         if let Some(link) = shard.live.usable() {
-            match link.fork(job) {
+            match link.fork(job, false) {
                 Ok(()) => return,
                 Err(back) => job = back,
             }

@@ -116,7 +116,7 @@ impl ZygoteKeeper {
     /// when there is no live zygote, for a cold spawn.
     pub fn fork(&mut self, job: SpawnJob) -> Result<(), SpawnJob> {
         match self.zygote() {
-            Some(z) => z.link.fork(job),
+            Some(z) => z.link.fork(job, true),
             None => Err(job),
         }
     }
@@ -233,8 +233,10 @@ pub(crate) struct ForkLink {
 
 impl ForkLink {
     /// Makes the runner's descriptors on this thread and asks the zygote to fork it; the reply
-    /// comes from the reader thread. Gives the job back when the zygote is gone.
-    pub fn fork(&self, job: SpawnJob) -> Result<(), SpawnJob> {
+    /// comes from the reader thread. Gives the job back when the zygote is gone, or, without
+    /// `wait`, when its socket is full (the caller then hands it to the spawner thread, which
+    /// waits).
+    pub fn fork(&self, job: SpawnJob, wait: bool) -> Result<(), SpawnJob> {
         let fds = match RunnerFds::new(&job.preamble) {
             Ok(f) => f,
             Err(e) => {
@@ -265,18 +267,24 @@ impl ForkLink {
             &self.ctl,
             &Request::Fork { id },
             &[theirs.as_fd(), err_w.as_fd()],
+            wait,
         );
-        if let Err(e) = sent {
-            tracing::warn!(error = %e, "zygote control socket failed; spawning elsewhere");
-            self.shared.die();
-            return match self.shared.unregister(id) {
-                Some(p) => Err(SpawnJob {
-                    preamble: job.preamble,
-                    reply: p.reply,
-                }),
-                // `die` already failed it with a clear error.
-                None => Ok(()),
-            };
+        let give_back = |p: Option<Pending>| match p {
+            Some(p) => Err(SpawnJob {
+                preamble: job.preamble,
+                reply: p.reply,
+            }),
+            // The reader already failed it with a clear error.
+            None => Ok(()),
+        };
+        match sent {
+            Ok(()) => {}
+            Err(SendFailed::Full) => return give_back(self.shared.unregister(id)),
+            Err(SendFailed::Broken(e)) => {
+                tracing::warn!(error = %e, "zygote control socket failed; spawning elsewhere");
+                self.shared.die();
+                return give_back(self.shared.unregister(id));
+            }
         }
         Ok(())
     }
@@ -477,25 +485,48 @@ fn await_hello(ctl: &OwnedFd) -> Result<(), ProcessError> {
     }
 }
 
-fn send_packet(ctl: &OwnedFd, req: &Request, fds: &[BorrowedFd<'_>]) -> Result<(), ProcessError> {
-    let frame = encode_frame(req, MAX_PACKET).map_err(|e| ProcessError::Os {
-        what: "encoding a zygote request",
-        source: std::io::Error::other(e.to_string()),
+/// Why a request was not sent.
+enum SendFailed {
+    /// The socket's buffer is full (only without `wait`): nothing was sent.
+    Full,
+    /// The socket failed: the zygote is gone.
+    Broken(ProcessError),
+}
+
+/// Sends one request with `fds` attached; without `wait`, a full socket is [`SendFailed::Full`]
+/// instead of a wait (a tokio worker must not block on a zygote that is behind).
+fn send_packet(
+    ctl: &OwnedFd,
+    req: &Request,
+    fds: &[BorrowedFd<'_>],
+    wait: bool,
+) -> Result<(), SendFailed> {
+    let frame = encode_frame(req, MAX_PACKET).map_err(|e| {
+        SendFailed::Broken(ProcessError::Os {
+            what: "encoding a zygote request",
+            source: std::io::Error::other(e.to_string()),
+        })
     })?;
     let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(2))];
     let mut control = SendAncillaryBuffer::new(&mut space);
     if !control.push(SendAncillaryMessage::ScmRights(fds)) {
-        return Err(ProcessError::Os {
+        return Err(SendFailed::Broken(ProcessError::Os {
             what: "sending to the zygote",
             source: std::io::Error::other("too many fds for one request"),
-        });
+        }));
     }
+    let flags = if wait {
+        SendFlags::NOSIGNAL
+    } else {
+        SendFlags::NOSIGNAL | SendFlags::DONTWAIT
+    };
     loop {
         let iov = [IoSlice::new(&frame)];
-        match sendmsg(ctl, &iov, &mut control, SendFlags::NOSIGNAL) {
+        match sendmsg(ctl, &iov, &mut control, flags) {
             Ok(_) => return Ok(()),
             Err(rustix::io::Errno::INTR) => continue,
-            Err(e) => return Err(io("sending to the zygote")(e.into())),
+            Err(rustix::io::Errno::AGAIN) if !wait => return Err(SendFailed::Full),
+            Err(e) => return Err(SendFailed::Broken(io("sending to the zygote")(e.into()))),
         }
     }
 }
