@@ -82,6 +82,18 @@ def snapshot(daemon, zygotes):
     return threads(daemon), {z: threads(z) for z in zygotes}
 
 
+def minor_faults(pids):
+    """Minor page faults (each a copy-on-write fault or a first touch) of `pids`, summed."""
+    total = 0
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                total += int(f.read().rsplit(")", 1)[1].split()[7])
+        except OSError:
+            pass
+    return total
+
+
 def per_execution(before, after, n):
     """{stage: CPU µs per execution}; each zygote is its own (single-threaded) stage."""
     (d0, z0), (d1, z1) = before, after
@@ -132,11 +144,11 @@ def main():
             subprocess.run([ptc, "bench", "--connect", sock, "-n", "500", "-c", str(c)],
                            check=True, capture_output=True)
             zyg = zygotes_of(daemon.pid)
-            before = snapshot(daemon.pid, zyg)
+            before, f0 = snapshot(daemon.pid, zyg), minor_faults(zyg)
             out = subprocess.run(
                 [ptc, "bench", "--connect", sock, "-n", str(args.n), "-c", str(c),
                  "--format", "json"], check=True, capture_output=True, text=True)
-            after = snapshot(daemon.pid, zyg)
+            after, f1 = snapshot(daemon.pid, zyg), minor_faults(zyg)
             rep = json.loads(out.stdout)
             per = per_execution(before, after, args.n)
             stages = ", ".join(f"{k} {v:.1f}" for k, v in sorted(per.items(), key=lambda kv: -kv[1])
@@ -147,7 +159,8 @@ def main():
                   f"p99 {rep['p99_us']} µs ({rep['p99_us'] / rep['p50_us']:.1f}x p50), "
                   f"{rep['runs_per_sec']:.0f} runs/s, failed {rep['failed']}; "
                   f"busiest single-threaded stage: {busiest} {single[busiest]:.1f} µs "
-                  f"(caps {1e6 / single[busiest]:.0f} runs/s); CPU µs/execution: {stages}")
+                  f"(caps {1e6 / single[busiest]:.0f} runs/s); zygote page faults/execution "
+                  f"{(f1 - f0) / args.n:.1f}; CPU µs/execution: {stages}")
         fe_wall2, _ = fork_exec_us(runner)
         print(f"fork+exec of the runner again: median wall {fe_wall2:.0f} µs")
     finally:
