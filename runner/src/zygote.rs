@@ -349,11 +349,10 @@ fn report(msg: &Report, fd: Option<RawFd>) -> Result<(), Exit> {
     hdr.msg_iov = &mut iov;
     hdr.msg_iovlen = 1;
     if let Some(fd) = fd {
+        let one = u32::try_from(std::mem::size_of::<RawFd>()).map_err(|_| Exit::Protocol)?;
         // SAFETY: CMSG_SPACE/CMSG_LEN only compute lengths.
-        let (room, used) = unsafe {
-            let one = std::mem::size_of::<RawFd>() as u32;
-            (libc::CMSG_SPACE(one) as usize, libc::CMSG_LEN(one) as usize)
-        };
+        let (room, used) =
+            unsafe { (libc::CMSG_SPACE(one) as usize, libc::CMSG_LEN(one) as usize) };
         hdr.msg_control = space.0.as_mut_ptr().cast();
         hdr.msg_controllen = room.min(space.0.len());
         // SAFETY: the control buffer holds one header and one fd (24 of its 64 bytes), aligned
