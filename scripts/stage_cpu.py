@@ -18,6 +18,7 @@ usage: scripts/stage_cpu.py [--bin target/release] [--config FILE] [-n 4000]
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -124,7 +125,8 @@ def main():
     args = ap.parse_args()
     ptc = os.path.join(args.bin, "ptc")
     runner = os.path.join(args.bin, "ptc-runner")
-    sock = os.path.join(tempfile.mkdtemp(prefix="ptc-stage-"), "ptc.sock")
+    tmp = tempfile.mkdtemp(prefix="ptc-stage-")
+    sock = os.path.join(tmp, "ptc.sock")
     cmd = [ptc, "serve", "--socket", sock] + (["--config", args.config] if args.config else [])
     daemon = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
@@ -166,6 +168,7 @@ def main():
     finally:
         daemon.terminate()
         daemon.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":
