@@ -1,18 +1,24 @@
 #!/usr/bin/env python3
 """CPU time per execution of each single-threaded stage of `ptc serve` under its default config.
 
-Starts `ptc serve` (no config file) on a temporary socket, runs `ptc bench --connect` at each
-client count, and reads every thread's on-CPU time from /proc/PID/task/TID/schedstat (ns) of the
-daemon and of its zygote before and after each round. Prints, per round, p50/p99/throughput from
-the bench and the CPU per execution of each thread (daemon threads grouped by name; tokio workers
-summed), next to the wall time of one fork+exec of /bin/true measured in the same run.
+Starts `ptc serve` (no config file, or `--config FILE`) on a temporary socket, runs `ptc bench
+--connect` at each client count, and reads every thread's on-CPU time from
+/proc/PID/task/TID/schedstat (ns) of the daemon and of each of its zygotes before and after each
+round. Prints, per round, p50/p99/throughput from the bench and the CPU per execution of each
+thread (tokio workers summed: they are the multi-threaded stage; every other thread and each
+zygote is single-threaded), the busiest single-threaded stage and the throughput it caps the
+engine at (1 s / its CPU per execution, whatever the number of cores), next to the wall time of
+one fork+exec of the same runner binary (it exits at its first hardening step: no IPC socket)
+and of /bin/true, measured in the same run.
 
-usage: scripts/stage_cpu.py [--bin target/release] [-n 4000] [--clients 1,2,4,8,16,64]
+usage: scripts/stage_cpu.py [--bin target/release] [--config FILE] [-n 4000]
+                            [--clients 1,2,4,8,16,64]
 """
 
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -47,20 +53,21 @@ def children(pid):
     return out
 
 
-def zygote_of(pid):
+def zygotes_of(pid):
+    out = []
     for c in children(pid):
         try:
             with open(f"/proc/{c}/cmdline", "rb") as f:
                 if b"--zygote" in f.read().split(b"\0"):
-                    return c
+                    out.append(c)
         except OSError:
             pass
-    return None
+    return sorted(out)
 
 
 def group(name):
     # tokio's workers are all named alike; blocking-pool threads too.
-    return "tokio workers" if name.startswith("tokio-runtime") else name
+    return "tokio workers" if name.startswith(("tokio-runtime", "tokio-rt")) else name
 
 
 def delta(before, after):
@@ -72,12 +79,38 @@ def delta(before, after):
     return out
 
 
-def fork_exec_us(runs=2000):
-    """Mean wall µs of one fork+exec+wait of /bin/true (hyperfine, no shell)."""
+def snapshot(daemon, zygotes):
+    return threads(daemon), {z: threads(z) for z in zygotes}
+
+
+def minor_faults(pids):
+    """Minor page faults (each a copy-on-write fault or a first touch) of `pids`, summed."""
+    total = 0
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                total += int(f.read().rsplit(")", 1)[1].split()[7])
+        except OSError:
+            pass
+    return total
+
+
+def per_execution(before, after, n):
+    """{stage: CPU µs per execution}; each zygote is its own (single-threaded) stage."""
+    (d0, z0), (d1, z1) = before, after
+    per = {f"daemon/{k}": v / n / 1000 for k, v in delta(d0, d1).items()}
+    for i, z in enumerate(sorted(z1)):
+        per[f"zygote {i}"] = sum(delta(z0.get(z, {}), z1[z]).values()) / n / 1000
+    return per
+
+
+def fork_exec_us(cmd, runs=2000):
+    """Median wall µs and mean CPU µs of one fork+exec+wait of `cmd` (hyperfine, no shell; its
+    exit status is ignored: the runner binary exits 1 at its first hardening step)."""
     with tempfile.NamedTemporaryFile(suffix=".json") as t:
         subprocess.run(
-            ["hyperfine", "-N", "--warmup", "50", "--runs", str(runs), "--export-json", t.name,
-             "/bin/true"],
+            ["hyperfine", "-N", "-i", "--warmup", "50", "--runs", str(runs), "--export-json",
+             t.name, cmd],
             check=True, capture_output=True)
         r = json.load(open(t.name))["results"][0]
     return r["median"] * 1e6, r["user"] * 1e6 + r["system"] * 1e6
@@ -86,44 +119,56 @@ def fork_exec_us(runs=2000):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default="target/release")
+    ap.add_argument("--config", help="a `ptc serve` config file (default: none, the defaults)")
     ap.add_argument("-n", type=int, default=4000)
     ap.add_argument("--clients", default="1,2,4,8,16,64")
     args = ap.parse_args()
     ptc = os.path.join(args.bin, "ptc")
-    sock = os.path.join(tempfile.mkdtemp(prefix="ptc-stage-"), "ptc.sock")
-    daemon = subprocess.Popen([ptc, "serve", "--socket", sock],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    runner = os.path.join(args.bin, "ptc-runner")
+    tmp = tempfile.mkdtemp(prefix="ptc-stage-")
+    sock = os.path.join(tmp, "ptc.sock")
+    cmd = [ptc, "serve", "--socket", sock] + (["--config", args.config] if args.config else [])
+    daemon = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         for _ in range(500):
-            if os.path.exists(sock) and zygote_of(daemon.pid):
+            if os.path.exists(sock) and zygotes_of(daemon.pid):
                 break
             time.sleep(0.01)
-        zyg = zygote_of(daemon.pid)
-        if zyg is None:
+        time.sleep(0.5)  # every shard's zygote is up
+        if not zygotes_of(daemon.pid):
             sys.exit("no zygote")
-        fe_wall, fe_cpu = fork_exec_us()
-        print(f"fork+exec /bin/true: median wall {fe_wall:.0f} µs, CPU {fe_cpu:.0f} µs")
+        fe_wall, fe_cpu = fork_exec_us(runner)
+        bt_wall, _ = fork_exec_us("/bin/true")
+        print(f"fork+exec {runner}: median wall {fe_wall:.0f} µs, CPU {fe_cpu:.0f} µs; "
+              f"/bin/true: {bt_wall:.0f} µs; zygotes: {len(zygotes_of(daemon.pid))}")
         for c in [int(x) for x in args.clients.split(",")]:
             # Warm-up round so the pool has grown to this load before measuring.
             subprocess.run([ptc, "bench", "--connect", sock, "-n", "500", "-c", str(c)],
                            check=True, capture_output=True)
-            d0, z0 = threads(daemon.pid), threads(zyg)
+            zyg = zygotes_of(daemon.pid)
+            before, f0 = snapshot(daemon.pid, zyg), minor_faults(zyg)
             out = subprocess.run(
                 [ptc, "bench", "--connect", sock, "-n", str(args.n), "-c", str(c),
                  "--format", "json"], check=True, capture_output=True, text=True)
-            d1, z1 = threads(daemon.pid), threads(zyg)
+            after, f1 = snapshot(daemon.pid, zyg), minor_faults(zyg)
             rep = json.loads(out.stdout)
-            per = {f"daemon/{k}": v / args.n / 1000 for k, v in delta(d0, d1).items()}
-            per["zygote"] = sum(delta(z0, z1).values()) / args.n / 1000
-            stages = ", ".join(f"{k} {v:.1f}" for k, v in sorted(per.items(), key=lambda kv: -kv[1]) if v >= 0.05)
+            per = per_execution(before, after, args.n)
+            stages = ", ".join(f"{k} {v:.1f}" for k, v in sorted(per.items(), key=lambda kv: -kv[1])
+                               if v >= 0.05)
+            single = {k: v for k, v in per.items() if k != "daemon/tokio workers"}
+            busiest = max(single, key=single.get)
             print(f"c={c:>2}: p50 {rep['p50_us']} µs ({rep['p50_us'] / fe_wall:.2f}x fork+exec), "
-                  f"p99 {rep['p99_us']} µs, {rep['runs_per_sec']:.0f} runs/s, failed {rep['failed']}; "
-                  f"CPU µs/execution: {stages}")
-        fe_wall2, _ = fork_exec_us()
-        print(f"fork+exec /bin/true again: median wall {fe_wall2:.0f} µs")
+                  f"p99 {rep['p99_us']} µs ({rep['p99_us'] / rep['p50_us']:.1f}x p50), "
+                  f"{rep['runs_per_sec']:.0f} runs/s, failed {rep['failed']}; "
+                  f"busiest single-threaded stage: {busiest} {single[busiest]:.1f} µs "
+                  f"(caps {1e6 / single[busiest]:.0f} runs/s); zygote page faults/execution "
+                  f"{(f1 - f0) / args.n:.1f}; CPU µs/execution: {stages}")
+        fe_wall2, _ = fork_exec_us(runner)
+        print(f"fork+exec of the runner again: median wall {fe_wall2:.0f} µs")
     finally:
         daemon.terminate()
         daemon.wait()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

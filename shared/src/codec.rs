@@ -105,6 +105,34 @@ pub fn encode_frame<T: Serialize + ?Sized>(msg: &T, max: u32) -> Result<Vec<u8>,
     Ok(out)
 }
 
+/// Encodes `msg` as one frame into `out` without allocating, refusing bodies larger than `max`
+/// or frames longer than `out`; returns the frame's length. For loops that must not touch the
+/// heap (the zygote's: every page it writes after a fork is a copy-on-write fault).
+pub fn encode_frame_into<T: Serialize + ?Sized>(
+    msg: &T,
+    max: u32,
+    out: &mut [u8],
+) -> Result<usize, CodecError> {
+    let len = encoded_len(msg)?;
+    let size = check_len(len, max)?;
+    let header = u32::try_from(len).map_err(|_| CodecError::TooLarge {
+        len,
+        max: u64::from(max),
+    })?;
+    let total = HEADER_LEN + size;
+    let room = out.len() as u64;
+    let frame = out.get_mut(..total).ok_or(CodecError::TooLarge {
+        len: total as u64,
+        max: room,
+    })?;
+    let (head, mut body) = frame.split_at_mut(HEADER_LEN);
+    head.copy_from_slice(&header.to_be_bytes());
+    options(max)
+        .serialize_into(&mut body, msg)
+        .map_err(|e| CodecError::Encode(e.to_string()))?;
+    Ok(total)
+}
+
 /// Decodes one frame body (without its header) and checks its protocol version.
 pub fn decode_body<T: Message>(body: &[u8], max: u32) -> Result<T, CodecError> {
     check_len(body.len() as u64, max)?;

@@ -375,3 +375,26 @@ fn an_interrupted_header_read_is_retried_and_other_errors_are_not() {
         Err(CodecError::Io(e)) if e.kind() == std::io::ErrorKind::BrokenPipe
     ));
 }
+
+#[test]
+fn encoding_into_a_buffer_writes_the_same_frame_and_refuses_one_too_small() {
+    let msg = finished(Value::string("abc"));
+    let want = encode_frame(&msg, MAX).unwrap();
+    let mut buf = [0u8; 256];
+    let n = encode_frame_into(&msg, MAX, &mut buf).unwrap();
+    assert_eq!(&buf[..n], &want[..]);
+    // One byte short of the frame: refused, naming both sizes.
+    let mut short = vec![0u8; want.len() - 1];
+    match encode_frame_into(&msg, MAX, &mut short) {
+        Err(CodecError::TooLarge { len, max }) => {
+            assert_eq!((len, max), (want.len() as u64, short.len() as u64));
+        }
+        other => panic!("{other:?}"),
+    }
+    // A body over `max` is refused before anything is written.
+    let small_max = u32::try_from(want.len() - HEADER_LEN - 1).unwrap();
+    assert!(matches!(
+        encode_frame_into(&msg, small_max, &mut buf),
+        Err(CodecError::TooLarge { .. })
+    ));
+}

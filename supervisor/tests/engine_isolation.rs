@@ -11,19 +11,14 @@ use ptc_supervisor::engine::{BoxFuture, Engine, EngineConfig, ToolHandler};
 use ptc_supervisor::policy::load_dir;
 use std::sync::Arc;
 
-/// The engine's runners, as seen from this process (children of the zygote, or direct children).
+/// The engine's runners, as seen from this process (children of the zygotes, or direct children).
 fn runners() -> Vec<i32> {
-    let mut out = children();
-    let grand: Vec<i32> = out.iter().flat_map(|p| children_of(*p)).collect();
-    out.extend(grand);
-    // Runners, not the zygote: a runner's parent is the zygote (or this process, when cold).
-    let zygotes: Vec<i32> = children();
-    out.into_iter()
+    common::runners()
+        .into_iter()
         .filter(|p| {
             std::fs::read_to_string(format!("/proc/{p}/comm"))
                 .is_ok_and(|c| c.trim() == "ptc-runner")
         })
-        .filter(|p| !zygotes.contains(p) || children_of(*p).is_empty())
         .collect()
 }
 

@@ -52,14 +52,16 @@ async fn leak_check(mode: SpawnMode) {
     config.spawn = mode;
     // Short, so the pools grown by the concurrent round shrink back within the test.
     config.pool.idle = Duration::from_millis(200);
+    let shards = config.zygotes;
     let engine = Arc::new(Engine::new(config).unwrap());
     settle(&engine, warm).await;
     let fds_before = open_fds();
     assert_eq!(runners_and_zombies(), (warm, 0), "{mode:?}");
-    // In zygote mode every runner below comes from this one zygote (no fallback, no restart).
+    // In zygote mode every runner below comes from these zygotes, one per shard (no fallback,
+    // no restart).
     let zygote = zygotes();
-    let expected = usize::from(mode == SpawnMode::Zygote);
-    assert_eq!(zygote.len(), expected, "{mode:?}: one zygote per engine");
+    let expected = if mode == SpawnMode::Zygote { shards } else { 0 };
+    assert_eq!(zygote.len(), expected, "{mode:?}: one zygote per shard");
 
     for i in 0..1000i64 {
         let step = engine
@@ -105,7 +107,7 @@ async fn leak_check(mode: SpawnMode) {
         fds_before,
         "fds after 1,000 concurrent executions"
     );
-    assert_eq!(zygotes(), zygote, "the same zygote served every execution");
+    assert_eq!(zygotes(), zygote, "the same zygotes served every execution");
     drop(engine);
     assert_eq!(
         no_children_within(2000).await,

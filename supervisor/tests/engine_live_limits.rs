@@ -13,18 +13,15 @@ use ptc_supervisor::engine::{BoxFuture, Engine, EngineConfig, ToolHandler};
 use ptc_supervisor::policy::PolicySource;
 use std::sync::Arc;
 
-/// The runner processes alive now (children or grandchildren of this process named ptc-runner
-/// that have no children of their own: a zygote has its forked runner).
+/// The runner processes alive now, named ptc-runner: children of this process that are not
+/// zygotes, and the zygotes' children (with several shards a zygote may have none).
 fn runners() -> Vec<i32> {
-    let mut all = children();
-    let grand: Vec<i32> = all.iter().flat_map(|p| children_of(*p)).collect();
-    all.extend(grand);
-    all.into_iter()
+    common::runners()
+        .into_iter()
         .filter(|p| {
             std::fs::read_to_string(format!("/proc/{p}/comm"))
                 .is_ok_and(|c| c.trim() == "ptc-runner")
         })
-        .filter(|p| children_of(*p).is_empty())
         .collect()
 }
 

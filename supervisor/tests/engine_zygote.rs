@@ -17,8 +17,10 @@ use std::time::Duration;
 fn engine_for(runner: &Path, dir: &Path, spawn: SpawnMode) -> Engine {
     let mut config = EngineConfig::new(runner, load_dir(dir).unwrap());
     config.spawn = spawn;
-    // Pools fixed at `warm`: these tests count the zygote's children (growth: engine_pool.rs).
+    // One shard, pools fixed at `warm`: these tests count the zygote's children (growth:
+    // engine_pool.rs; several shards: engine_shards.rs).
     config.pool.max = 0;
+    config.zygotes = 1;
     Engine::new(config).unwrap()
 }
 
@@ -250,6 +252,7 @@ async fn a_binary_that_is_no_zygote_is_spawned_cold() {
     let runner = fake_runner(&dir, &[ready(), finished], "cat $F0 >&3; rf; cat $F1 >&3");
     let mut config = EngineConfig::new(&runner, policies(&dir, "timeout_ms = 5000", 0));
     config.spawn = SpawnMode::Zygote;
+    config.zygotes = 1;
     let engine = Engine::new(config).unwrap();
     let step = run(&engine, "x").await;
     assert_eq!(step.return_value, Some(Value::Int(7)), "{step:?}");

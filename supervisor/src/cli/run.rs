@@ -120,7 +120,7 @@ impl Target {
         let (mut policies, chosen) = super::sandbox::policies_for(args.policy.as_deref())?;
         // One run starts what it needs and nothing more: only the policy it runs under (so only
         // that policy's namespaces are probed), no warm pool, no zygote (one exec of the runner
-        // costs less than an exec of the zygote plus a fork).
+        // costs less than an exec of the zygote plus a fork), one spawner thread.
         let used = chosen.clone().unwrap_or_else(|| "default".to_string());
         if policies.contains_key(&used) {
             policies.retain(|name, _| *name == used);
@@ -132,6 +132,7 @@ impl Target {
         config.default_policy = used;
         config.pool.max = 0;
         config.spawn = SpawnMode::Cold;
+        config.zygotes = 1;
         Ok((Target::Sandboxed(Box::new(config)), chosen))
     }
 

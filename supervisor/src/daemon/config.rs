@@ -24,12 +24,13 @@
 //! shutdown_grace_ms = 10000        # SIGTERM: how long running executions may finish
 //! pool_max = 32                    # warm runners a policy's pool may grow to under load
 //! pool_idle_ms = 5000              # idle this long, a pool shrinks back to its policy's `warm`
+//! zygotes = 8                      # zygote shards forking runners (1-64; default: one per 2 cores)
 //! log_format = "text"              # or "json"
 //! [policies_by_uid]                # uids listed here may use only these policies
 //! 1000 = ["default", "strict"]
 //! ```
 
-use crate::engine::PoolBounds;
+use crate::engine::{MAX_ZYGOTES, PoolBounds, default_zygotes};
 use crate::policy::{MAX_WARM, PolicySource};
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -86,6 +87,8 @@ pub struct Config {
     pub log_format: LogFormat,
     /// Warm pools: the bound they grow to under load, and the idle time before they shrink.
     pub pool: PoolBounds,
+    /// Zygote shards (each a fork server with its own threads); runs are dealt to them in turn.
+    pub zygotes: usize,
 }
 
 #[derive(Deserialize, Default)]
@@ -111,6 +114,7 @@ struct ConfigFile {
     log_format: Option<LogFormat>,
     pool_max: Option<usize>,
     pool_idle_ms: Option<u64>,
+    zygotes: Option<usize>,
 }
 
 impl Default for Config {
@@ -135,6 +139,7 @@ impl Default for Config {
             shutdown_grace_ms: 10_000,
             log_format: LogFormat::Text,
             pool: PoolBounds::DEFAULT,
+            zygotes: default_zygotes(),
         }
     }
 }
@@ -193,6 +198,7 @@ impl Config {
                     .pool_idle_ms
                     .map_or(d.pool.idle, std::time::Duration::from_millis),
             },
+            zygotes: f.zygotes.unwrap_or(d.zygotes),
         };
         c.validate().map_err(|(k, m)| key(k, m))?;
         Ok(c)
@@ -217,6 +223,9 @@ impl Config {
         }
         if self.pool.max > MAX_WARM {
             return Err(("pool_max", format!("must be at most {MAX_WARM}")));
+        }
+        if !(1..=MAX_ZYGOTES).contains(&self.zygotes) {
+            return Err(("zygotes", format!("must be between 1 and {MAX_ZYGOTES}")));
         }
         if self.pool.idle < std::time::Duration::from_millis(10) {
             return Err(("pool_idle_ms", "must be at least 10".into()));
@@ -318,6 +327,15 @@ mod tests {
             e.contains("`pool_idle_ms`") && e.contains("at least 10"),
             "{e}"
         );
+        for bad in ["zygotes = 0", "zygotes = 65"] {
+            let e = parse(bad).unwrap_err().to_string();
+            assert!(
+                e.contains("`zygotes`") && e.contains("between 1 and 64"),
+                "{e}"
+            );
+        }
+        assert_eq!(parse("zygotes = 64").unwrap().zygotes, 64);
+        assert_eq!(parse("zygotes = 1").unwrap().zygotes, 1);
         let e = parse("max_queue = \"lots\"").unwrap_err().to_string();
         assert!(e.contains("max_queue"), "{e}");
         let e = parse("[policies_by_uid]\nbob = [\"default\"]")

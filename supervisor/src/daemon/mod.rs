@@ -73,6 +73,7 @@ impl Generation {
         let mut ec = EngineConfig::new(config.runner.clone(), policies);
         ec.default_policy = config.default_policy.clone();
         ec.pool = config.pool;
+        ec.zygotes = config.zygotes;
         let engine = Arc::new(Engine::new(ec)?);
         let admission = Admission::new(
             config.max_runners,

@@ -20,6 +20,7 @@ mod converse;
 mod pool;
 mod prepare;
 pub mod process;
+mod spawner;
 mod zygote;
 
 use crate::check::{Enforcement, HostReport, host_report_for};
@@ -38,6 +39,7 @@ pub use prepare::in_process_limits;
 pub use process::{ProcessError, SpawnMode};
 /// The one request type, from the client library through the engine into the runner.
 pub use ptc_shared::client_protocol::RunRequest;
+pub use spawner::{MAX_ZYGOTES, default_zygotes};
 
 /// A boxed, sendable future (the engine has no async-trait dependency).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -70,6 +72,10 @@ pub struct EngineConfig {
     pub spawn: SpawnMode,
     /// How far warm pools grow under load and how soon they shrink back when idle.
     pub pool: PoolBounds,
+    /// Zygote shards: each is a zygote with its own spawner and reader threads, and runs are
+    /// dealt to them in turn (1 to [`MAX_ZYGOTES`]; default [`default_zygotes`], one per two
+    /// cores). In cold mode, the number of spawner threads.
+    pub zygotes: usize,
 }
 
 impl EngineConfig {
@@ -84,6 +90,7 @@ impl EngineConfig {
             default_policy: "default".into(),
             spawn: SpawnMode::default(),
             pool: PoolBounds::DEFAULT,
+            zygotes: default_zygotes(),
         }
     }
 }
@@ -104,6 +111,8 @@ pub enum EngineError {
     },
     #[error("policy `{policy}`: {message}")]
     BadPolicy { policy: String, message: String },
+    #[error("zygotes = {0}: must be between 1 and {MAX_ZYGOTES}")]
+    Zygotes(usize),
     #[error(transparent)]
     Process(#[from] ProcessError),
 }
@@ -125,7 +134,7 @@ pub enum EngineError {
 #[derive(Debug)]
 pub struct Engine {
     pools: BTreeMap<String, Arc<Pool>>,
-    spawner: process::Spawner,
+    spawner: spawner::Spawner,
     default_policy: String,
     host: HostReport,
 }
@@ -157,7 +166,10 @@ impl Engine {
         if !config.runner_path.is_file() {
             return Err(EngineError::RunnerMissing(config.runner_path));
         }
-        let spawner = process::Spawner::start(&config.runner_path, config.spawn)?;
+        if !(1..=MAX_ZYGOTES).contains(&config.zygotes) {
+            return Err(EngineError::Zygotes(config.zygotes));
+        }
+        let spawner = spawner::Spawner::start(&config.runner_path, config.spawn, config.zygotes)?;
         let mut pools = BTreeMap::new();
         for (name, policy) in config.policies {
             let enforcement = enforce(&host, &policy)?;
@@ -213,10 +225,15 @@ impl Engine {
         self.pools.get(policy).map(|p| &p.prepared().enforcement)
     }
 
-    /// The pid of the zygote forking this engine's runners, while one is alive (`None` in cold
-    /// mode, before it has started, and between its death and its restart).
+    /// The pid of a zygote forking this engine's runners (the first shard's that is alive), while
+    /// one is (`None` in cold mode, before any has started, and while none is alive).
     pub fn zygote_pid(&self) -> Option<i32> {
-        self.spawner.zygote_pid()
+        self.zygote_pids().first().copied()
+    }
+
+    /// The pids of the live zygotes, at most one per shard (empty in cold mode).
+    pub fn zygote_pids(&self) -> Vec<i32> {
+        self.spawner.zygote_pids()
     }
 
     /// Warm runners ready right now for `policy`: hardened, their `Ready` received (for tests,

@@ -17,13 +17,14 @@
 //! instead. Runners found dead when taken are discarded (and reaped by their handle).
 //!
 //! Refilling costs no async task: the spawner hands the new runner straight to the pool from the
-//! thread that learned of it (see [`super::process::Spawner::spawn_then`]). Its `Ready` is read
+//! thread that learned of it (see [`super::spawner::Spawner::spawn_then`]). Its `Ready` is read
 //! when it is taken — by then it is normally waiting in the socket, so that is one non-blocking
 //! read, not a turn of the event loop — or by [`Pool::confirmed_count`]. A runner is only ever
 //! given an `Execute` after its `Ready` was read and its landlock status accepted.
 //! Pooled runners hold no tokio registration, so a pool survives any runtime.
 
-use super::process::{ProcessError, RunnerProc, Spawner};
+use super::process::{ProcessError, RunnerProc};
+use super::spawner::Spawner;
 use crate::check::Enforcement;
 use crate::policy::{LandlockMode, Policy};
 use ptc_shared::Limits;

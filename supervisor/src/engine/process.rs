@@ -1,9 +1,10 @@
 //! Runner processes: spawning them, killing them, and reaping them with their CPU time.
 //!
 //! Spawning is `posix_spawn` (vfork+exec in glibc: its cost does not grow with the supervisor's
-//! heap, and no Rust code runs in the child) from ONE long-lived spawner thread. That thread is the
-//! runners' parent thread as far as `PR_SET_PDEATHSIG` is concerned, so it lives exactly as long as
-//! the [`Spawner`]: when the engine goes away its runners are killed by the kernel.
+//! heap, and no Rust code runs in the child) from a long-lived spawner thread (one per shard, see
+//! `spawner.rs`). That thread is the runners' parent thread as far as `PR_SET_PDEATHSIG` is
+//! concerned, so it lives exactly as long as the `Spawner`: when the engine goes away its runners
+//! are killed by the kernel.
 //!
 //! The child gets: fd 3 = its end of a fresh `AF_UNIX` stream socketpair (placed by a dup2 file
 //! action; every supervisor fd is close-on-exec), fds 0–1 = `/dev/null`, fd 2 = a pipe the engine
@@ -15,8 +16,8 @@
 //! reaped exactly once: by [`RunnerProc::wait`], or, when a handle is dropped unreaped, after a
 //! SIGKILL by the reaper thread. So no zombie outlives its handle by more than a kill's latency.
 //!
-//! With [`SpawnMode::Zygote`] (the default) the spawner thread instead starts one
-//! `ptc-runner --zygote` (by the same `posix_spawn`) and asks it to fork each runner (see
+//! With [`SpawnMode::Zygote`] (the default) each spawner thread instead starts one
+//! `ptc-runner --zygote` (by the same `posix_spawn`), which forks the shard's runners (see
 //! `zygote.rs`): the exec, dynamic linking and runtime warm-up are paid once, not per execution.
 //! Such a runner is the zygote's child: it is killed through the pidfd the zygote sends, and its
 //! exit status and CPU time come from the zygote's `Exited` report instead of our own `waitid`.
@@ -30,11 +31,8 @@ use std::ffi::CString;
 use std::io::Write;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
-use std::path::Path;
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use tokio::io::unix::AsyncFd;
-use tokio::sync::oneshot;
 
 /// The runner's IPC socket is always this fd.
 pub const RUNNER_FD: RawFd = 3;
@@ -89,94 +87,6 @@ pub struct Spawned {
     pub sock: UnixStream,
 }
 
-/// Receives a spawn's outcome, on whichever thread learns it (the spawner thread or the
-/// zygote's reader thread). Dropping a `Spawned` kills the runner.
-pub(crate) type Reply = Box<dyn FnOnce(Result<Spawned, ProcessError>) + Send>;
-
-pub(crate) struct SpawnJob {
-    /// Bytes written to the socket before the child starts (the `Setup` frame).
-    pub preamble: Vec<u8>,
-    pub reply: Reply,
-}
-
-/// Handle to the spawner thread (which owns the reaper). Cloning shares it.
-#[derive(Debug, Clone)]
-pub struct Spawner {
-    jobs: mpsc::Sender<SpawnJob>,
-    /// The live zygote's pid, 0 when there is none (cold mode, not started yet, or dead).
-    zygote_pid: Arc<AtomicI32>,
-}
-
-impl std::fmt::Debug for SpawnJob {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SpawnJob")
-            .field("preamble_len", &self.preamble.len())
-            .finish()
-    }
-}
-
-impl Spawner {
-    /// Starts the spawner thread for the runner binary at `path`, and the reaper thread. In
-    /// zygote mode the thread starts the zygote before serving its first job.
-    pub fn start(path: &Path, mode: SpawnMode) -> Result<Spawner, ProcessError> {
-        let c_path =
-            CString::new(path.as_os_str().as_encoded_bytes()).map_err(|_| ProcessError::BadPath)?;
-        let reaper = Reaper::start()?;
-        let (jobs, rx) = mpsc::channel::<SpawnJob>();
-        let zygote_pid = Arc::new(AtomicI32::new(0));
-        let pid_cell = Arc::clone(&zygote_pid);
-        std::thread::Builder::new()
-            .name("ptc-spawner".into())
-            .spawn(move || {
-                // Lives until every Spawner handle is dropped; its exit fires the PDEATHSIG of the
-                // cold runners and of the zygote (whose runners then die with it).
-                let mut zygote = (mode == SpawnMode::Zygote).then(|| {
-                    super::zygote::ZygoteKeeper::new(c_path.clone(), reaper.clone(), pid_cell)
-                });
-                while let Ok(job) = rx.recv() {
-                    let job = match zygote.as_mut() {
-                        Some(z) => match z.fork(job) {
-                            Ok(()) => continue,
-                            Err(job) => job,
-                        },
-                        None => job,
-                    };
-                    let out = spawn_one(&c_path, &job.preamble, &reaper);
-                    // The requester may have given up (cancelled); the runner is then dropped and reaped.
-                    (job.reply)(out);
-                }
-            })
-            .map_err(io("starting the spawner thread"))?;
-        Ok(Spawner { jobs, zygote_pid })
-    }
-
-    /// The pid of the live zygote, if runners are being forked by one right now.
-    pub fn zygote_pid(&self) -> Option<i32> {
-        Some(self.zygote_pid.load(Ordering::Acquire)).filter(|p| *p > 0)
-    }
-
-    /// Spawns one runner; `preamble` is already in its socket when it starts reading.
-    pub async fn spawn(&self, preamble: Vec<u8>) -> Result<Spawned, ProcessError> {
-        let (tx, rx) = oneshot::channel();
-        // If the requester gave up (cancelled), the runner is dropped here, which kills it.
-        self.spawn_then(
-            preamble,
-            Box::new(move |r| {
-                let _ = tx.send(r);
-            }),
-        );
-        rx.await.map_err(|_| ProcessError::SpawnerGone)?
-    }
-
-    /// Spawns one runner and hands the outcome to `reply`, on the thread that learns it: no
-    /// async task has to wake up for it (the warm pools are filled this way).
-    pub(crate) fn spawn_then(&self, preamble: Vec<u8>, reply: Reply) {
-        if let Err(mpsc::SendError(job)) = self.jobs.send(SpawnJob { preamble, reply }) {
-            (job.reply)(Err(ProcessError::SpawnerGone));
-        }
-    }
-}
-
 /// A runner's two descriptors before it exists: our end of its IPC socket (with the preamble
 /// already written), its end, and the read and write ends of its stderr pipe.
 pub(crate) struct RunnerFds {
@@ -218,7 +128,11 @@ impl RunnerFds {
 }
 
 /// Runs on the spawner thread: one cold runner.
-fn spawn_one(path: &CString, preamble: &[u8], reaper: &Reaper) -> Result<Spawned, ProcessError> {
+pub(crate) fn spawn_one(
+    path: &CString,
+    preamble: &[u8],
+    reaper: &Reaper,
+) -> Result<Spawned, ProcessError> {
     let fds = RunnerFds::new(preamble)?;
     let pid = spawn_process(path, &[], &fds.theirs, Some(&fds.err_w))?;
     drop(fds.theirs);
@@ -634,7 +548,7 @@ pub(crate) struct Reaper {
 }
 
 impl Reaper {
-    fn start() -> Result<Reaper, ProcessError> {
+    pub(crate) fn start() -> Result<Reaper, ProcessError> {
         let (tx, rx) = mpsc::channel::<OwnedFd>();
         std::thread::Builder::new()
             .name("ptc-reaper".into())

@@ -1,10 +1,12 @@
 //! The engine's side of the zygote (`ptc-runner --zygote`, see `runner/src/zygote.rs`): one fork
-//! server per engine, started and owned by the spawner thread, restarted when it dies.
+//! server per shard (see `spawner.rs`), started and owned by the shard's spawner thread,
+//! restarted when it dies.
 //!
-//! Protocol (`ptc_shared::protocol::zygote`, one frame per `SOCK_SEQPACKET` packet): the spawner
-//! thread sends `Fork { id }` with the runner's IPC socket (its `Setup` already written into it)
-//! and stderr pipe attached; a reader thread receives `Forked { id, pid }` with the runner's pidfd,
-//! `ForkFailed { id, errno }`, and `Exited { pid, .. }` once the zygote has reaped it.
+//! Protocol (`ptc_shared::protocol::zygote`, one frame per `SOCK_SEQPACKET` packet): the
+//! requesting thread sends `Fork { id }` with the runner's IPC socket (its `Setup` already written
+//! into it) and stderr pipe attached ([`ForkLink::fork`]); the shard's reader thread receives
+//! `Forked { id, pid }` with the runner's pidfd, `ForkFailed { id, errno }`, and
+//! `Exited { pid, .. }` once the zygote has reaped it.
 //!
 //! Invariants:
 //! - A request is registered (by id) before its packet is sent, and a pid's exit slot before the
@@ -19,9 +21,10 @@
 //!   The next spawn starts a new zygote; while none can be started, runners are spawned cold.
 
 use super::process::{
-    Ended, ExitSlot, ProcessError, Reaper, Reply, RunnerFds, RunnerProc, SpawnJob, Spawned, above,
-    io, os, spawn_process,
+    Ended, ExitSlot, ProcessError, Reaper, RunnerFds, RunnerProc, Spawned, above, io, os,
+    spawn_process,
 };
+use super::spawner::{Reply, SpawnJob};
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::socket::{AddressFamily, SockFlag, SockType, socketpair};
 use ptc_shared::codec::{HEADER_LEN, decode_body, encode_frame};
@@ -36,7 +39,7 @@ use std::ffi::CString;
 use std::io::{IoSlice, IoSliceMut};
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -49,26 +52,61 @@ const RETRY_AFTER: Duration = Duration::from_secs(1);
 /// killed and replaced when the next request comes. A healthy fork takes well under 1 ms.
 const FORK_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// The spawner thread's zygote: the current one, if any, and when to try starting another.
+/// What a shard's spawner thread publishes for requesting threads: its live zygote's link (to
+/// send `Fork` from their own thread) and pid.
+#[derive(Debug, Default)]
+pub(crate) struct Published {
+    link: Mutex<Option<Arc<ForkLink>>>,
+    /// The live zygote's pid or 0 (for [`super::Engine::zygote_pids`]).
+    pid: Arc<AtomicI32>,
+}
+
+impl Published {
+    /// The live zygote's link, if it is alive and answering (else the spawner thread must act).
+    pub fn usable(&self) -> Option<Arc<ForkLink>> {
+        let link = self.link.lock().ok()?.clone()?;
+        (link.shared.alive() && !link.shared.stalled(FORK_TIMEOUT)).then_some(link)
+    }
+
+    pub fn pid(&self) -> Option<i32> {
+        Some(self.pid.load(Ordering::Acquire)).filter(|p| *p > 0)
+    }
+
+    fn set(&self, link: Option<Arc<ForkLink>>) {
+        if let Ok(mut l) = self.link.lock() {
+            *l = link;
+        }
+    }
+}
+
+/// A shard's zygote as its spawner thread keeps it: the current one, if any, and when to try
+/// starting another.
 #[derive(Debug)]
 pub(crate) struct ZygoteKeeper {
+    /// The shard's number (names its reader thread).
+    shard: usize,
     path: CString,
     reaper: Reaper,
     current: Option<Zygote>,
     retry_at: Instant,
-    /// Published for [`super::Engine::zygote_pid`]: the live zygote's pid or 0.
-    pid_cell: Arc<AtomicI32>,
+    published: Arc<Published>,
 }
 
 impl ZygoteKeeper {
     /// Starts the first zygote right away, so the first request does not wait for it.
-    pub fn new(path: CString, reaper: Reaper, pid_cell: Arc<AtomicI32>) -> ZygoteKeeper {
+    pub fn new(
+        shard: usize,
+        path: CString,
+        reaper: Reaper,
+        published: Arc<Published>,
+    ) -> ZygoteKeeper {
         let mut b = ZygoteKeeper {
+            shard,
             path,
             reaper,
             current: None,
             retry_at: Instant::now(),
-            pid_cell,
+            published,
         };
         b.zygote();
         b
@@ -78,51 +116,63 @@ impl ZygoteKeeper {
     /// when there is no live zygote, for a cold spawn.
     pub fn fork(&mut self, job: SpawnJob) -> Result<(), SpawnJob> {
         match self.zygote() {
-            Some(z) => z.fork(job),
+            Some(z) => z.link.fork(job, true),
             None => Err(job),
         }
     }
 
     /// The live zygote, (re)starting one if it is gone and the retry delay has passed.
     fn zygote(&mut self) -> Option<&mut Zygote> {
-        if self.current.as_ref().is_some_and(|z| !z.shared.alive()) {
-            tracing::warn!("the zygote died; starting a new one");
-            self.current = None;
+        if self
+            .current
+            .as_ref()
+            .is_some_and(|z| !z.link.shared.alive())
+        {
+            tracing::warn!(shard = self.shard, "the zygote died; starting a new one");
+            self.replace(None);
         }
         if self
             .current
             .as_ref()
-            .is_some_and(|z| z.shared.stalled(FORK_TIMEOUT))
+            .is_some_and(|z| z.link.shared.stalled(FORK_TIMEOUT))
         {
             // Dropping it kills it; its reader then fails the pending requests.
-            tracing::warn!("the zygote does not answer; replacing it");
-            self.current = None;
+            tracing::warn!(
+                shard = self.shard,
+                "the zygote does not answer; replacing it"
+            );
+            self.replace(None);
         }
         if self.current.is_none() && Instant::now() >= self.retry_at {
-            match Zygote::start(&self.path, &self.reaper, &self.pid_cell) {
-                Ok(z) => self.current = Some(z),
+            match Zygote::start(self.shard, &self.path, &self.reaper, &self.published.pid) {
+                Ok(z) => self.replace(Some(z)),
                 Err(e) => {
-                    tracing::warn!(error = %e, "zygote unavailable; spawning runners cold");
+                    tracing::warn!(shard = self.shard, error = %e, "zygote unavailable; spawning runners cold");
                     self.retry_at = Instant::now() + RETRY_AFTER;
                 }
             }
         }
         self.current.as_mut()
     }
+
+    /// Makes `z` the current zygote (dropping, so killing, the old one) and publishes its link.
+    fn replace(&mut self, z: Option<Zygote>) {
+        self.published.set(z.as_ref().map(|z| Arc::clone(&z.link)));
+        self.current = z;
+    }
 }
 
-/// One zygote process and our end of its control socket (the reader thread holds a duplicate).
+/// One zygote process; its control socket is in the link (the reader thread holds a duplicate).
 #[derive(Debug)]
 struct Zygote {
     /// The zygote process itself: our child, killed and reaped when this is dropped.
     proc: RunnerProc,
-    ctl: OwnedFd,
-    shared: Arc<ZygoteLink>,
-    next_id: u64,
+    link: Arc<ForkLink>,
 }
 
 impl Zygote {
     fn start(
+        shard: usize,
         path: &CString,
         reaper: &Reaper,
         pid_cell: &Arc<AtomicI32>,
@@ -149,19 +199,44 @@ impl Zygote {
         let reader_ctl = ctl.try_clone().map_err(io("dup"))?;
         let reader_shared = Arc::clone(&shared);
         std::thread::Builder::new()
-            .name("ptc-zygote-reader".into())
+            .name(format!("ptc-zreader-{shard}"))
             .spawn(move || read_reports(&reader_ctl, &reader_shared))
             .map_err(io("starting the zygote reader thread"))?;
-        tracing::debug!(pid, "zygote started");
+        tracing::debug!(shard, pid, "zygote started");
         Ok(Zygote {
             proc,
-            ctl,
-            shared,
-            next_id: 0,
+            link: Arc::new(ForkLink {
+                ctl,
+                shared,
+                next_id: AtomicU64::new(0),
+            }),
         })
     }
+}
 
-    fn fork(&mut self, job: SpawnJob) -> Result<(), SpawnJob> {
+impl Drop for Zygote {
+    fn drop(&mut self) {
+        // Killing the zygote kills its runners (PR_SET_PDEATHSIG); the reader then sees EOF.
+        self.proc.kill();
+    }
+}
+
+/// What any thread needs to have a live zygote fork a runner: our end of its control socket
+/// (a `SOCK_SEQPACKET` send is one atomic packet, so threads may send at once), the state shared
+/// with its reader thread, and the request ids.
+#[derive(Debug)]
+pub(crate) struct ForkLink {
+    ctl: OwnedFd,
+    shared: Arc<ZygoteLink>,
+    next_id: AtomicU64,
+}
+
+impl ForkLink {
+    /// Makes the runner's descriptors on this thread and asks the zygote to fork it; the reply
+    /// comes from the reader thread. Gives the job back when the zygote is gone, or, without
+    /// `wait`, when its socket is full (the caller then hands it to the spawner thread, which
+    /// waits).
+    pub fn fork(&self, job: SpawnJob, wait: bool) -> Result<(), SpawnJob> {
         let fds = match RunnerFds::new(&job.preamble) {
             Ok(f) => f,
             Err(e) => {
@@ -169,8 +244,7 @@ impl Zygote {
                 return Ok(());
             }
         };
-        self.next_id = self.next_id.wrapping_add(1);
-        let id = self.next_id;
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let RunnerFds {
             ours,
             theirs,
@@ -193,27 +267,26 @@ impl Zygote {
             &self.ctl,
             &Request::Fork { id },
             &[theirs.as_fd(), err_w.as_fd()],
+            wait,
         );
-        if let Err(e) = sent {
-            tracing::warn!(error = %e, "zygote control socket failed; spawning cold");
-            self.shared.die();
-            return match self.shared.unregister(id) {
-                Some(p) => Err(SpawnJob {
-                    preamble: job.preamble,
-                    reply: p.reply,
-                }),
-                // `die` already failed it with a clear error.
-                None => Ok(()),
-            };
+        let give_back = |p: Option<Pending>| match p {
+            Some(p) => Err(SpawnJob {
+                preamble: job.preamble,
+                reply: p.reply,
+            }),
+            // The reader already failed it with a clear error.
+            None => Ok(()),
+        };
+        match sent {
+            Ok(()) => {}
+            Err(SendFailed::Full) => return give_back(self.shared.unregister(id)),
+            Err(SendFailed::Broken(e)) => {
+                tracing::warn!(error = %e, "zygote control socket failed; spawning elsewhere");
+                self.shared.die();
+                return give_back(self.shared.unregister(id));
+            }
         }
         Ok(())
-    }
-}
-
-impl Drop for Zygote {
-    fn drop(&mut self) {
-        // Killing the zygote kills its runners (PR_SET_PDEATHSIG); the reader then sees EOF.
-        self.proc.kill();
     }
 }
 
@@ -412,25 +485,48 @@ fn await_hello(ctl: &OwnedFd) -> Result<(), ProcessError> {
     }
 }
 
-fn send_packet(ctl: &OwnedFd, req: &Request, fds: &[BorrowedFd<'_>]) -> Result<(), ProcessError> {
-    let frame = encode_frame(req, MAX_PACKET).map_err(|e| ProcessError::Os {
-        what: "encoding a zygote request",
-        source: std::io::Error::other(e.to_string()),
+/// Why a request was not sent.
+enum SendFailed {
+    /// The socket's buffer is full (only without `wait`): nothing was sent.
+    Full,
+    /// The socket failed: the zygote is gone.
+    Broken(ProcessError),
+}
+
+/// Sends one request with `fds` attached; without `wait`, a full socket is [`SendFailed::Full`]
+/// instead of a wait (a tokio worker must not block on a zygote that is behind).
+fn send_packet(
+    ctl: &OwnedFd,
+    req: &Request,
+    fds: &[BorrowedFd<'_>],
+    wait: bool,
+) -> Result<(), SendFailed> {
+    let frame = encode_frame(req, MAX_PACKET).map_err(|e| {
+        SendFailed::Broken(ProcessError::Os {
+            what: "encoding a zygote request",
+            source: std::io::Error::other(e.to_string()),
+        })
     })?;
     let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(2))];
     let mut control = SendAncillaryBuffer::new(&mut space);
     if !control.push(SendAncillaryMessage::ScmRights(fds)) {
-        return Err(ProcessError::Os {
+        return Err(SendFailed::Broken(ProcessError::Os {
             what: "sending to the zygote",
             source: std::io::Error::other("too many fds for one request"),
-        });
+        }));
     }
+    let flags = if wait {
+        SendFlags::NOSIGNAL
+    } else {
+        SendFlags::NOSIGNAL | SendFlags::DONTWAIT
+    };
     loop {
         let iov = [IoSlice::new(&frame)];
-        match sendmsg(ctl, &iov, &mut control, SendFlags::NOSIGNAL) {
+        match sendmsg(ctl, &iov, &mut control, flags) {
             Ok(_) => return Ok(()),
             Err(rustix::io::Errno::INTR) => continue,
-            Err(e) => return Err(io("sending to the zygote")(e.into())),
+            Err(rustix::io::Errno::AGAIN) if !wait => return Err(SendFailed::Full),
+            Err(e) => return Err(SendFailed::Broken(io("sending to the zygote")(e.into()))),
         }
     }
 }
