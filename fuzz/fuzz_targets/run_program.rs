@@ -4,7 +4,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use ptc_runner::{Limits, RunOptions, Tool, run};
-use ptc_shared::Value;
+use ptc_shared::{FailReason, Value};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(src) = std::str::from_utf8(data) else { return };
@@ -16,5 +16,10 @@ fuzz_target!(|data: &[u8]| {
         tools: vec![Tool::new("echo", Ok), Tool::new("boom", |_| Err("boom".into()))],
         ..RunOptions::default()
     };
-    let _ = run(src, opts);
+    // A panic aborts here (libfuzzer-sys's hook); a Step that says the interpreter itself
+    // failed is a bug too, even if something upstream caught it.
+    if let Err(step) = run(src, opts) {
+        let reason = step.reason();
+        assert_ne!(reason, Some(FailReason::RunnerCrashed), "{:?}", step.fail);
+    }
 });
