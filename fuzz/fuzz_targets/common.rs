@@ -9,8 +9,12 @@ use ptc_shared::codec::{Message, decode_body, encode_frame};
 pub const MAX: u32 = 16 << 20;
 
 pub fn decode_and_round_trip<T: Message>(body: &[u8]) {
-    let Ok(msg) = decode_body::<T>(body, MAX) else { return };
-    let Ok(once) = encode_frame(&msg, u32::MAX) else { return };
+    let Ok(msg) = decode_body::<T>(body, MAX) else {
+        return;
+    };
+    let Ok(once) = encode_frame(&msg, u32::MAX) else {
+        return;
+    };
     let again: T = match decode_body(&once[4..], u32::MAX) {
         Ok(m) => m,
         Err(e) => panic!("a re-encoded message does not decode: {e}"),

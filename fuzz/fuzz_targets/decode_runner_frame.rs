@@ -13,7 +13,9 @@ use ptc_shared::codec::read_frame_bytes;
 use ptc_shared::protocol::{RunnerToSupervisor, SupervisorToRunner, zygote};
 
 fuzz_target!(|data: &[u8]| {
-    let Some((which, body)) = data.split_first() else { return };
+    let Some((which, body)) = data.split_first() else {
+        return;
+    };
     let decode: fn(&[u8]) = match which % 4 {
         0 => common::decode_and_round_trip::<RunnerToSupervisor>,
         1 => common::decode_and_round_trip::<zygote::Report>,

@@ -8,16 +8,28 @@ use ptc_shared::client_protocol::RunRequest;
 use ptc_shared::{FailReason, Value};
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(src) = std::str::from_utf8(data) else { return };
-    let limits = Limits { timeout_ms: 200, max_steps: 200_000, max_iterations: 20_000, ..Limits::default() };
-    let context = ptc_runner::edn::parse(r#"{"orders" [{"id" 1 "total" 5.5} {"id" 2 "total" 7}] "n" 3}"#).unwrap_or(Value::Nil);
+    let Ok(src) = std::str::from_utf8(data) else {
+        return;
+    };
+    let limits = Limits {
+        timeout_ms: 200,
+        max_steps: 200_000,
+        max_iterations: 20_000,
+        ..Limits::default()
+    };
+    let context =
+        ptc_runner::edn::parse(r#"{"orders" [{"id" 1 "total" 5.5} {"id" 2 "total" 7}] "n" 3}"#)
+            .unwrap_or(Value::Nil);
     let opts = RunOptions {
         request: RunRequest {
             context,
             ..RunRequest::default()
         },
         limits,
-        tools: vec![Tool::new("echo", Ok), Tool::new("boom", |_| Err("boom".into()))],
+        tools: vec![
+            Tool::new("echo", Ok),
+            Tool::new("boom", |_| Err("boom".into())),
+        ],
     };
     // A panic aborts here (libfuzzer-sys's hook); a Step that says the interpreter itself
     // failed is a bug too, even if something upstream caught it.
