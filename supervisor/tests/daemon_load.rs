@@ -126,7 +126,7 @@ fn case(c: u64, i: u64) -> (RunRequest, Expect) {
             req.timeout_ms = Some(40);
             (req, fail(FailReason::Timeout, Some("timeout_ms"), None))
         }
-        _ if (i / 12) % 2 == 0 => {
+        _ if (i / 12).is_multiple_of(2) => {
             // A tightened heap: this runner is spawned on the request's path (the heap is an
             // rlimit fixed at setup), which the load exercises too.
             let mut req = request("(loop [s \"x\"] (recur (str s s)))".into());
@@ -149,12 +149,10 @@ fn case(c: u64, i: u64) -> (RunRequest, Expect) {
 /// The shipped `default` policy's limits (a request's `limits` must be complete).
 fn default_limits() -> Limits {
     static LIMITS: std::sync::OnceLock<Limits> = std::sync::OnceLock::new();
-    LIMITS
-        .get_or_init(|| {
-            let policies = ptc_supervisor::policy::load_dir(&shipped_policies()).unwrap();
-            policies["default"].limits.clone()
-        })
-        .clone()
+    *LIMITS.get_or_init(|| {
+        let policies = ptc_supervisor::policy::load_dir(&shipped_policies()).unwrap();
+        policies["default"].limits
+    })
 }
 
 /// Whether `step` is the answer `expect` describes; `Err` says how it is not.
@@ -272,7 +270,7 @@ impl Tally {
         let name = step.reason().map_or("ok", FailReason::as_str).to_string();
         *self.outcomes.lock().unwrap().entry(name).or_default() += 1;
         let n = self.done.fetch_add(1, Ordering::Relaxed) + 1;
-        if n % every == 0 {
+        if n.is_multiple_of(every) {
             self.rss.lock().unwrap().push((n, rss_kib(daemon)));
         }
     }
@@ -325,10 +323,8 @@ async fn client(
         let step = conn.call(req).await?;
         tally.record(&step, load.sample_every, daemon);
         let crashed = load.chaos && step.reason() == Some(FailReason::RunnerCrashed);
-        if !crashed {
-            if let Err(e) = check(&expect, &step) {
-                tally.error(format!("client {c} run {i}: {e}"));
-            }
+        if !crashed && let Err(e) = check(&expect, &step) {
+            tally.error(format!("client {c} run {i}: {e}"));
         }
     }
     let sentinel = conn.call(request("(+ 40 2)".into())).await?;
@@ -527,7 +523,7 @@ async fn killer(daemon: i32, stop: Arc<AtomicBool>, seed: u64) -> (u64, u64) {
             .into_iter()
             .filter(|p| is_zygote(*p))
             .collect();
-        let target = if round % 6 == 0 {
+        let target = if round.is_multiple_of(6) {
             zs.first().map(|z| (*z, daemon))
         } else {
             let rs: Vec<(i32, i32)> = zs
