@@ -5,6 +5,11 @@
 #   scripts/mutants.sh                 # every file below, each against its own package's tests
 #   scripts/mutants.sh FILE [FILE...]  # just these files
 #   MUTANTS_TIMEOUT=600 MUTANTS_TEST_ARGS="--lib" scripts/mutants.sh shared/src/codec.rs
+#   MUTANTS_IN_PLACE=1 scripts/mutants.sh runner/src/alloc.rs
+#
+# MUTANTS_IN_PLACE=1 mutates this tree itself and builds in its own target/ (incremental, so
+# much faster than the clean copy); do not edit or build here meanwhile. cargo-mutants puts
+# each file back after its mutant (check `git status` if a run is killed).
 #
 # Results land in mutants.out/<file>/ (caught.txt, missed.txt, timeout.txt, unviable.txt).
 set -euo pipefail
@@ -21,7 +26,7 @@ FILES=(
   supervisor/src/policy.rs         # policy loader and validator, seccomp compilation
   supervisor/src/check.rs          # what a host can enforce
   supervisor/src/engine/pool.rs    # runner start-up checks (landlock required)
-  supervisor/src/engine/session.rs # classification of how an execution ended
+  supervisor/src/engine/classify.rs # classification of how an execution ended
   supervisor/src/daemon/admission.rs # admission and fairness
 )
 [ $# -gt 0 ] && FILES=("$@")
@@ -36,7 +41,9 @@ for f in "${FILES[@]}"; do
   # --copy-target=false: the build copy starts clean instead of duplicating a multi-GB target/.
   # shellcheck disable=SC2086
   # --all-features: the async codec (feature tokio) and the seccomp helpers are tested too.
-  cargo mutants --file "$f" --copy-target=false --all-features --timeout "${MUTANTS_TIMEOUT:-300}" \
+  where=(--copy-target=false)
+  [ -n "${MUTANTS_IN_PLACE:-}" ] && where=(--in-place)
+  cargo mutants --file "$f" "${where[@]}" --all-features --timeout "${MUTANTS_TIMEOUT:-300}" \
     --output "$out" ${MUTANTS_ARGS:-} -- ${MUTANTS_TEST_ARGS:-} || true
   for k in caught missed timeout unviable; do
     printf '%s %s\n' "$k" "$(wc -l < "$out/mutants.out/$k.txt" 2>/dev/null || echo 0)"

@@ -18,17 +18,10 @@ pub fn matches(expected: &Value, actual: &Value, division: bool) -> bool {
             a.len() == b.len()
                 && a.iter().all(|(k, v)| {
                     b.iter()
-                        .any(|(k2, v2)| key_eq(k, k2) && matches(v, v2, division))
+                        .any(|(k2, v2)| matches(k, k2, false) && matches(v, v2, division))
                 })
         }
         (a, b) => a == b,
-    }
-}
-
-fn key_eq(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Keyword(x), Value::Str(y)) | (Value::Str(x), Value::Keyword(y)) => x == y,
-        _ => matches(a, b, false),
     }
 }
 
@@ -58,6 +51,18 @@ mod tests {
         a.insert(Value::keyword("a"), Value::Int(1));
         let mut b = ptc_shared::value::Map::new();
         b.insert(Value::string("a"), Value::Int(1));
-        assert!(matches(&Value::Map(a), &Value::Map(b), false));
+        // Map keys compare exactly: a keyword key is not a string key (nor an int a float).
+        assert!(!matches(
+            &Value::Map(a.clone()),
+            &Value::Map(b.clone()),
+            false
+        ));
+        assert!(matches(&Value::Map(a.clone()), &Value::Map(a), false));
+        assert!(matches(&Value::Map(b.clone()), &Value::Map(b), false));
+        let mut i = ptc_shared::value::Map::new();
+        i.insert(Value::Int(1), Value::Int(1));
+        let mut f = ptc_shared::value::Map::new();
+        f.insert(Value::Float(1.0), Value::Int(1));
+        assert!(!matches(&Value::Map(i), &Value::Map(f), true));
     }
 }

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone)]
 pub enum Expect {
     Value(Value),
-    /// Must fail; with our fail reason when the corpus states it.
-    Error(Option<String>),
+    /// Must fail with this fail reason (every failing case states one).
+    Error(String),
 }
 
 /// One case, from either format.
@@ -115,7 +115,7 @@ pub fn overrides() -> Result<HashMap<String, (String, Expect)>, String> {
     for m in lines(&path)? {
         let id = text(get(&m, "id"));
         let expect = match (get(&m, "expect"), get(&m, "expect-error")) {
-            (_, Some(r)) => Expect::Error(Some(text(Some(r)))),
+            (_, Some(r)) => Expect::Error(text(Some(r))),
             (Some(v), None) => Expect::Value(v.clone()),
             (None, None) => {
                 return Err(format!(
@@ -128,8 +128,20 @@ pub fn overrides() -> Result<HashMap<String, (String, Expect)>, String> {
     Ok(out)
 }
 
-/// Every Clojure-judged case with Clojure's expectation.
+/// The fail reasons of the shared sample's failing cases (`public-reasons.edn`: the sample,
+/// `cases/public.edn`, is kept byte for byte as shared, so its reasons live beside it).
+fn public_reasons() -> Result<HashMap<String, String>, String> {
+    let path = root().join("public-reasons.edn");
+    Ok(lines(&path)?
+        .into_iter()
+        .map(|m| (text(get(&m, "id")), text(get(&m, "reason"))))
+        .collect())
+}
+
+/// Every Clojure-judged case with Clojure's expectation. A case that failed in Clojure must say
+/// with which of our reasons it fails (`:reason`): a corpus where one does not is an error.
 pub fn clojure_cases() -> Result<Vec<Case>, String> {
+    let public = public_reasons()?;
     let mut out = Vec::new();
     for (stem, path) in edn_files(&root().join("cases"))? {
         let expected: HashMap<String, Value> =
@@ -144,11 +156,16 @@ pub fn clojure_cases() -> Result<Vec<Case>, String> {
                 .ok_or_else(|| format!("{stem}: no expected result for {id}"))?;
             let expect = match (get(e, "ok"), get(e, "error")) {
                 (Some(v), _) => Expect::Value(v.clone()),
-                (None, Some(_)) => Expect::Error(
-                    get(e, "reason")
+                (None, Some(_)) => {
+                    let reason = get(e, "reason")
                         .or_else(|| get(&m, "reason"))
-                        .map(|r| text(Some(r))),
-                ),
+                        .map(|r| text(Some(r)))
+                        .or_else(|| public.get(&id).cloned())
+                        .ok_or_else(|| {
+                            format!("{stem}: {id} fails in Clojure but has no :reason")
+                        })?;
+                    Expect::Error(reason)
+                }
                 (None, None) => Expect::Value(Value::Nil),
             };
             out.push(base_case(&m, &stem, expect));
@@ -163,7 +180,7 @@ pub fn ptc_cases() -> Result<Vec<Case>, String> {
     for (stem, path) in edn_files(&root().join("ptc"))? {
         for m in lines(&path)? {
             let expect = match (get(&m, "expect"), get(&m, "expect-error")) {
-                (_, Some(r)) => Expect::Error(Some(text(Some(r)))),
+                (_, Some(r)) => Expect::Error(text(Some(r))),
                 (Some(v), None) => Expect::Value(v.clone()),
                 (None, None) => Expect::Value(Value::Nil),
             };

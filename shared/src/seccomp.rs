@@ -106,6 +106,13 @@ mod tests {
     }
 
     #[test]
+    fn a_program_of_exactly_the_kernels_maximum_is_accepted() {
+        let program = decode_program(&vec![7; 8 * BPF_MAXINSNS]).unwrap();
+        assert_eq!(program.len(), BPF_MAXINSNS);
+        assert!(program.iter().all(|i| i.jt == 7 && i.jf == 7));
+    }
+
+    #[test]
     fn bad_programs_are_refused() {
         assert!(matches!(decode_program(&[]), Err(SeccompError::Empty)));
         assert!(matches!(
@@ -115,6 +122,10 @@ mod tests {
         assert!(matches!(
             decode_program(&vec![0; 8 * 4097]),
             Err(SeccompError::TooLong(4097))
+        ));
+        assert!(matches!(
+            decode_program(&vec![0; 8 * 5000]),
+            Err(SeccompError::TooLong(5000))
         ));
         assert!(matches!(
             compile_filter(POLICY.as_bytes(), "other"),

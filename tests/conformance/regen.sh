@@ -29,14 +29,30 @@ java -cp "$jar" clojure.main inventory.clj ../../docs/inventory.tsv >&2
 python3 - "${names[@]}" <<'PY'
 import sys
 sys.path.insert(0, ".")
-from compare import load_results
+from compare import load_results, read_edn, EMap
+REASONS = {"parse_error", "analysis_error", "eval_error", "timeout", "limit_exceeded",
+           "tool_error", "tool_not_found", "failed", "validation_error"}
 bad = 0
 for n in sys.argv[1:]:
     results, problems = load_results(f"expected/{n}.edn")
     for p in problems:
         print(p); bad += 1
     if n == "public":
-        continue  # the shared sample predates :reason
+        # The shared sample predates :reason: its reasons are in public-reasons.edn, which must
+        # name exactly the sample's failing cases.
+        listed = {}
+        for line in open("public-reasons.edn", encoding="utf-8"):
+            if line.strip() and not line.lstrip().startswith(";"):
+                m = read_edn(line)
+                d = {k.name: v for k, v in m} if isinstance(m, EMap) else {}
+                listed[d.get("id")] = getattr(d.get("reason"), "name", None)
+        failing = {cid for cid, e in results.items() if e.get("error") is not None}
+        for cid in sorted(failing ^ set(listed)):
+            print(f"public-reasons.edn: {cid}: listed iff it fails in Clojure"); bad += 1
+        for cid, r in sorted(listed.items()):
+            if r not in REASONS:
+                print(f"public-reasons.edn: {cid}: unknown fail reason {r}"); bad += 1
+        continue
     for cid, e in results.items():
         err = e.get("error")
         if isinstance(err, str) and (err == "timeout" or err.startswith("NonPlainResult")):
@@ -46,9 +62,6 @@ for n in sys.argv[1:]:
         elif err is not None and "reason" not in e:
             print(f"{n}: {cid}: failed in Clojure but has no :reason ({err})"); bad += 1
 import glob
-from compare import read_edn, EMap
-REASONS = {"parse_error", "analysis_error", "eval_error", "timeout", "limit_exceeded",
-           "tool_error", "tool_not_found", "failed", "validation_error"}
 seen = set()
 for f in sorted(glob.glob("ptc/*.edn")):
     for lineno, line in enumerate(open(f, encoding="utf-8"), 1):

@@ -196,10 +196,25 @@ pub fn unbound(name: &str, pos: Pos, candidates: Vec<String>) -> AnalysisError {
     )
 }
 
+/// Names longer than this get no suggestion: no one mistypes one, and the edit distance costs
+/// the product of the two lengths per candidate. Without the bound an unresolved 60 KB symbol
+/// (a program can be 1 MiB) cost minutes of analysis, in-process where no deadline stops it
+/// (found by the `run_program` fuzz target).
+const MAX_SUGGEST_CHARS: usize = 64;
+
 /// The closest candidate by edit distance, if close enough to be a likely typo.
 pub fn suggest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<String> {
-    let limit = (name.chars().count() / 3).clamp(1, 3);
+    let len = name.chars().count();
+    if len > MAX_SUGGEST_CHARS {
+        return None;
+    }
+    let limit = (len / 3).clamp(1, 3);
+    // The distance is at least the difference in length: skip what cannot be close (this
+    // also keeps long user-defined names out of the quadratic comparison).
     candidates
+        .filter(|c| {
+            c.len() <= 4 * (MAX_SUGGEST_CHARS + limit) && c.chars().count().abs_diff(len) <= limit
+        })
         .map(|c| (edit_distance(name, c), c))
         .filter(|(d, _)| *d <= limit)
         .min_by_key(|(d, c)| (*d, c.len()))
@@ -233,6 +248,25 @@ mod tests {
             Some("group-by".into())
         );
         assert_eq!(suggest("zzzzzz", names.iter().copied()), None);
+    }
+
+    #[test]
+    fn long_names_get_no_suggestion_and_long_candidates_are_skipped() {
+        // Regression (fuzzing): a long unresolved symbol was compared with every candidate.
+        let long = "u".repeat(MAX_SUGGEST_CHARS + 1);
+        let near = format!("{long}x");
+        assert_eq!(suggest(&long, [near.as_str()].into_iter()), None);
+        let at_bound = "u".repeat(MAX_SUGGEST_CHARS);
+        let typo = format!("{}x", &at_bound[1..]);
+        assert_eq!(
+            suggest(&at_bound, [typo.as_str()].into_iter()),
+            Some(typo.clone())
+        );
+        let huge = "u".repeat(1 << 20);
+        assert_eq!(
+            suggest("uuu", [huge.as_str(), "uu"].into_iter()),
+            Some("uu".into())
+        );
         assert_eq!(edit_distance("kitten", "sitting"), 3);
     }
 }

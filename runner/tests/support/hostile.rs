@@ -40,6 +40,17 @@ pub fn cases() -> Vec<(&'static str, String, Outcome)> {
             Fail(ParseError, None),
         ),
         (
+            // Found by fuzzing: "did you mean" compared it with every name (minutes, in-process).
+            "a 500 KB unresolved symbol",
+            format!("(inc {})", "u".repeat(500_000)),
+            Fail(AnalysisError, None),
+        ),
+        (
+            "a 500 KB unresolved clojure.string name",
+            format!("(clojure.string/{} \"a\")", "u".repeat(500_000)),
+            Fail(AnalysisError, None),
+        ),
+        (
             "-> 50,000 deep",
             format!("(-> 1 {})", steps(50_000, "inc")),
             Fail(AnalysisError, None),

@@ -179,6 +179,37 @@ mod tests {
         drop(a.admit(7).await.unwrap());
     }
 
+    fn known_uids(a: &Admission) -> usize {
+        a.uids.lock().unwrap().len()
+    }
+
+    /// The uid map forgets idle uids once it holds more than 4,096, never a uid in flight
+    /// (mutation testing: each comparison of the pruning rule was unchecked).
+    #[tokio::test]
+    async fn idle_uids_are_forgotten_past_4096_but_busy_ones_are_kept() {
+        let a = Admission::new(8, 8, 1, 0);
+        let held = a.admit(0).await.unwrap();
+        for uid in 1..4097 {
+            drop(a.admit(uid).await.unwrap());
+        }
+        assert_eq!(known_uids(&a), 4097, "no pruning up to 4,096 known uids");
+        drop(a.admit(4097).await.unwrap());
+        assert_eq!(
+            known_uids(&a),
+            2,
+            "pruned: only the busy uid 0 and the new one remain"
+        );
+        // Uid 0's slot survived: its one running place is still taken.
+        assert_eq!(a.admit(0).await.unwrap_err(), Busy::Uid, "{:?}", held);
+        assert_eq!((a.running(8), a.waiting()), (1, 0));
+    }
+
+    #[test]
+    fn busy_messages_name_the_bound() {
+        assert!(Busy::Uid.message().contains("this user"));
+        assert!(Busy::Queue.message().contains("queue is full"));
+    }
+
     #[tokio::test]
     async fn global_queue_is_bounded() {
         let a = Arc::new(Admission::new(1, 1, 4, 4));
