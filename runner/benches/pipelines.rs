@@ -6,7 +6,7 @@
 //! Times are process CPU time (both sides), not wall time: on a shared, loaded machine the wall
 //! clock mostly measures the wait for a core.
 //!
-//! Prints a table of medians and ratios (ptc / CPython) for BENCHMARKS.md; asserts no time.
+//! Prints (on stderr) a table of medians and ratios (ptc / CPython) for BENCHMARKS.md; asserts no time.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use ptc_runner::convert::import;
@@ -113,8 +113,8 @@ fn main() {
     }
     let after = python(&data);
     let _ = std::fs::remove_file(&data);
-    println!("| pipeline | ptc eval (CPU) | CPython (before / after) | ratio |");
-    println!("|---|---|---|---|");
+    eprintln!("| pipeline | ptc eval (CPU) | CPython (before / after) | ratio |");
+    eprintln!("|---|---|---|---|");
     for (i, (name, _)) in PIPELINES.iter().enumerate() {
         let key = format!("p{}", i + 1);
         let (b, a) = (
@@ -122,7 +122,7 @@ fn main() {
             after[&key]["us"].as_f64().unwrap_or(0.0),
         );
         let ratio = ours[i] / ((a + b) / 2.0);
-        println!(
+        eprintln!(
             "| {name} | {:.0} µs | {b:.0} / {a:.0} µs | {ratio:.2}× |",
             ours[i]
         );

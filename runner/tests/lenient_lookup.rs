@@ -9,7 +9,7 @@ fn key(i: usize, text: &str) -> Value {
     match i % 3 {
         0 => Value::kw(text),
         1 => Value::str(text),
-        _ => Value::Int(text.len() as i64),
+        _ => Value::Int(i64::try_from(text.len()).unwrap_or(0)),
     }
 }
 
@@ -30,7 +30,7 @@ fn one_pass_lenient_lookup_agrees_with_its_definition() {
                 let text = texts[(i + shape) % texts.len()];
                 m.insert(
                     key(i + shape / 3 + shape % 3 * i, text),
-                    Value::Int(i as i64),
+                    Value::Int(i64::try_from(i).unwrap_or(0)),
                 );
             }
             for k in &wanted {

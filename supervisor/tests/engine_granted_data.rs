@@ -31,10 +31,10 @@ fn engine_with(edit: impl Fn(&mut Limits)) -> Engine {
 }
 
 /// `{"rows" [{"id" i "cat" "c<i%17>" "amount" x "tags" ["t<i%5>" "x"]} ...]}`, as from JSON.
-fn rows(n: usize) -> Value {
-    let row = |i: usize| {
+fn rows(n: i64) -> Value {
+    let row = |i: i64| {
         let mut m = Map::new();
-        m.insert(Value::string("id"), Value::Int(i as i64));
+        m.insert(Value::string("id"), Value::Int(i));
         m.insert(Value::string("cat"), Value::string(format!("c{}", i % 17)));
         m.insert(Value::string("amount"), Value::Float(amount(i)));
         let tags = vec![Value::string(format!("t{}", i % 5)), Value::string("x")];
@@ -49,14 +49,14 @@ fn rows(n: usize) -> Value {
     Value::Map(ctx)
 }
 
-fn amount(i: usize) -> f64 {
+fn amount(i: i64) -> f64 {
     (i % 1000) as f64 * 0.5 + 0.25
 }
 
 /// The most rows whose context still fits `max` encoded bytes (and comes within 1 % of it).
-fn rows_filling(max: u64) -> (usize, Value) {
+fn rows_filling(max: u64) -> (i64, Value) {
     let sample = encoded_len(&rows(10_000)).unwrap();
-    let mut n = (max as f64 / sample as f64 * 10_000.0) as usize;
+    let mut n = i64::try_from(max * 10_000 / sample).unwrap();
     loop {
         let ctx = rows(n);
         let len = encoded_len(&ctx).unwrap();
@@ -84,12 +84,7 @@ async fn a_context_of_max_context_bytes_runs_under_the_default_policy() {
     let (n, ctx) = rows_filling(defaults.max_context_bytes);
 
     let step = run(&engine, "(count data/rows)", ctx.clone()).await;
-    assert_eq!(
-        step.return_value,
-        Some(Value::Int(n as i64)),
-        "{:?}",
-        step.fail
-    );
+    assert_eq!(step.return_value, Some(Value::Int(n)), "{:?}", step.fail);
     // The program's peak is counted above the granted data: counting allocates next to nothing.
     assert!(
         step.usage.memory_bytes < 1 << 20,
@@ -101,7 +96,7 @@ async fn a_context_of_max_context_bytes_runs_under_the_default_policy() {
     let step = run(&engine, program, ctx).await;
     let mut sums: Vec<(String, f64)> = (0..17).map(|c| (format!("c{c}"), 0.0)).collect();
     for i in 0..n {
-        sums[i % 17].1 += amount(i);
+        sums[usize::try_from(i % 17).unwrap()].1 += amount(i);
     }
     // `sort-by` is stable: equal sums keep the order of first appearance (c0, c1, ...).
     sums.sort_by(|a, b| b.1.total_cmp(&a.1));
@@ -131,7 +126,7 @@ async fn the_program_still_has_only_its_heap_beside_a_large_context() {
         ctx,
     )
     .await;
-    let expected = Value::Vector(vec![Value::Int(n as i64), Value::Int(400_000)]);
+    let expected = Value::Vector(vec![Value::Int(n), Value::Int(400_000)]);
     assert_eq!(step.return_value, Some(expected), "{:?}", step.fail);
 }
 
