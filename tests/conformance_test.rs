@@ -64,6 +64,7 @@ fn run_case(case: &Case) -> Step {
         },
         tools: tools_of(case),
         limits: limits_of(case),
+        context_value: None,
     };
     match run(&case.program, opts) {
         Ok(s) | Err(s) => s,

@@ -16,6 +16,12 @@ pub use ptc_shared::tool_calls::ToolFailure;
 pub trait ToolHost {
     /// Calls tool `name` with `args` (a map with string keys as the program wrote them).
     fn call(&mut self, name: &str, args: Value) -> Result<Value, ToolFailure>;
+
+    /// Called once per run, just before the program starts, when the granted data (context,
+    /// memory, history) is in interpreter values and the request's copy of the context is gone.
+    /// The runner process re-bases its heap budget here: granted data is not the program's
+    /// allocation (docs/ARCHITECTURE.md, "Granted data").
+    fn imported(&mut self) {}
 }
 
 /// A tool the program may call: name, optional signature and description, and its handler.
@@ -88,6 +94,9 @@ pub struct RunOptions {
     /// Tools with in-process handlers. Ignored by [`run_with_host`], which takes `tool_names`.
     pub tools: Vec<Tool>,
     pub limits: Limits,
+    /// The context already in interpreter values (the runner process decodes its `Execute`
+    /// context straight into them); when set, `request.context` is not read.
+    pub context_value: Option<crate::value::Value>,
 }
 
 impl RunOptions {
@@ -105,6 +114,7 @@ impl RunOptions {
             request,
             tools: Vec::new(),
             limits,
+            context_value: None,
         };
         (program, decls, opts)
     }
@@ -146,7 +156,7 @@ pub fn run(source: &str, mut opts: RunOptions) -> Result<Step, Step> {
         }
     };
     let mut host = ClosureHost { tools, calls };
-    let mut step = crate::session::execute(source, &opts, &names, &mut host);
+    let mut step = crate::session::execute(source, &mut opts, &names, &mut host);
     step.tool_calls = host.calls.into_records();
     step.usage.tool_calls = u32::try_from(step.tool_calls.len()).unwrap_or(u32::MAX);
     step.usage.duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -155,10 +165,11 @@ pub fn run(source: &str, mut opts: RunOptions) -> Result<Step, Step> {
 
 /// Runs a program with an arbitrary tool host; `tool_names` are the declared tools (checked by
 /// the analyzer). The host owns the tool-call checks and trace, and the caller the clock: the
-/// Step's `tool_calls` are empty and `usage.duration_ms` is 0.
+/// Step's `tool_calls` are empty and `usage.duration_ms` is 0. The options are consumed: the
+/// context moves into the interpreter rather than being copied.
 pub fn run_with_host(
     source: &str,
-    opts: &RunOptions,
+    mut opts: RunOptions,
     tool_names: &[String],
     host: &mut dyn ToolHost,
 ) -> Result<Step, Step> {
@@ -166,8 +177,9 @@ pub fn run_with_host(
     // and nothing is meant to panic, but a panic that slipped through must not unwind into (or
     // abort) the host. The interpreter's state is dropped with the closure, so nothing broken
     // is reused. (A stack overflow cannot be caught; that is what the bounds are for.)
-    let run =
-        std::panic::AssertUnwindSafe(|| crate::session::execute(source, opts, tool_names, host));
+    let run = std::panic::AssertUnwindSafe(|| {
+        crate::session::execute(source, &mut opts, tool_names, host)
+    });
     std::panic::catch_unwind(run)
         .unwrap_or_else(|_| {
             let msg =

@@ -4,21 +4,39 @@
 //! dates their ISO-8601 text, exceptions a map with `:message` and `:data`.
 
 use crate::value::{ExInfo, MapImpl, Text, Value};
+use ptc_shared::value::wire::Token;
 use ptc_shared::value::{MAX_DEPTH, Map as SMap, Value as S};
 
-/// Plain data → interpreter value.
+/// Plain data → interpreter value (a copy: `v` stays the caller's).
 pub fn from_shared(v: &S) -> Value {
     Importer::default().value(v)
+}
+
+/// Plain data → interpreter value, consuming it: each collection of `v` is freed as soon as it
+/// is converted, so importing a large context never holds both whole trees at once.
+pub fn import(v: S) -> Value {
+    Importer::default().owned(v)
 }
 
 /// Strings up to this length are interned while importing: JSON data repeats its keys (and many
 /// values) on every row, and one shared `Rc` per distinct string saves an allocation each time.
 const INTERN_MAX: usize = 64;
 
-/// Converts plain data into interpreter values, sharing repeated short strings.
+/// Converts plain data into interpreter values, sharing repeated short strings and the empty
+/// collections (persistent values: sharing them is invisible to a program).
 #[derive(Default)]
 struct Importer {
     strings: std::collections::HashSet<Text, foldhash::fast::RandomState>,
+    empty: [Option<Value>; 4],
+}
+
+/// The collection kinds, as [`Importer::empty`] indexes them.
+#[derive(Clone, Copy)]
+enum Kind {
+    Vector,
+    List,
+    Set,
+    Map,
 }
 
 impl Importer {
@@ -34,6 +52,29 @@ impl Importer {
         rc
     }
 
+    /// Like [`Importer::text`], reusing `s`'s buffer when it is not interned.
+    fn text_owned(&mut self, s: String) -> Text {
+        if s.len() > INTERN_MAX {
+            return Text::from(s);
+        }
+        self.text(&s)
+    }
+
+    /// The one shared empty collection of `kind`.
+    fn empty(&mut self, kind: Kind) -> Value {
+        self.empty[kind as usize]
+            .get_or_insert_with(|| collection(kind, Vec::new()))
+            .clone()
+    }
+
+    /// A collection of `kind` from its items (map items alternate key, value).
+    fn collection(&mut self, kind: Kind, items: Vec<Value>) -> Value {
+        if items.is_empty() {
+            return self.empty(kind);
+        }
+        collection(kind, items)
+    }
+
     fn value(&mut self, v: &S) -> Value {
         match v {
             S::Nil => Value::Nil,
@@ -42,19 +83,197 @@ impl Importer {
             S::Float(f) => Value::Float(*f),
             S::Str(s) => Value::Str(self.text(s)),
             S::Keyword(k) => Value::Keyword(self.text(k)),
-            S::Vector(xs) => Value::vector(xs.iter().map(|x| self.value(x)).collect::<Vec<_>>()),
-            S::List(xs) => Value::list(xs.iter().map(|x| self.value(x)).collect::<Vec<_>>()),
-            S::Set(xs) => Value::set(xs.iter().map(|x| self.value(x)).collect::<Vec<_>>()),
+            S::Vector(xs) => {
+                let items = xs.iter().map(|x| self.value(x)).collect();
+                self.collection(Kind::Vector, items)
+            }
+            S::List(xs) => {
+                let items = xs.iter().map(|x| self.value(x)).collect();
+                self.collection(Kind::List, items)
+            }
+            S::Set(xs) => {
+                let items = xs.iter().map(|x| self.value(x)).collect();
+                self.collection(Kind::Set, items)
+            }
             S::Map(m) => {
-                let mut out = MapImpl::with_capacity(m.len());
+                let mut items = Vec::with_capacity(m.len() * 2);
                 for (k, x) in m {
-                    // Keys of a plain-data map are already distinct.
-                    let (k, x) = (self.value(k), self.value(x));
-                    out.insert_new(k, x);
+                    items.push(self.value(k));
+                    items.push(self.value(x));
                 }
-                Value::map(out)
+                self.collection(Kind::Map, items)
             }
         }
+    }
+
+    fn owned(&mut self, v: S) -> Value {
+        match v {
+            S::Str(s) => Value::Str(self.text_owned(s)),
+            S::Keyword(k) => Value::Keyword(self.text_owned(k)),
+            S::Vector(xs) => {
+                let items = xs.into_iter().map(|x| self.owned(x)).collect();
+                self.collection(Kind::Vector, items)
+            }
+            S::List(xs) => {
+                let items = xs.into_iter().map(|x| self.owned(x)).collect();
+                self.collection(Kind::List, items)
+            }
+            S::Set(xs) => {
+                let items = xs.into_iter().map(|x| self.owned(x)).collect();
+                self.collection(Kind::Set, items)
+            }
+            S::Map(m) => {
+                let mut items = Vec::with_capacity(m.len() * 2);
+                for (k, x) in m {
+                    items.push(self.owned(k));
+                    items.push(self.owned(x));
+                }
+                self.collection(Kind::Map, items)
+            }
+            scalar => self.value(&scalar),
+        }
+    }
+}
+
+/// Builds a collection of `kind`; map items alternate key and value. Keys are inserted with a
+/// duplicate check, the later entry winning (as decoding plain data does).
+fn collection(kind: Kind, items: Vec<Value>) -> Value {
+    match kind {
+        Kind::Vector => Value::vector(items),
+        Kind::List => Value::list(items),
+        Kind::Set => Value::set(items),
+        Kind::Map => {
+            let mut out = MapImpl::with_capacity(items.len() / 2);
+            let mut it = items.into_iter();
+            while let (Some(k), Some(x)) = (it.next(), it.next()) {
+                out.insert(k, x);
+            }
+            Value::map(out)
+        }
+    }
+}
+
+/// An interpreter value decoded straight from the wire's value tokens (the runner's `Execute`
+/// context): no `ptc_shared::Value` tree in between, repeated strings and empty collections
+/// shared as in [`import`]. Nesting is bounded by [`MAX_DEPTH`]. Its memory is bounded by the
+/// runner's allocator, under the grant for granted data (`Setup::grant_bytes`), not by the
+/// codec's per-token decode budget: that budget (sized for plain `Value`s, 32 bytes a token)
+/// refuses ordinary records well below `max_context_bytes`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Imported(pub Value);
+
+impl<'de> serde::Deserialize<'de> for Imported {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Imported, D::Error> {
+        d.deserialize_seq(TokenImporter)
+    }
+}
+
+/// Written as plain data (what the supervisor sends); a value that is not data cannot be.
+impl serde::Serialize for Imported {
+    fn serialize<Ser: serde::Serializer>(&self, s: Ser) -> Result<Ser::Ok, Ser::Error> {
+        to_shared(&self.0)
+            .map_err(serde::ser::Error::custom)?
+            .serialize(s)
+    }
+}
+
+struct TokenImporter;
+
+impl<'de> serde::de::Visitor<'de> for TokenImporter {
+    type Value = Imported;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a sequence of value tokens")
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Imported, A::Error> {
+        use serde::de::Error;
+        let mut b = TokenBuilder::default();
+        while let Some(tok) = seq.next_element::<Token>()? {
+            if b.done.is_some() {
+                return Err(A::Error::custom("trailing value tokens"));
+            }
+            b.push(tok).map_err(A::Error::custom)?;
+        }
+        b.done
+            .map(Imported)
+            .ok_or_else(|| A::Error::custom("value token stream ended early"))
+    }
+}
+
+/// An open collection: its kind, the items still expected, and those read so far.
+struct Open {
+    kind: Kind,
+    remaining: usize,
+    items: Vec<Value>,
+}
+
+/// The open collections (an explicit stack: decoding never recurses) and the finished value.
+#[derive(Default)]
+struct TokenBuilder {
+    importer: Importer,
+    stack: Vec<Open>,
+    done: Option<Value>,
+}
+
+impl TokenBuilder {
+    /// Adds one token; every token becomes exactly one value.
+    fn push(&mut self, tok: Token) -> Result<(), &'static str> {
+        let done = match tok {
+            Token::Nil => Value::Nil,
+            Token::Bool(b) => Value::Bool(b),
+            Token::Int(i) => Value::Int(i),
+            Token::Float(f) => Value::Float(f),
+            Token::Str(s) => Value::Str(self.importer.text_owned(s)),
+            Token::Keyword(s) => Value::Keyword(self.importer.text_owned(s)),
+            Token::Vector(n) => return self.open(Kind::Vector, n, 1),
+            Token::List(n) => return self.open(Kind::List, n, 1),
+            Token::Set(n) => return self.open(Kind::Set, n, 1),
+            Token::Map(n) => return self.open(Kind::Map, n, 2),
+        };
+        self.push_value(done)
+    }
+
+    /// Adds a finished value to the innermost open collection (or finishes the whole value).
+    fn push_value(&mut self, mut done: Value) -> Result<(), &'static str> {
+        // Each finished value completes at most the collections it closes, innermost first.
+        loop {
+            let Some(top) = self.stack.last_mut() else {
+                self.done = Some(done);
+                return Ok(());
+            };
+            top.items.push(done);
+            top.remaining -= 1;
+            if top.remaining > 0 {
+                return Ok(());
+            }
+            let Some(open) = self.stack.pop() else {
+                return Ok(());
+            };
+            done = self.importer.collection(open.kind, open.items);
+        }
+    }
+
+    /// Opens a collection of `n` entries of `per` values each (an empty one is finished at once).
+    fn open(&mut self, kind: Kind, n: u32, per: usize) -> Result<(), &'static str> {
+        let remaining = usize::try_from(n)
+            .map_err(|_| "collection too large")?
+            .saturating_mul(per);
+        if self.stack.len() >= MAX_DEPTH {
+            return Err("value nested too deeply");
+        }
+        if remaining == 0 {
+            let empty = self.importer.empty(kind);
+            return self.push_value(empty);
+        }
+        // The header is a claim: capacity grows with the items actually read.
+        let items = Vec::with_capacity(remaining.min(16));
+        self.stack.push(Open {
+            kind,
+            remaining,
+            items,
+        });
+        Ok(())
     }
 }
 
@@ -151,5 +370,104 @@ fn is_data_at(v: &Value, depth: usize) -> bool {
         Value::Set(s) => s.iter().all(data),
         Value::Map(m) => m.iter().all(|(k, x)| data(k) && data(x)),
         _ => true,
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use ptc_shared::codec::{DEFAULT_MAX_FRAME, HEADER_LEN, Message, decode_body, encode_frame};
+
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct Plain(S);
+    impl Message for Plain {}
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct Direct(Imported);
+    impl Message for Direct {}
+
+    fn via_tokens(v: &S) -> Result<Value, String> {
+        let frame = encode_frame(&Plain(v.clone()), DEFAULT_MAX_FRAME).unwrap();
+        decode_body::<Direct>(&frame[HEADER_LEN..], DEFAULT_MAX_FRAME)
+            .map(|d| d.0.0)
+            .map_err(|e| e.to_string())
+    }
+
+    fn sample() -> S {
+        let mut row = SMap::new();
+        row.insert(S::string("id"), S::Int(-7));
+        row.insert(S::keyword("k"), S::Float(2.5));
+        row.insert(S::string("tags"), S::Vector(vec![S::string("a"), S::Nil]));
+        row.insert(S::string("empty"), S::Map(SMap::new()));
+        let mut big = SMap::new();
+        for i in 0..20 {
+            big.insert(S::Int(i), S::Bool(i % 2 == 0));
+        }
+        S::Vector(vec![
+            S::Map(row.clone()),
+            S::Map(row),
+            S::Map(big),
+            S::List(vec![
+                S::Vector(vec![]),
+                S::List(vec![]),
+                S::Set(Default::default()),
+            ]),
+            S::Set(
+                [S::Int(1), S::string("x".repeat(100))]
+                    .into_iter()
+                    .collect(),
+            ),
+            S::keyword("a/b"),
+        ])
+    }
+
+    /// The direct decode (the runner's fast path) and both plain-data imports agree, and give
+    /// back the same plain data.
+    #[test]
+    fn the_token_import_equals_the_plain_data_imports() {
+        let v = sample();
+        let direct = via_tokens(&v).unwrap();
+        assert_eq!(direct, from_shared(&v));
+        assert_eq!(direct, import(v.clone()));
+        assert_eq!(to_shared(&direct).unwrap(), v);
+        assert_eq!(
+            crate::print::pr_str(&direct),
+            crate::print::pr_str(&from_shared(&v))
+        );
+    }
+
+    #[test]
+    fn repeated_strings_and_empty_collections_are_shared() {
+        let rows = S::Vector(vec![
+            S::Vector(vec![S::string("key"), S::Map(SMap::new())]),
+            S::Vector(vec![S::string("key"), S::Map(SMap::new())]),
+        ]);
+        for v in [via_tokens(&rows).unwrap(), import(rows.clone())] {
+            let Value::Vector(xs) = v else { panic!() };
+            let parts: Vec<Vec<Value>> = xs
+                .iter()
+                .map(|x| match x {
+                    Value::Vector(p) => p.iter().cloned().collect(),
+                    _ => Vec::new(),
+                })
+                .collect();
+            match (&parts[0][..], &parts[1][..]) {
+                ([Value::Str(a), Value::Map(m)], [Value::Str(b), Value::Map(n)]) => {
+                    assert!(Text::ptr_eq(a, b) && crate::value::Coll::ptr_eq(m, n));
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_token_stream_nested_too_deeply_is_refused() {
+        let mut v = S::Nil;
+        for _ in 0..MAX_DEPTH + 1 {
+            v = S::Vector(vec![v]);
+        }
+        // Encoding walks iteratively; the direct decode refuses past MAX_DEPTH.
+        let err = via_tokens(&v).unwrap_err();
+        assert!(err.contains("nested too deeply"), "{err}");
     }
 }

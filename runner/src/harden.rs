@@ -60,7 +60,7 @@ use nix::sys::signal::{SigHandler, SigSet, SigmaskHow, Signal, signal, sigprocma
 use ptc_shared::codec::U64_FRAME_MAX;
 use ptc_shared::protocol::{
     LandlockStatus, RUNNER_IPC_FD, RunnerRlimits, RunnerToSupervisor, Setup, SupervisorToRunner,
-    exit_code,
+    SupervisorToRunnerOf, exit_code,
 };
 use ptc_shared::{Step, seccomp};
 use rlimit::Resource;
@@ -171,20 +171,24 @@ fn harden_and_serve(probe: Option<Probe>, start: Start) -> Result<(), Exit> {
     let landlock = restrict_filesystem(setup.landlock)?;
     no_new_privs()?;
     install_seccomp(&setup.seccomp_bpf)?;
+    let grant = setup.grant_bytes;
     drop(setup);
     ipc.send(&RunnerToSupervisor::Ready { landlock })
         .map_err(|_| Exit::Protocol)?;
     let mut step = match probe {
         Some(probe) => probe(&mut ipc),
-        None => serve(&mut ipc)?,
+        None => serve(&mut ipc, grant)?,
     };
     step.usage.memory_bytes = alloc::peak();
     ipc.send_finished(step).map_err(|_| Exit::Protocol)
 }
 
-fn serve(ipc: &mut Ipc) -> Result<Step, Exit> {
-    match ipc.recv() {
-        Ok(SupervisorToRunner::Execute(exec)) => {
+/// Reads the one `Execute` under the grant for granted data, and runs it (the budget is re-based
+/// once its data is imported: `ipc::execute`).
+fn serve(ipc: &mut Ipc, grant: u64) -> Result<Step, Exit> {
+    alloc::open_grant(grant);
+    match ipc.recv_as() {
+        Ok(SupervisorToRunnerOf::Execute(exec)) => {
             ipc::execute(ipc, *exec).map_err(|_| Exit::Protocol)
         }
         _ => Err(Exit::Protocol),

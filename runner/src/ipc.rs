@@ -7,9 +7,12 @@
 //! `Finished` (the supervisor reports `runner_crashed` from what it observed).
 
 use ptc_runner::api::{RunOptions, ToolFailure, ToolHost, run_with_host};
+use ptc_runner::convert::Imported;
 use ptc_shared::codec::{self, CodecError, DEFAULT_MAX_FRAME};
-use ptc_shared::protocol::{Execute, RunnerToSupervisor, SupervisorToRunner};
+use ptc_shared::protocol::{Execute, RunnerToSupervisor, SupervisorToRunner, SupervisorToRunnerOf};
 use ptc_shared::{Fail, FailReason, Step, Value};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 use std::os::unix::net::UnixStream;
 
 /// Why the conversation with the supervisor broke down.
@@ -45,6 +48,13 @@ impl Ipc {
 
     /// Reads one frame; the end of the stream is an error here (a reply was due).
     pub fn recv(&mut self) -> Result<SupervisorToRunner, IpcError> {
+        self.recv_as()
+    }
+
+    /// Reads one frame, an `Execute`'s context decoded as `C`.
+    pub fn recv_as<C: Serialize + DeserializeOwned>(
+        &mut self,
+    ) -> Result<SupervisorToRunnerOf<C>, IpcError> {
         codec::read_frame(&mut self.stream, DEFAULT_MAX_FRAME)?.ok_or(IpcError::Closed)
     }
 
@@ -68,18 +78,20 @@ impl Ipc {
     }
 }
 
-/// Runs one `Execute` with tool calls forwarded over `ipc`. `Err` when the channel broke.
-/// The engine checks and records each tool call, and owns the clock: the Step sent back has no
-/// tool-call trace and no duration of its own.
-pub fn execute(ipc: &mut Ipc, exec: Execute) -> Result<Step, IpcError> {
-    let (program, decls, opts) = RunOptions::from_request(exec.request, exec.limits);
+/// Runs one `Execute` (its context already decoded into interpreter values) with tool calls
+/// forwarded over `ipc`. `Err` when the channel broke. The engine checks and records each tool
+/// call, and owns the clock: the Step sent back has no tool-call trace and no duration of its
+/// own. When the run's data is imported, the heap budget is re-based (`alloc::settle`).
+pub fn execute(ipc: &mut Ipc, exec: Execute<Imported>) -> Result<Step, IpcError> {
+    let (program, decls, mut opts) = RunOptions::from_request(exec.request, exec.limits);
+    opts.context_value = Some(exec.context.0);
     let names: Vec<String> = decls.into_iter().map(|t| t.name).collect();
     let mut host = IpcHost {
         ipc,
         next_id: 0,
         broken: None,
     };
-    let step = run_with_host(&program, &opts, &names, &mut host).unwrap_or_else(|failed| failed);
+    let step = run_with_host(&program, opts, &names, &mut host).unwrap_or_else(|failed| failed);
     match host.broken {
         Some(e) => Err(e),
         None => Ok(step),
@@ -117,6 +129,10 @@ impl IpcHost<'_> {
 }
 
 impl ToolHost for IpcHost<'_> {
+    fn imported(&mut self) {
+        crate::alloc::settle();
+    }
+
     fn call(&mut self, name: &str, args: Value) -> Result<Value, ToolFailure> {
         if self.broken.is_some() {
             return Err(ToolFailure::Terminal(lost_connection()));

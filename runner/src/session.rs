@@ -6,7 +6,7 @@
 
 use crate::analyze::analyze_program;
 use crate::api::{RunOptions, ToolHost};
-use crate::convert::{from_shared, is_data, to_shared};
+use crate::convert::{from_shared, import, is_data, to_shared};
 use crate::error::{ErrorBody, EvalError, Limit};
 use crate::eval::Interp;
 use crate::reader::read_all;
@@ -19,7 +19,7 @@ use std::time::Instant;
 /// Runs `source` and returns its Step (success or failure).
 pub fn execute(
     source: &str,
-    opts: &RunOptions,
+    opts: &mut RunOptions,
     tool_names: &[String],
     host: &mut dyn ToolHost,
 ) -> Step {
@@ -29,8 +29,8 @@ pub fn execute(
             Err(f) => failed_step(opts, f),
         };
     }
-    match &opts.request.signature {
-        Some(text) => execute_signed(source, opts, text, tool_names, host),
+    match opts.request.signature.clone() {
+        Some(text) => execute_signed(source, opts, &text, tool_names, host),
         None => execute_unsigned(source, opts, tool_names, host),
     }
 }
@@ -38,7 +38,7 @@ pub fn execute(
 /// A run with a signature: the context is checked and coerced first, the result after.
 fn execute_signed(
     source: &str,
-    opts: &RunOptions,
+    opts: &mut RunOptions,
     text: &str,
     tool_names: &[String],
     host: &mut dyn ToolHost,
@@ -52,14 +52,18 @@ fn execute_signed(
         Ok(s) => s,
         Err(f) => return with_sig(failed_step(opts, f)),
     };
-    let (context, mut warnings) = match check::context(&sig, opts.request.context.clone(), mode) {
+    let context = match shared_context(opts) {
+        Ok(c) => c,
+        Err(f) => return with_sig(failed_step(opts, f)),
+    };
+    let (context, mut warnings) = match check::context(&sig, context, mode) {
         Ok(c) => c,
         Err(f) => return with_sig(failed_step(opts, f)),
     };
     let mut checked = clone_opts(opts);
     checked.request.context = context;
     checked.request.signature = None;
-    let mut step = with_sig(execute_unsigned(source, &checked, tool_names, host));
+    let mut step = with_sig(execute_unsigned(source, &mut checked, tool_names, host));
     if let Some(v) = step.return_value.take() {
         match check::result(&sig, v, mode) {
             Ok((v, w)) => {
@@ -79,6 +83,26 @@ fn execute_signed(
     step
 }
 
+/// Takes the context out of `opts` as plain data, for the signature's check and coercion.
+fn shared_context(opts: &mut RunOptions) -> Result<S, Fail> {
+    match opts.context_value.take() {
+        Some(v) => to_shared(&v).map_err(|m| {
+            Fail::new(
+                FailReason::InvalidRequest,
+                format!("context is not data: {m}"),
+            )
+        }),
+        None => Ok(std::mem::take(&mut opts.request.context)),
+    }
+}
+
+/// Takes the context out of `opts` in interpreter values (moved, never copied).
+fn take_context(opts: &mut RunOptions) -> crate::value::Value {
+    opts.context_value
+        .take()
+        .unwrap_or_else(|| import(std::mem::take(&mut opts.request.context)))
+}
+
 /// The options of `opts` without its tools (closures are neither cloneable nor needed here)
 /// and without a context signature (already chained).
 fn clone_opts(opts: &RunOptions) -> RunOptions {
@@ -88,12 +112,13 @@ fn clone_opts(opts: &RunOptions) -> RunOptions {
         request,
         tools: Vec::new(),
         limits: opts.limits,
+        context_value: None,
     }
 }
 
 fn execute_unsigned(
     source: &str,
-    opts: &RunOptions,
+    opts: &mut RunOptions,
     tool_names: &[String],
     host: &mut dyn ToolHost,
 ) -> Step {
@@ -158,14 +183,19 @@ pub fn compile(source: &str, opts: &RunOptions, tool_names: &[String]) -> Result
     Ok(Compiled { program, memory })
 }
 
-/// Evaluates a compiled program with the run's context, memory and tools.
+/// Evaluates a compiled program with the run's context (copied: `opts` can be run again),
+/// memory and tools.
 pub fn run_compiled(
     compiled: &Compiled,
     opts: &RunOptions,
     tool_names: &[String],
     host: &mut dyn ToolHost,
 ) -> Step {
-    match evaluate(compiled, opts, tool_names, host, Instant::now()) {
+    let context = match &opts.context_value {
+        Some(v) => v.clone(),
+        None => from_shared(&opts.request.context),
+    };
+    match evaluate(compiled, opts, context, tool_names, host, Instant::now()) {
         Ok(step) => step,
         Err(fail) => failed_step(opts, fail),
     }
@@ -173,18 +203,20 @@ pub fn run_compiled(
 
 fn run_inner(
     source: &str,
-    opts: &RunOptions,
+    opts: &mut RunOptions,
     tool_names: &[String],
     host: &mut dyn ToolHost,
     started: Instant,
 ) -> Result<Step, Fail> {
     let compiled = compile(source, opts, tool_names)?;
-    evaluate(&compiled, opts, tool_names, host, started)
+    let context = take_context(opts);
+    evaluate(&compiled, opts, context, tool_names, host, started)
 }
 
 fn evaluate(
     compiled: &Compiled,
     opts: &RunOptions,
+    context: crate::value::Value,
     tool_names: &[String],
     host: &mut dyn ToolHost,
     started: Instant,
@@ -194,9 +226,10 @@ fn evaluate(
     let program = &compiled.program;
     let mut interp = Interp::new(host, tool_names, limits);
     interp.started = started;
-    interp.context = from_shared(&opts.request.context);
+    interp.context = context;
     interp.history = opts.request.history.iter().map(from_shared).collect();
     interp.globals.extend(input_memory.iter().cloned());
+    interp.host.imported();
     let outcome = interp.run_program(&program.forms, program.frame_size);
     // A finite lazy seq in the result leaves as a list (an infinite one hits a limit here).
     let mut returned = false;

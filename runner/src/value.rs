@@ -443,6 +443,14 @@ impl MapImpl {
     /// Lookup that finds string key `"k"` for keyword `:k` when there is no keyword key, because
     /// context and tool results arrive as JSON with string keys.
     pub fn get_lenient(&self, k: &Value) -> Option<&Value> {
+        match (self, k) {
+            (MapImpl::Small(entries), Value::Keyword(want)) => small_get_lenient(entries, want),
+            _ => self.get_lenient_general(k),
+        }
+    }
+
+    /// [`MapImpl::get_lenient`] by definition: the exact key, else the string key.
+    pub fn get_lenient_general(&self, k: &Value) -> Option<&Value> {
         self.get(k).or_else(|| match k {
             Value::Keyword(s) => self.get(&Value::Str(s.clone())),
             _ => None,
@@ -504,6 +512,27 @@ impl MapImpl {
             _ => MapImpl::Small(SmallEntries::new()),
         }
     }
+}
+
+/// A keyword looked up in a small map, leniently: the identical keyword, else in one pass the
+/// keyword key with its text wherever it is (keys are distinct, so at most one matches), else
+/// the string key with its text. Record maps from JSON have string keys, so `(:status row)`
+/// used to scan three times and clone the key.
+fn small_get_lenient<'a>(entries: &'a SmallEntries, want: &Text) -> Option<&'a Value> {
+    // Keywords of one program are interned: identity finds the usual hit cheaply.
+    let same = |key: &Value| matches!(key, Value::Keyword(s) if Text::ptr_eq(s, want));
+    if let Some((_, x)) = entries.iter().find(|(key, _)| same(key)) {
+        return Some(x);
+    }
+    let mut by_string = None;
+    for (key, x) in entries {
+        match key {
+            Value::Keyword(s) if **s == **want => return Some(x),
+            Value::Str(s) if by_string.is_none() && **s == **want => by_string = Some(x),
+            _ => {}
+        }
+    }
+    by_string
 }
 
 impl FromIterator<(Value, Value)> for MapImpl {

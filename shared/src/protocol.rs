@@ -22,8 +22,8 @@ use serde_bytes::ByteBuf;
 
 /// Bumped on every incompatible change to these messages (3: `Execute` carries the `RunRequest`;
 /// `Step` gained `returned` and `trace`, `Fail` its `program_reason`, `Usage` its token, request
-/// and turn counts).
-pub const PROTOCOL_VERSION: u32 = 3;
+/// and turn counts; 4: `Setup.grant_bytes`, and `Execute` carries the context beside the request).
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// The runner's IPC socket is always this file descriptor.
 pub const RUNNER_IPC_FD: i32 = 3;
@@ -93,13 +93,30 @@ pub struct RunnerRlimits {
 /// bug's stack overflow stays a plain SIGSEGV, classified as `runner_crashed`.
 pub const RUNNER_STACK_BYTES: u64 = 16 << 20;
 
+/// In-memory bytes the granted data may take per byte of context the policy accepts
+/// (`max_context_bytes`, as encoded): the runner's `Execute` frame and the interpreter values
+/// decoded from it. Records of numbers and short strings take about 6 bytes per encoded byte
+/// while decoding (the frame itself, plus the values); see docs/ARCHITECTURE.md, "Granted data".
+pub const GRANT_PER_CONTEXT_BYTE: u64 = 8;
+
+/// What granted data may take in a runner under `limits` (see [`GRANT_PER_CONTEXT_BYTE`]).
+pub fn grant_bytes(limits: &Limits) -> u64 {
+    limits
+        .max_context_bytes
+        .saturating_mul(GRANT_PER_CONTEXT_BYTE)
+}
+
 impl RunnerRlimits {
     /// The rlimits for one execution's `Limits`: RLIMIT_DATA is the heap budget plus a quarter
-    /// (at least 32 MiB) of slack for allocator overhead, the binary's data and fragmentation.
+    /// (at least 32 MiB) of slack for allocator overhead, the binary's data and fragmentation,
+    /// plus the grant for the data the run is handed ([`grant_bytes`]).
     pub fn for_limits(limits: &Limits) -> RunnerRlimits {
         let slack = (limits.heap_bytes / 4).max(32 << 20);
         RunnerRlimits {
-            data_bytes: limits.heap_bytes.saturating_add(slack),
+            data_bytes: limits
+                .heap_bytes
+                .saturating_add(slack)
+                .saturating_add(grant_bytes(limits)),
             cpu_soft_secs: limits.cpu_ms.div_ceil(1000).max(1),
             nofile: 8,
             fsize_bytes: 0,
@@ -116,6 +133,10 @@ pub struct Setup {
     pub version: u32,
     /// Live heap bytes past which the runner writes `MemoryExceeded` and exits [`exit_code::MEMORY`].
     pub heap_budget_bytes: u64,
+    /// Live heap bytes the granted data may add while the runner reads and imports its `Execute`
+    /// (context, memory, history). Once imported, the budget is re-based: the program may
+    /// allocate `heap_budget_bytes` on top of what is live then ([`grant_bytes`]).
+    pub grant_bytes: u64,
     pub rlimits: RunnerRlimits,
     /// Restrict the filesystem to nothing with landlock (best effort on kernels without it).
     pub landlock: bool,
@@ -150,6 +171,7 @@ impl Setup {
         Setup {
             version: PROTOCOL_VERSION,
             heap_budget_bytes: limits.heap_bytes.saturating_sub(stack_share),
+            grant_bytes: grant_bytes(limits),
             rlimits: RunnerRlimits::for_limits(limits),
             landlock,
             seccomp_bpf: ByteBuf::from(seccomp_bpf),
@@ -183,8 +205,12 @@ impl ToolDecl {
 /// the limits the engine resolved from it and its policy (the request's own `policy`,
 /// `limits`, `timeout_ms` and `max_steps` are not read by the runner). Built in exactly one
 /// place, the engine's `prepare`.
+///
+/// The request's context travels beside it, in `context` (the engine moves it out of
+/// `request`, whose `context` is then nil): the runner decodes it as `C`, straight into its own
+/// values, with no `Value` tree in between. Both ends write and read the same value tokens.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Execute {
+pub struct Execute<C = Value> {
     /// Must be [`PROTOCOL_VERSION`]; first field so a mismatch is recognisable.
     pub version: u32,
     pub limits: Limits,
@@ -192,13 +218,18 @@ pub struct Execute {
     /// an in-process run; tool signatures and tool-call limits are the engine's, around each
     /// `ToolCall` (see [`crate::tool_calls`]).
     pub request: RunRequest,
+    /// The request's context (see above).
+    pub context: C,
 }
 
 /// Frames the supervisor sends to a runner.
+pub type SupervisorToRunner = SupervisorToRunnerOf<Value>;
+
+/// [`SupervisorToRunner`] with `Execute`'s context decoded as `C` (the runner's own values).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum SupervisorToRunner {
+pub enum SupervisorToRunnerOf<C> {
     Setup(Setup),
-    Execute(Box<Execute>),
+    Execute(Box<Execute<C>>),
     /// The answer to the runner's `ToolCall` with the same `id`.
     ToolResult {
         id: u64,
@@ -290,12 +321,12 @@ impl Message for zygote::Report {}
 const TAG_SETUP: u32 = 0;
 const TAG_EXECUTE: u32 = 1;
 
-impl Message for SupervisorToRunner {
+impl<C: Serialize + serde::de::DeserializeOwned> Message for SupervisorToRunnerOf<C> {
     fn version(&self) -> Option<u32> {
         match self {
-            SupervisorToRunner::Setup(s) => Some(s.version),
-            SupervisorToRunner::Execute(e) => Some(e.version),
-            SupervisorToRunner::ToolResult { .. } => None,
+            SupervisorToRunnerOf::Setup(s) => Some(s.version),
+            SupervisorToRunnerOf::Execute(e) => Some(e.version),
+            SupervisorToRunnerOf::ToolResult { .. } => None,
         }
     }
 
@@ -351,9 +382,9 @@ mod tests {
         let exec = SupervisorToRunner::Execute(Box::new(Execute {
             version: PROTOCOL_VERSION,
             limits: Limits::default(),
+            context: Value::Vector(vec![Value::Int(1), Value::string("x")]),
             request: RunRequest {
                 program: "(+ 1 2)".into(),
-                context: Value::Vector(vec![Value::Int(1), Value::string("x")]),
                 history: vec![Value::Float(1.5)],
                 tools: vec![ToolDecl {
                     name: "t".into(),
@@ -430,6 +461,12 @@ mod tests {
         let r = RunnerRlimits::for_limits(&l);
         assert_eq!(r.cpu_soft_secs, 2);
         assert!(r.data_bytes > l.heap_bytes);
+        // The grant for granted data comes on top of the heap and its slack.
+        assert!(r.data_bytes >= l.heap_bytes + GRANT_PER_CONTEXT_BYTE * l.max_context_bytes);
+        assert_eq!(
+            Setup::for_limits(&l, Vec::new(), true).grant_bytes,
+            GRANT_PER_CONTEXT_BYTE * l.max_context_bytes
+        );
         assert_eq!((r.fsize_bytes, r.core_bytes), (0, 0));
         assert_eq!(
             RunnerRlimits::for_limits(&Limits { cpu_ms: 0, ..l }).cpu_soft_secs,

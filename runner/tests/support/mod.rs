@@ -143,11 +143,13 @@ pub fn memory_exceeded(r: &mut Runner) -> u64 {
 }
 
 /// An `Execute` frame for `request` under `limits` (in production only the engine builds one).
-pub fn execute_frame(request: RunRequest, limits: Limits) -> SupervisorToRunner {
+pub fn execute_frame(mut request: RunRequest, limits: Limits) -> SupervisorToRunner {
+    let context = std::mem::take(&mut request.context);
     SupervisorToRunner::Execute(Box::new(Execute {
         version: PROTOCOL_VERSION,
         limits,
         request,
+        context,
     }))
 }
 

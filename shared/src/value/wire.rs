@@ -10,8 +10,10 @@ use serde::ser::SerializeSeq;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::cell::Cell;
 
-#[derive(Clone, Serialize, Deserialize)]
-enum Token {
+/// One wire token. Public so that another value type can be decoded from the same stream
+/// (the runner builds its interpreter values straight from an `Execute`'s context tokens).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum Token {
     Nil,
     Bool(bool),
     Int(i64),

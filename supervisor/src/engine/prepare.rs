@@ -154,11 +154,14 @@ fn check_sizes(req: &RunRequest, limits: &Limits) -> Result<(), Fail> {
 
 /// Builds and encodes the runner's `Execute` frame (the one place it is built), then takes
 /// back what a failed Step needs: the encoded frame holds the rest.
-fn encode(req: RunRequest, limits: Limits) -> (Result<Vec<u8>, Fail>, Base) {
+fn encode(mut req: RunRequest, limits: Limits) -> (Result<Vec<u8>, Fail>, Base) {
+    // The context travels beside the request, so the runner can decode it into its own values.
+    let context = std::mem::take(&mut req.context);
     let exec = Execute {
         version: PROTOCOL_VERSION,
         limits,
         request: req,
+        context,
     };
     let msg = SupervisorToRunner::Execute(Box::new(exec));
     let frame = encode_frame(&msg, DEFAULT_MAX_FRAME).map_err(|e| {

@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""The 100,000-row context as a user meets it (issue 15): whole processes, same run, same file.
+
+Usage: scripts/bench_context.py [PTC_BINARY] [RUNS] [POLICY_FILE]
+Writes a 6.5 MB JSON file of 100,000 rows ({"id", "cat", "amount", "tags"}), then runs, RUNS
+times each and interleaved: `ptc run --in-process` and `ptc run` (sandboxed, default policy) with
+`(count data/rows)` and the aggregation, and CPython doing the same (json.load, then the same
+computation with dicts) as a whole process. Prints median wall time, CPU time (user + system,
+the process and its reaped children: on a loaded machine the wall clock mostly measures the wait
+for a core) and peak RSS (ru_maxrss: the largest of the process and its reaped children, so
+for a sandboxed run the larger of `ptc` and its runner), each with its ratio to CPython.
+POLICY_FILE (optional) is passed to the sandboxed runs as `--policy`, e.g. the default policy
+with a longer timeout when the machine is too loaded for its 1 s deadline.
+"""
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+COUNT = "(count data/rows)"
+AGG = "(->> data/rows (group-by :cat) (map (fn [[k v]] [k (sum-by :amount v)])) (sort-by second >))"
+PY_COUNT = "import json,sys; d=json.load(open(sys.argv[1])); print(len(d['rows']))"
+PY_AGG = """import json,sys
+d=json.load(open(sys.argv[1]))
+g={}
+for r in d['rows']: g.setdefault(r['cat'],[]).append(r)
+print(sorted([(k,sum(r['amount'] for r in v)) for k,v in g.items()], key=lambda kv: kv[1], reverse=True))"""
+
+
+def rows_file(path):
+    rows = [{"id": i, "cat": f"c{i % 17}", "amount": (i % 1000) * 0.5 + 0.25,
+             "tags": [f"t{i % 5}", "x"]} for i in range(100_000)]
+    with open(path, "w") as f:
+        json.dump({"rows": rows}, f)
+
+
+def run_one(argv):
+    t = time.perf_counter()
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    err = p.stderr.read().decode()
+    _, status, usage = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t
+    p.stderr.close()
+    if status != 0:
+        raise SystemExit(f"{' '.join(argv[:4])} failed: {err[:500]}")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+
+
+def main():
+    ptc = sys.argv[1] if len(sys.argv) > 1 else "target/release/ptc"
+    runs = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    policy = ["--policy", sys.argv[3]] if len(sys.argv) > 3 else []
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "rows.json")
+        rows_file(path)
+        cases = {
+            "count, ptc --in-process": [ptc, "run", "--in-process", "-e", COUNT, "--context", path],
+            "count, ptc (sandboxed)": [ptc, "run", *policy, "-e", COUNT, "--context", path],
+            "count, CPython json.load": [sys.executable, "-c", PY_COUNT, path],
+            "aggregation, ptc --in-process": [ptc, "run", "--in-process", "-e", AGG, "--context", path],
+            "aggregation, ptc (sandboxed)": [ptc, "run", *policy, "-e", AGG, "--context", path],
+            "aggregation, CPython": [sys.executable, "-c", PY_AGG, path],
+        }
+        samples = {k: [] for k in cases}
+        for _ in range(runs):
+            for k, argv in cases.items():
+                samples[k].append(run_one(argv))
+    med = {k: [statistics.median(x[i] for x in xs) for i in range(3)] for k, xs in samples.items()}
+    print(f"file: 6.5 MB, 100,000 rows; {runs} interleaved runs each; medians")
+    print("| process | wall | CPU | CPU ratio to CPython | peak RSS | RSS ratio |")
+    print("|---|---|---|---|---|---|")
+    for k, (wall, cpu, rss) in med.items():
+        kind = k.split(",")[0]
+        _, pcpu, prss = next(v for c, v in med.items() if c.startswith(kind) and "CPython" in c)
+        print(f"| {k} | {wall * 1000:.0f} ms | {cpu * 1000:.0f} ms | {cpu / pcpu:.2f}× "
+              f"| {rss / 1024:.0f} MiB | {rss / prss:.2f}× |")
+
+
+if __name__ == "__main__":
+    main()

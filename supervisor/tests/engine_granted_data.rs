@@ -1,0 +1,156 @@
+//! Granted data (docs/ARCHITECTURE.md): the context a run is handed is billed to the grant, not
+//! to the program's heap, so a context of the default policy's `max_context_bytes` runs
+//! sandboxed under that policy's memory limits with the whole heap left to work in; the program's
+//! own allocations stay bounded by `heap_bytes`; and a context that outgrows its grant in memory
+//! ends `memory_exceeded` before the program starts.
+//!
+//! Every run here is a real, hardened runner under the shipped default policy. Only its clock is
+//! loosened (`timeout_ms`, `cpu_ms`): a debug build imports 16 MiB far slower than a release one.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::*;
+use ptc_shared::codec::encoded_len;
+use ptc_shared::value::Map;
+use ptc_shared::{FailReason, Limits, Step, Value};
+use ptc_supervisor::engine::{Engine, EngineConfig, NoTools, RunRequest};
+use ptc_supervisor::policy::load_dir;
+use std::sync::Arc;
+
+/// The shipped policies with no warm pool and a generous clock; `edit` may change the limits.
+fn engine_with(edit: impl Fn(&mut Limits)) -> Engine {
+    let mut policies = load_dir(&shipped_policies()).unwrap();
+    for p in policies.values_mut() {
+        p.warm = 0;
+        p.limits.timeout_ms = 120_000;
+        p.limits.cpu_ms = 120_000;
+        edit(&mut p.limits);
+    }
+    Engine::new(EngineConfig::new(real_runner(), policies)).unwrap()
+}
+
+/// `{"rows" [{"id" i "cat" "c<i%17>" "amount" x "tags" ["t<i%5>" "x"]} ...]}`, as from JSON.
+fn rows(n: i64) -> Value {
+    let row = |i: i64| {
+        let mut m = Map::new();
+        m.insert(Value::string("id"), Value::Int(i));
+        m.insert(Value::string("cat"), Value::string(format!("c{}", i % 17)));
+        m.insert(Value::string("amount"), Value::Float(amount(i)));
+        let tags = vec![Value::string(format!("t{}", i % 5)), Value::string("x")];
+        m.insert(Value::string("tags"), Value::Vector(tags));
+        Value::Map(m)
+    };
+    let mut ctx = Map::new();
+    ctx.insert(
+        Value::string("rows"),
+        Value::Vector((0..n).map(row).collect()),
+    );
+    Value::Map(ctx)
+}
+
+fn amount(i: i64) -> f64 {
+    (i % 1000) as f64 * 0.5 + 0.25
+}
+
+/// The most rows whose context still fits `max` encoded bytes (and comes within 1 % of it).
+fn rows_filling(max: u64) -> (i64, Value) {
+    let sample = encoded_len(&rows(10_000)).unwrap();
+    let mut n = i64::try_from(max * 10_000 / sample).unwrap();
+    loop {
+        let ctx = rows(n);
+        let len = encoded_len(&ctx).unwrap();
+        if len <= max {
+            assert!(len * 100 >= max * 99, "{len} of {max}");
+            return (n, ctx);
+        }
+        n -= n / 200;
+    }
+}
+
+async fn run(engine: &Engine, program: &str, context: Value) -> Step {
+    let req = RunRequest {
+        program: program.into(),
+        context,
+        ..RunRequest::default()
+    };
+    engine.execute(req, Arc::new(NoTools)).await
+}
+
+#[tokio::test]
+async fn a_context_of_max_context_bytes_runs_under_the_default_policy() {
+    let engine = engine_with(|_| {});
+    let defaults = Limits::default();
+    let (n, ctx) = rows_filling(defaults.max_context_bytes);
+
+    let step = run(&engine, "(count data/rows)", ctx.clone()).await;
+    assert_eq!(step.return_value, Some(Value::Int(n)), "{:?}", step.fail);
+    // The program's peak is counted above the granted data: counting allocates next to nothing.
+    assert!(
+        step.usage.memory_bytes < 1 << 20,
+        "{}",
+        step.usage.memory_bytes
+    );
+
+    let program = "(->> data/rows (group-by :cat) (map (fn [[k v]] [k (sum-by :amount v)])) (sort-by second >))";
+    let step = run(&engine, program, ctx).await;
+    let mut sums: Vec<(String, f64)> = (0..17).map(|c| (format!("c{c}"), 0.0)).collect();
+    for i in 0..n {
+        sums[usize::try_from(i % 17).unwrap()].1 += amount(i);
+    }
+    // `sort-by` is stable: equal sums keep the order of first appearance (c0, c1, ...).
+    sums.sort_by(|a, b| b.1.total_cmp(&a.1));
+    let expected: Vec<Value> = sums
+        .into_iter()
+        .map(|(k, s)| Value::List(vec![Value::string(k), Value::Float(s)]))
+        .collect();
+    assert_eq!(
+        step.return_value,
+        Some(Value::List(expected)),
+        "{:?}",
+        step.fail
+    );
+}
+
+#[tokio::test]
+async fn the_program_still_has_only_its_heap_beside_a_large_context() {
+    let engine = engine_with(|_| {});
+    let (n, ctx) = rows_filling(4 << 20);
+    // Four vectors of 900,000 integers: about 60 MB, over the default 48 MiB heap budget.
+    let program = "(let [v #(vec (range 900000)) a (v) b (v) c (v) d (v)] [(count data/rows) (+ (count a) (count b) (count c) (count d))])";
+    let step = run(&engine, program, ctx.clone()).await;
+    assert_eq!(step.reason(), Some(FailReason::MemoryExceeded), "{step:?}");
+    let step = run(
+        &engine,
+        "[(count data/rows) (count (vec (range 400000)))]",
+        ctx,
+    )
+    .await;
+    let expected = Value::Vector(vec![Value::Int(n), Value::Int(400_000)]);
+    assert_eq!(step.return_value, Some(expected), "{:?}", step.fail);
+}
+
+#[tokio::test]
+async fn a_context_that_outgrows_its_grant_ends_memory_exceeded_before_the_program() {
+    // 1 MiB of one-element vectors: ~4 bytes each encoded, ~120 bytes each in memory, far over
+    // the grant of 8 × 1 MiB.
+    let engine = engine_with(|l| l.max_context_bytes = 1 << 20);
+    let ctx = |n: i64| {
+        let items = (0..n).map(|i| Value::Vector(vec![Value::Int(i % 100)]));
+        let mut m = Map::new();
+        m.insert(Value::string("xs"), Value::Vector(items.collect()));
+        Value::Map(m)
+    };
+    let big = ctx(250_000);
+    assert!(encoded_len(&big).unwrap() <= 1 << 20);
+    let step = run(&engine, "(count data/xs)", big).await;
+    assert_eq!(step.reason(), Some(FailReason::MemoryExceeded), "{step:?}");
+    // The same shape, a tenth of it, fits.
+    let step = run(&engine, "(count data/xs)", ctx(25_000)).await;
+    assert_eq!(
+        step.return_value,
+        Some(Value::Int(25_000)),
+        "{:?}",
+        step.fail
+    );
+}
