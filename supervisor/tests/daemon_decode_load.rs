@@ -86,6 +86,10 @@ async fn a_frame_of_nils_stays_bounded_and_does_not_stall_others() {
     }
     let grew = peak.load(Ordering::Relaxed).saturating_sub(base);
     eprintln!("daemon grew {grew} KiB for a {} KiB frame", 16 << 10);
-    assert!(grew <= 8 * (16 << 10), "grew {grew} KiB");
+    // Refused at its budget (DECODE_AMPLIFICATION x the frame, what ordinary records need),
+    // not at the 80x a frame of nils would cost built whole; the partial vector may have
+    // doubled once past the charge.
+    let bound = (ptc_shared::value::wire::DECODE_AMPLIFICATION + 8) * (16 << 10);
+    assert!(grew <= bound as u64, "grew {grew} KiB");
     daemon.stop().await;
 }

@@ -268,10 +268,19 @@ async fn read_loop(
 /// reads or any deadline timer.
 const INLINE_DECODE: usize = 64 << 10;
 
+/// Large frames decoding at once, daemon-wide: each may cost up to
+/// `value::wire::DECODE_AMPLIFICATION` times its size in values, so this bounds the sum (a
+/// connection waiting here reads nothing more: backpressure on that client only).
+static LARGE_DECODES: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
+
 async fn decode_off_runtime(body: Vec<u8>, max: u32) -> Result<ClientToServer, CodecError> {
     if body.len() <= INLINE_DECODE {
         return decode_body(&body, max);
     }
+    let _permit = LARGE_DECODES
+        .acquire()
+        .await
+        .map_err(|e| CodecError::Decode(format!("decoding closed: {e}")))?;
     tokio::task::spawn_blocking(move || decode_body(&body, max))
         .await
         .unwrap_or_else(|e| Err(CodecError::Decode(format!("decoding task failed: {e}"))))
