@@ -1,7 +1,8 @@
 //! A frame built to amplify on decode (16 MiB of one-byte `nil`s, each a whole value in memory)
-//! through a real daemon on a temp socket: the daemon's memory stays within 8x the frame, it
+//! through a real daemon on a temp socket: the daemon's memory stays within its decode budget, it
 //! answers the frame with a typed Step, and another connection's `(+ 1 2)` is answered while the
-//! big frame decodes (decoding runs off the runtime).
+//! big frame decodes (decoding runs off the runtime). And the budget is not so tight that
+//! ordinary records are refused: a megabyte-sized context of rows runs.
 #![allow(clippy::unwrap_used)]
 
 mod daemon_support;
@@ -91,5 +92,50 @@ async fn a_frame_of_nils_stays_bounded_and_does_not_stall_others() {
     // doubled once past the charge.
     let bound = (ptc_shared::value::wire::DECODE_AMPLIFICATION + 8) * (16 << 10);
     assert!(grew <= bound as u64, "grew {grew} KiB");
+    daemon.stop().await;
+}
+
+/// Ordinary records cost 20-25x their wire size as values; with a budget of 3x the frame a
+/// context of ~1 MB was refused as "larger in memory than its frame allows" through a daemon,
+/// though the policy accepts 16 MiB.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_megabyte_of_ordinary_rows_is_not_refused() {
+    let daemon = TestDaemon::start("").await;
+    let n = 25_000_i64;
+    let rows: Vec<Value> = (0..n)
+        .map(|i| {
+            let mut m = Map::new();
+            m.insert(Value::string("id"), Value::Int(i));
+            m.insert(Value::string("cat"), Value::string(format!("c{}", i % 7)));
+            m.insert(Value::string("amount"), Value::Float(i as f64 / 8.0));
+            let tags = vec![Value::string("a"), Value::string("b")];
+            m.insert(Value::string("tags"), Value::Vector(tags));
+            Value::Map(m)
+        })
+        .collect();
+    let mut ctx = Map::new();
+    ctx.insert(Value::string("rows"), Value::Vector(rows));
+    let frame = encode_frame(&run(1, "(count data/rows)", Value::Map(ctx)), u32::MAX).unwrap();
+    assert!(
+        frame.len() > 1 << 20 && frame.len() < 2 << 20,
+        "{}",
+        frame.len()
+    );
+    let socket = daemon.socket.clone();
+    let answer = tokio::task::spawn_blocking(move || {
+        let mut r = Raw::connect(&socket);
+        r.0.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+        assert!(matches!(r.hello(), ServerToClient::Welcome { .. }));
+        r.send_bytes(&frame);
+        r.recv()
+    })
+    .await
+    .unwrap();
+    match answer {
+        Some(ServerToClient::Step { step, .. }) => {
+            assert_eq!(step.return_value, Some(Value::Int(n)), "{:?}", step.fail)
+        }
+        other => panic!("the rows were not run: {other:?}"),
+    }
     daemon.stop().await;
 }
