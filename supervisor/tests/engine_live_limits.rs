@@ -86,14 +86,15 @@ async fn live_runners_of_the_built_in_policies_have_the_pinned_rlimits_and_names
     }
     let engine = Engine::new(EngineConfig::new(real_runner(), policies)).unwrap();
 
-    // default: heap 64 MiB → RLIMIT_DATA 64 + 32 MiB; cpu 1000 ms → 1 s; stack 16 MiB (fixed,
+    // default: heap 64 MiB → RLIMIT_DATA 64 + 32 MiB, plus the granted-data import allowance
+    // (8 × max_context_bytes = 128 MiB); cpu 1000 ms → 1 s; stack 16 MiB (fixed,
     // RUNNER_STACK_BYTES, out of the heap budget); no namespaces.
     let d = inspect(&engine, "default").await;
     let f = |b: bool| Value::Bool(b);
     assert_eq!(
         d,
         vec![
-            pair("100663296", "100663296"),
+            pair("234881024", "234881024"),
             pair("1", "2"),
             pair("8", "8"),
             pair("0", "0"),
@@ -111,13 +112,13 @@ async fn live_runners_of_the_built_in_policies_have_the_pinned_rlimits_and_names
         "default"
     );
 
-    // strict: heap 16 MiB → RLIMIT_DATA 16 + 32 MiB; cpu 250 ms → 1 s; user, net, ipc, uts and
+    // strict: heap 16 MiB → RLIMIT_DATA 16 + 32 MiB + the 8 MiB import grant; cpu 250 ms → 1 s; user, net, ipc, uts and
     // mount namespaces of its own (never pid: a runner has no children).
     let s = inspect(&engine, "strict").await;
     assert_eq!(
         s,
         vec![
-            pair("50331648", "50331648"),
+            pair("58720256", "58720256"),
             pair("1", "2"),
             pair("8", "8"),
             pair("0", "0"),
