@@ -417,28 +417,7 @@ impl Remote {
                 return Err(Step::failed(fail, memory, history));
             }
         };
-        let (tx, rx) = oneshot::channel();
-        if let Ok(mut p) = self.shared.pending.lock() {
-            // Checked under the `pending` lock: `close` cannot drain between check and insert.
-            if let Some(fail) = self.shared.closed_fail() {
-                return Err(Step::failed(fail, memory, history));
-            }
-            let pending = Pending {
-                done: tx,
-                tools,
-                llms: None,
-                memory,
-                history,
-            };
-            p.insert(id, pending);
-        }
-        // On failure the connection is closed and the request finished with it.
-        let _ = self
-            .shared
-            .out
-            .send(frame)
-            .map_err(|e| self.shared.close(lost(e)));
-        Ok((id, rx))
+        Ok(self.register(id, frame, (tools, None), (memory, history)))
     }
 
     /// Registers and sends one mission, as [`Remote::start`] does a run.
@@ -457,18 +436,34 @@ impl Remote {
             let fail = Fail::new(FailReason::InvalidRequest, format!("mission not sent: {e}"));
             Step::failed(fail, Value::Nil, Vec::new())
         })?;
+        Ok(self.register(id, frame, (tools, Some(llms)), (Value::Nil, Vec::new())))
+    }
+
+    /// Files request `id` (its callbacks, and the memory and history a failed Step returns)
+    /// and sends its encoded `frame`; the receiver gets its Step. On a closed connection the
+    /// request is finished at once with the connection's failure, and a failed send closes the
+    /// connection, which finishes every pending request.
+    fn register(
+        &self,
+        id: u64,
+        frame: Vec<u8>,
+        (tools, llms): (ToolSet, Option<LlmSet>),
+        (memory, history): (Value, Vec<Value>),
+    ) -> (u64, oneshot::Receiver<Step>) {
         let (tx, rx) = oneshot::channel();
+        let pending = Pending {
+            done: tx,
+            tools,
+            llms,
+            memory,
+            history,
+        };
         if let Ok(mut p) = self.shared.pending.lock() {
+            // Checked under the `pending` lock: `close` cannot drain between check and insert.
             if let Some(fail) = self.shared.closed_fail() {
-                return Err(Step::failed(fail, Value::Nil, Vec::new()));
+                pending.fail(fail);
+                return (id, rx);
             }
-            let pending = Pending {
-                done: tx,
-                tools,
-                llms: Some(llms),
-                memory: Value::Nil,
-                history: Vec::new(),
-            };
             p.insert(id, pending);
         }
         let _ = self
@@ -476,7 +471,7 @@ impl Remote {
             .out
             .send(frame)
             .map_err(|e| self.shared.close(lost(e)));
-        Ok((id, rx))
+        (id, rx)
     }
 }
 
