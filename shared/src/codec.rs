@@ -88,17 +88,26 @@ pub fn encoded_len<T: Serialize + ?Sized>(msg: &T) -> Result<u64, CodecError> {
         .map_err(|e| CodecError::Encode(e.to_string()))
 }
 
-/// Encodes `msg` as one complete frame (header + body), refusing bodies larger than `max`.
-pub fn encode_frame<T: Serialize + ?Sized>(msg: &T, max: u32) -> Result<Vec<u8>, CodecError> {
-    // Sizing counts bytes without writing them, so the exact length is known before allocating.
+/// The header of `msg`'s frame and its body size, refusing bodies larger than `max`. Sizing
+/// counts bytes without writing them, so the exact length is known before any buffer is used.
+fn frame_header<T: Serialize + ?Sized>(
+    msg: &T,
+    max: u32,
+) -> Result<([u8; HEADER_LEN], usize), CodecError> {
     let len = encoded_len(msg)?;
     let size = check_len(len, max)?;
     let header = u32::try_from(len).map_err(|_| CodecError::TooLarge {
         len,
         max: u64::from(max),
     })?;
+    Ok((header.to_be_bytes(), size))
+}
+
+/// Encodes `msg` as one complete frame (header + body), refusing bodies larger than `max`.
+pub fn encode_frame<T: Serialize + ?Sized>(msg: &T, max: u32) -> Result<Vec<u8>, CodecError> {
+    let (header, size) = frame_header(msg, max)?;
     let mut out = Vec::with_capacity(HEADER_LEN + size);
-    out.extend_from_slice(&header.to_be_bytes());
+    out.extend_from_slice(&header);
     options(max)
         .serialize_into(&mut out, msg)
         .map_err(|e| CodecError::Encode(e.to_string()))?;
@@ -113,12 +122,7 @@ pub fn encode_frame_into<T: Serialize + ?Sized>(
     max: u32,
     out: &mut [u8],
 ) -> Result<usize, CodecError> {
-    let len = encoded_len(msg)?;
-    let size = check_len(len, max)?;
-    let header = u32::try_from(len).map_err(|_| CodecError::TooLarge {
-        len,
-        max: u64::from(max),
-    })?;
+    let (header, size) = frame_header(msg, max)?;
     let total = HEADER_LEN + size;
     let room = out.len() as u64;
     let frame = out.get_mut(..total).ok_or(CodecError::TooLarge {
@@ -126,7 +130,7 @@ pub fn encode_frame_into<T: Serialize + ?Sized>(
         max: room,
     })?;
     let (head, mut body) = frame.split_at_mut(HEADER_LEN);
-    head.copy_from_slice(&header.to_be_bytes());
+    head.copy_from_slice(&header);
     options(max)
         .serialize_into(&mut body, msg)
         .map_err(|e| CodecError::Encode(e.to_string()))?;
