@@ -4,7 +4,7 @@
 //! dates their ISO-8601 text, exceptions a map with `:message` and `:data`.
 
 use crate::value::{ExInfo, MapImpl, Text, Value};
-use ptc_shared::value::wire::Token;
+use ptc_shared::value::wire::{Kind, Token, TokenSink, assemble_seq};
 use ptc_shared::value::{MAX_DEPTH, Map as SMap, Value as S};
 
 /// Plain data → interpreter value (a copy: `v` stays the caller's).
@@ -28,15 +28,6 @@ const INTERN_MAX: usize = 64;
 struct Importer {
     strings: std::collections::HashSet<Text, foldhash::fast::RandomState>,
     empty: [Option<Value>; 4],
-}
-
-/// The collection kinds, as [`Importer::empty`] indexes them.
-#[derive(Clone, Copy)]
-enum Kind {
-    Vector,
-    List,
-    Set,
-    Map,
 }
 
 impl Importer {
@@ -186,94 +177,30 @@ impl<'de> serde::de::Visitor<'de> for TokenImporter {
         f.write_str("a sequence of value tokens")
     }
 
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Imported, A::Error> {
-        use serde::de::Error;
-        let mut b = TokenBuilder::default();
-        while let Some(tok) = seq.next_element::<Token>()? {
-            if b.done.is_some() {
-                return Err(A::Error::custom("trailing value tokens"));
-            }
-            b.push(tok).map_err(A::Error::custom)?;
-        }
-        b.done
-            .map(Imported)
-            .ok_or_else(|| A::Error::custom("value token stream ended early"))
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Imported, A::Error> {
+        assemble_seq(seq, Importer::default()).map(Imported)
     }
 }
 
-/// An open collection: its kind, the items still expected, and those read so far.
-struct Open {
-    kind: Kind,
-    remaining: usize,
-    items: Vec<Value>,
-}
+/// The token walk is shared (`ptc_shared::value::wire::Assembler`); the importer makes the interpreter's values,
+/// sharing strings and empty collections. Nothing is charged here: the allocator's grant
+/// bounds the import.
+impl TokenSink for Importer {
+    type Out = Value;
 
-/// The open collections (an explicit stack: decoding never recurses) and the finished value.
-#[derive(Default)]
-struct TokenBuilder {
-    importer: Importer,
-    stack: Vec<Open>,
-    done: Option<Value>,
-}
-
-impl TokenBuilder {
-    /// Adds one token; every token becomes exactly one value.
-    fn push(&mut self, tok: Token) -> Result<(), &'static str> {
-        let done = match tok {
-            Token::Nil => Value::Nil,
+    fn scalar(&mut self, tok: Token) -> Value {
+        match tok {
             Token::Bool(b) => Value::Bool(b),
             Token::Int(i) => Value::Int(i),
             Token::Float(f) => Value::Float(f),
-            Token::Str(s) => Value::Str(self.importer.text_owned(s)),
-            Token::Keyword(s) => Value::Keyword(self.importer.text_owned(s)),
-            Token::Vector(n) => return self.open(Kind::Vector, n, 1),
-            Token::List(n) => return self.open(Kind::List, n, 1),
-            Token::Set(n) => return self.open(Kind::Set, n, 1),
-            Token::Map(n) => return self.open(Kind::Map, n, 2),
-        };
-        self.push_value(done)
-    }
-
-    /// Adds a finished value to the innermost open collection (or finishes the whole value).
-    fn push_value(&mut self, mut done: Value) -> Result<(), &'static str> {
-        // Each finished value completes at most the collections it closes, innermost first.
-        loop {
-            let Some(top) = self.stack.last_mut() else {
-                self.done = Some(done);
-                return Ok(());
-            };
-            top.items.push(done);
-            top.remaining -= 1;
-            if top.remaining > 0 {
-                return Ok(());
-            }
-            let Some(open) = self.stack.pop() else {
-                return Ok(());
-            };
-            done = self.importer.collection(open.kind, open.items);
+            Token::Str(s) => Value::Str(self.text_owned(s)),
+            Token::Keyword(s) => Value::Keyword(self.text_owned(s)),
+            _ => Value::Nil,
         }
     }
 
-    /// Opens a collection of `n` entries of `per` values each (an empty one is finished at once).
-    fn open(&mut self, kind: Kind, n: u32, per: usize) -> Result<(), &'static str> {
-        let remaining = usize::try_from(n)
-            .map_err(|_| "collection too large")?
-            .saturating_mul(per);
-        if self.stack.len() >= MAX_DEPTH {
-            return Err("value nested too deeply");
-        }
-        if remaining == 0 {
-            let empty = self.importer.empty(kind);
-            return self.push_value(empty);
-        }
-        // The header is a claim: capacity grows with the items actually read.
-        let items = Vec::with_capacity(remaining.min(16));
-        self.stack.push(Open {
-            kind,
-            remaining,
-            items,
-        });
-        Ok(())
+    fn collection(&mut self, kind: Kind, items: Vec<Value>) -> Value {
+        Importer::collection(self, kind, items)
     }
 }
 

@@ -100,13 +100,6 @@ fn token_count(v: &Value) -> usize {
     n
 }
 
-/// A collection being rebuilt: its kind, the items still expected, and those read so far.
-struct Open {
-    kind: Token,
-    remaining: usize,
-    items: Vec<Value>,
-}
-
 thread_local! {
     /// Bytes that decoding values may still cost on this thread; `None` is unlimited.
     static BUDGET: Cell<Option<usize>> = const { Cell::new(None) };
@@ -115,10 +108,10 @@ thread_local! {
 /// What decoding a frame body of `len` bytes may cost: a nil is one byte on the wire but a whole
 /// `Value` (80 bytes) in memory, so without a charge a 16 MiB frame of nils costs over a gigabyte.
 /// Ordinary data amplifies too: records of a few short fields (keys, small numbers, short
-/// strings) cost 20 to 25 times their wire size as values (measured: 230,000 four-field rows,
-/// 15 MB of JSON), so the budget is [`DECODE_AMPLIFICATION`] times the frame: every context a
-/// policy accepts decodes, and the pathological shapes (nils: 80x) are refused before they are
-/// built. A daemon bounds how many large frames decode at once
+/// strings) cost more than 16 times their wire size as values (`ordinary_rows_fit_the_budget`
+/// pins both sides), so the budget is [`DECODE_AMPLIFICATION`] times the frame: every context
+/// a policy accepts decodes, and the pathological shapes (nils: 80x) are refused before they
+/// are built. A daemon bounds how many large frames decode at once
 /// (`daemon::conn`), so the sum stays bounded too.
 pub fn decode_budget(len: usize) -> usize {
     len.saturating_mul(DECODE_AMPLIFICATION).max(16 << 20)
@@ -169,63 +162,158 @@ impl<'de> Visitor<'de> for TokenVisitor {
         f.write_str("a sequence of value tokens")
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut b = Builder::default();
-        while let Some(tok) = seq.next_element::<Token>()? {
-            if b.done.is_some() {
-                return Err(A::Error::custom("trailing value tokens"));
-            }
-            b.push(tok).map_err(A::Error::custom)?;
-        }
-        b.done
-            .ok_or_else(|| A::Error::custom("value token stream ended early"))
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Value, A::Error> {
+        assemble_seq(seq, Plain)
     }
 }
 
-/// The open collections and, once the last one closes, the finished value.
-#[derive(Default)]
-struct Builder {
-    stack: Vec<Open>,
-    done: Option<Value>,
+/// A collection's kind, as its header token opens it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Vector,
+    List,
+    Set,
+    Map,
 }
 
-impl Builder {
-    /// Adds one token; every token becomes exactly one value, charged before it is built.
-    fn push(&mut self, tok: Token) -> Result<(), &'static str> {
-        charge(match &tok {
+/// What a value token stream is assembled into: plain [`Value`]s here, interpreter values in
+/// the runner. The walk itself (an explicit stack, the depth bound, counts read as claims) is
+/// [`Assembler`]'s, written once.
+pub trait TokenSink {
+    type Out;
+    /// Sees every token before it is built: where a decode budget is charged.
+    fn admit(&mut self, _tok: &Token) -> Result<(), &'static str> {
+        Ok(())
+    }
+    /// A token that is not a collection header, as a value.
+    fn scalar(&mut self, tok: Token) -> Self::Out;
+    /// A finished collection (a map's items alternate key, value).
+    fn collection(&mut self, kind: Kind, items: Vec<Self::Out>) -> Self::Out;
+}
+
+/// Plain values, each token charged against the thread's decode budget.
+struct Plain;
+
+impl TokenSink for Plain {
+    type Out = Value;
+
+    fn admit(&mut self, tok: &Token) -> Result<(), &'static str> {
+        charge(match tok {
             Token::Str(s) | Token::Keyword(s) => s.len(),
             _ => 0,
-        })?;
-        let mut done = match tok {
-            Token::Nil => Value::Nil,
+        })
+    }
+
+    fn scalar(&mut self, tok: Token) -> Value {
+        match tok {
             Token::Bool(b) => Value::Bool(b),
             Token::Int(i) => Value::Int(i),
             Token::Float(f) => Value::Float(f),
             Token::Str(s) => Value::Str(s),
             Token::Keyword(s) => Value::Keyword(s),
-            Token::Vector(n) | Token::List(n) | Token::Set(n) | Token::Map(n) => {
-                let n = usize::try_from(n).map_err(|_| "collection too large")?;
-                let remaining = if matches!(tok, Token::Map(_)) {
-                    n.saturating_mul(2)
-                } else {
-                    n
-                };
-                if self.stack.len() >= MAX_DEPTH {
-                    return Err("value nested too deeply");
+            _ => Value::Nil,
+        }
+    }
+
+    fn collection(&mut self, kind: Kind, items: Vec<Value>) -> Value {
+        match kind {
+            Kind::Vector => Value::Vector(items),
+            Kind::List => Value::List(items),
+            Kind::Set => Value::Set(items.into_iter().collect::<Set>()),
+            Kind::Map => {
+                let mut m = Map::with_capacity(items.len() / 2);
+                let mut it = items.into_iter();
+                while let (Some(k), Some(v)) = (it.next(), it.next()) {
+                    m.insert(k, v);
                 }
-                // The header is a claim: capacity grows with the items actually read.
-                let items = Vec::with_capacity(remaining.min(16));
-                self.stack.push(Open {
-                    kind: tok,
-                    remaining,
-                    items,
-                });
-                match close_finished(&mut self.stack)? {
-                    Some(v) => v,
-                    None => return Ok(()),
-                }
+                Value::Map(m)
+            }
+        }
+    }
+}
+
+/// Reads a whole token sequence into one value of `sink`'s kind.
+pub fn assemble_seq<'de, A: SeqAccess<'de>, S: TokenSink>(
+    mut seq: A,
+    sink: S,
+) -> Result<S::Out, A::Error> {
+    let mut b = Assembler::new(sink);
+    while let Some(tok) = seq.next_element::<Token>()? {
+        b.push(tok).map_err(A::Error::custom)?;
+    }
+    b.finish().map_err(A::Error::custom)
+}
+
+/// A collection being rebuilt: its kind, the items still expected, and those read so far.
+struct Open<T> {
+    kind: Kind,
+    remaining: usize,
+    items: Vec<T>,
+}
+
+/// The open collections (an explicit stack: assembling never recurses) and, once the last one
+/// closes, the finished value.
+pub struct Assembler<S: TokenSink> {
+    sink: S,
+    stack: Vec<Open<S::Out>>,
+    done: Option<S::Out>,
+}
+
+impl<S: TokenSink> std::fmt::Debug for Assembler<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Assembler")
+            .field("open", &self.stack.len())
+            .field("done", &self.done.is_some())
+            .finish()
+    }
+}
+
+impl<S: TokenSink> Assembler<S> {
+    pub fn new(sink: S) -> Assembler<S> {
+        Assembler {
+            sink,
+            stack: Vec::new(),
+            done: None,
+        }
+    }
+
+    /// Adds one token; every token becomes exactly one value.
+    pub fn push(&mut self, tok: Token) -> Result<(), &'static str> {
+        if self.done.is_some() {
+            return Err("trailing value tokens");
+        }
+        self.sink.admit(&tok)?;
+        let (kind, n, per) = match tok {
+            Token::Vector(n) => (Kind::Vector, n, 1),
+            Token::List(n) => (Kind::List, n, 1),
+            Token::Set(n) => (Kind::Set, n, 1),
+            Token::Map(n) => (Kind::Map, n, 2),
+            scalar => {
+                let v = self.sink.scalar(scalar);
+                return self.push_value(v);
             }
         };
+        let remaining = usize::try_from(n)
+            .map_err(|_| "collection too large")?
+            .saturating_mul(per);
+        if self.stack.len() >= MAX_DEPTH {
+            return Err("value nested too deeply");
+        }
+        if remaining == 0 {
+            let empty = self.sink.collection(kind, Vec::new());
+            return self.push_value(empty);
+        }
+        // The header is a claim: capacity grows with the items actually read.
+        self.stack.push(Open {
+            kind,
+            remaining,
+            items: Vec::with_capacity(remaining.min(16)),
+        });
+        Ok(())
+    }
+
+    /// Adds a finished value to the innermost open collection, closing those it completes.
+    fn push_value(&mut self, mut done: S::Out) -> Result<(), &'static str> {
         loop {
             let Some(top) = self.stack.last_mut() else {
                 self.done = Some(done);
@@ -233,36 +321,20 @@ impl Builder {
             };
             top.items.push(done);
             top.remaining -= 1;
-            match close_finished(&mut self.stack)? {
-                Some(v) => done = v,
-                None => return Ok(()),
+            if top.remaining > 0 {
+                return Ok(());
             }
+            let Some(open) = self.stack.pop() else {
+                return Ok(());
+            };
+            done = self.sink.collection(open.kind, open.items);
         }
     }
-}
 
-/// Pops the top collection if it has all its items, returning it as a value.
-fn close_finished(stack: &mut Vec<Open>) -> Result<Option<Value>, &'static str> {
-    match stack.last() {
-        Some(top) if top.remaining == 0 => {}
-        _ => return Ok(None),
+    /// The finished value, or an error if the stream ended inside one.
+    pub fn finish(self) -> Result<S::Out, &'static str> {
+        self.done.ok_or("value token stream ended early")
     }
-    let Some(open) = stack.pop() else {
-        return Ok(None);
-    };
-    Ok(Some(match open.kind {
-        Token::Vector(_) => Value::Vector(open.items),
-        Token::List(_) => Value::List(open.items),
-        Token::Set(_) => Value::Set(open.items.into_iter().collect::<Set>()),
-        _ => {
-            let mut m = Map::with_capacity(open.items.len() / 2);
-            let mut it = open.items.into_iter();
-            while let (Some(k), Some(v)) = (it.next(), it.next()) {
-                m.insert(k, v);
-            }
-            Value::Map(m)
-        }
-    }))
 }
 
 #[cfg(test)]
@@ -270,14 +342,11 @@ mod tests {
     use super::*;
 
     fn build(tokens: Vec<Token>) -> Result<Value, &'static str> {
-        let mut b = Builder::default();
+        let mut b = Assembler::new(Plain);
         for t in tokens {
-            if b.done.is_some() {
-                return Err("trailing value tokens");
-            }
             b.push(t)?;
         }
-        b.done.ok_or("value token stream ended early")
+        b.finish()
     }
 
     fn round_trip(v: &Value) -> Value {
@@ -360,5 +429,32 @@ mod budget_tests {
         // The floor lets ordinary small frames through whatever their shape.
         let (_, ok) = decode(100_000, None);
         assert!(ok.is_ok());
+    }
+
+    /// Four-field records as LLM tools return them: they need more than half the budget's
+    /// factor (so a tighter factor would refuse them) and fit within it.
+    #[test]
+    fn ordinary_rows_fit_the_budget() {
+        let rows: Vec<Value> = (0..60_000_i64)
+            .map(|i| {
+                let mut m = Map::new();
+                m.insert(Value::string("id"), Value::Int(i));
+                m.insert(Value::string("cat"), Value::string(format!("c{}", i % 7)));
+                m.insert(Value::string("amount"), Value::Float(i as f64 / 8.0));
+                let tags = vec![Value::string("a"), Value::string("b")];
+                m.insert(Value::string("tags"), Value::Vector(tags));
+                Value::Map(m)
+            })
+            .collect();
+        let opts = bincode::DefaultOptions::new().with_varint_encoding();
+        let body = opts.serialize(&Value::Vector(rows)).unwrap_or_default();
+        assert!(
+            body.len() * DECODE_AMPLIFICATION / 2 > 16 << 20,
+            "{}",
+            body.len()
+        );
+        let decode = |budget| with_budget(budget, || opts.deserialize::<Value>(&body).is_ok());
+        assert!(decode(decode_budget(body.len())));
+        assert!(!decode(body.len() * DECODE_AMPLIFICATION / 2));
     }
 }
