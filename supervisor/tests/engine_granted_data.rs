@@ -78,7 +78,7 @@ async fn run(engine: &Engine, program: &str, context: Value) -> Step {
 }
 
 #[tokio::test]
-async fn a_context_of_max_context_bytes_runs_under_the_default_policy() {
+async fn a_context_of_max_context_bytes_fits_the_default_policys_memory() {
     let engine = engine_with(|_| {});
     let defaults = Limits::default();
     let (n, ctx) = rows_filling(defaults.max_context_bytes);
