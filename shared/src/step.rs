@@ -8,125 +8,80 @@
 use crate::value::Value;
 use serde::{Deserialize, Serialize};
 
-/// Why an execution failed. Closed: clients may match on it exhaustively.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FailReason {
-    ParseError,
-    AnalysisError,
-    EvalError,
-    Timeout,
-    MemoryExceeded,
-    ValidationError,
-    ToolError,
-    ToolNotFound,
+/// Declares [`FailReason`] from one list, `Variant = "wire_name"`: the enum, its serde names,
+/// [`FailReason::ALL`] and [`FailReason::as_str`] cannot disagree, and a new reason is one line.
+macro_rules! fail_reasons {
+    ($($(#[$doc:meta])* $variant:ident = $wire:literal,)*) => {
+        /// Why an execution failed. Closed: clients may match on it exhaustively.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub enum FailReason {
+            $($(#[$doc])* #[serde(rename = $wire)] $variant,)*
+        }
+
+        impl FailReason {
+            /// Every reason, in declaration order (`ALL[r as usize] == r`; a test checks it):
+            /// counters per reason index an array by it, and surfaces map each one (an
+            /// exception class per reason in the Python package).
+            pub const ALL: [FailReason; [$($wire),*].len()] = [$(FailReason::$variant),*];
+
+            /// The wire name, e.g. `"parse_error"`.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $(FailReason::$variant => $wire,)*
+                }
+            }
+        }
+    };
+}
+
+fail_reasons! {
+    ParseError = "parse_error",
+    AnalysisError = "analysis_error",
+    EvalError = "eval_error",
+    Timeout = "timeout",
+    MemoryExceeded = "memory_exceeded",
+    ValidationError = "validation_error",
+    ToolError = "tool_error",
+    ToolNotFound = "tool_not_found",
     /// The program called `fail`.
-    Failed,
-    LimitExceeded,
+    Failed = "failed",
+    LimitExceeded = "limit_exceeded",
     /// The runner process tried a forbidden operation and was killed by seccomp.
-    SandboxViolation,
+    SandboxViolation = "sandbox_violation",
     /// The runner died for another reason or broke the protocol.
-    RunnerCrashed,
+    RunnerCrashed = "runner_crashed",
     /// The supervisor is at capacity and did not queue the request.
-    Busy,
+    Busy = "busy",
     /// The request was cancelled by the client.
-    Cancelled,
+    Cancelled = "cancelled",
     /// The client is not allowed to do this (peer credentials, policy).
-    PermissionDenied,
+    PermissionDenied = "permission_denied",
     /// The request itself was malformed (bad policy name, limits looser than the policy, ...).
-    InvalidRequest,
+    InvalidRequest = "invalid_request",
     // The SubAgent loop's reasons (see `crate::trace` for the mission's Step):
     /// The agent used its `max_turns` without a valid `(return v)`.
-    MaxTurnsExceeded,
+    MaxTurnsExceeded = "max_turns_exceeded",
     /// The whole agent tree used its shared `turn_budget`.
-    TurnBudgetExhausted,
+    TurnBudgetExhausted = "turn_budget_exhausted",
     /// A nested agent would run deeper than `max_depth`.
-    MaxDepthExceeded,
+    MaxDepthExceeded = "max_depth_exceeded",
     /// The mission ran past its `mission_timeout`.
-    MissionTimeout,
+    MissionTimeout = "mission_timeout",
     /// The mission's token budget is spent.
-    TokenBudgetExhausted,
+    TokenBudgetExhausted = "token_budget_exhausted",
     /// The LLM failed: a non-retryable error, or retryable ones until the attempts ran out.
-    LlmError,
+    LlmError = "llm_error",
     /// The prompt names a `{{placeholder}}` the context does not have.
-    TemplateError,
+    TemplateError = "template_error",
     /// The context given to the mission is a failed Step.
-    ChainedFailure,
+    ChainedFailure = "chained_failure",
     /// A tool or nested agent is named `return` or `fail`.
-    ReservedToolName,
+    ReservedToolName = "reserved_tool_name",
     /// An agent names a model the client does not know.
-    ModelNotFound,
+    ModelNotFound = "model_not_found",
 }
 
 impl FailReason {
-    /// Every reason, in declaration order (`ALL[r as usize] == r`; a test checks it): counters
-    /// per reason index an array by it, and surfaces map each one (an exception class per
-    /// reason in the Python package). A new variant is appended here too.
-    pub const ALL: [FailReason; 26] = {
-        use FailReason::*;
-        [
-            ParseError,
-            AnalysisError,
-            EvalError,
-            Timeout,
-            MemoryExceeded,
-            ValidationError,
-            ToolError,
-            ToolNotFound,
-            Failed,
-            LimitExceeded,
-            SandboxViolation,
-            RunnerCrashed,
-            Busy,
-            Cancelled,
-            PermissionDenied,
-            InvalidRequest,
-            MaxTurnsExceeded,
-            TurnBudgetExhausted,
-            MaxDepthExceeded,
-            MissionTimeout,
-            TokenBudgetExhausted,
-            LlmError,
-            TemplateError,
-            ChainedFailure,
-            ReservedToolName,
-            ModelNotFound,
-        ]
-    };
-
-    /// The wire name, e.g. `"parse_error"`.
-    pub fn as_str(self) -> &'static str {
-        use FailReason::*;
-        match self {
-            ParseError => "parse_error",
-            AnalysisError => "analysis_error",
-            EvalError => "eval_error",
-            Timeout => "timeout",
-            MemoryExceeded => "memory_exceeded",
-            ValidationError => "validation_error",
-            ToolError => "tool_error",
-            ToolNotFound => "tool_not_found",
-            Failed => "failed",
-            LimitExceeded => "limit_exceeded",
-            SandboxViolation => "sandbox_violation",
-            RunnerCrashed => "runner_crashed",
-            Busy => "busy",
-            Cancelled => "cancelled",
-            PermissionDenied => "permission_denied",
-            InvalidRequest => "invalid_request",
-            MaxTurnsExceeded => "max_turns_exceeded",
-            TurnBudgetExhausted => "turn_budget_exhausted",
-            MaxDepthExceeded => "max_depth_exceeded",
-            MissionTimeout => "mission_timeout",
-            TokenBudgetExhausted => "token_budget_exhausted",
-            LlmError => "llm_error",
-            TemplateError => "template_error",
-            ChainedFailure => "chained_failure",
-            ReservedToolName => "reserved_tool_name",
-            ModelNotFound => "model_not_found",
-        }
-    }
-
     /// Reasons only the SubAgent loop reports (a runner claiming one is not believed).
     pub fn is_agent(self) -> bool {
         use FailReason::*;
@@ -398,42 +353,16 @@ mod program_reason_tests {
     }
 
     #[test]
-    fn all_lists_every_reason_once() {
-        // `position` is an exhaustive match: a new variant does not compile until it is listed
-        // here, and then this test fails until it is in `ALL` at that index too.
-        fn position(r: FailReason) -> usize {
-            use FailReason::*;
-            match r {
-                ParseError => 0,
-                AnalysisError => 1,
-                EvalError => 2,
-                Timeout => 3,
-                MemoryExceeded => 4,
-                ValidationError => 5,
-                ToolError => 6,
-                ToolNotFound => 7,
-                Failed => 8,
-                LimitExceeded => 9,
-                SandboxViolation => 10,
-                RunnerCrashed => 11,
-                Busy => 12,
-                Cancelled => 13,
-                PermissionDenied => 14,
-                InvalidRequest => 15,
-                MaxTurnsExceeded => 16,
-                TurnBudgetExhausted => 17,
-                MaxDepthExceeded => 18,
-                MissionTimeout => 19,
-                TokenBudgetExhausted => 20,
-                LlmError => 21,
-                TemplateError => 22,
-                ChainedFailure => 23,
-                ReservedToolName => 24,
-                ModelNotFound => 25,
-            }
-        }
-        for (i, r) in FailReason::ALL.iter().enumerate() {
-            assert_eq!(position(*r), i, "{r}");
+    fn wire_names_are_what_serde_writes_and_distinct() {
+        // `as_str` and serde's names come from one list (`fail_reasons!`); this checks the
+        // macro wires both to it, and that no two reasons share a name.
+        let mut seen = std::collections::HashSet::new();
+        for r in FailReason::ALL {
+            let json = serde_json::to_string(&r).unwrap_or_default();
+            assert_eq!(json, format!("\"{}\"", r.as_str()));
+            let back: Result<FailReason, _> = serde_json::from_str(&json);
+            assert_eq!(back.ok(), Some(r));
+            assert!(seen.insert(r.as_str()), "{r} twice");
         }
     }
 
