@@ -11,23 +11,12 @@ use ptc_supervisor::engine::{BoxFuture, Engine, EngineConfig, ToolHandler};
 use ptc_supervisor::policy::load_dir;
 use std::sync::Arc;
 
-/// The engine's runners, as seen from this process (children of the zygotes, or direct children).
-fn runners() -> Vec<i32> {
-    common::runners()
-        .into_iter()
-        .filter(|p| {
-            std::fs::read_to_string(format!("/proc/{p}/comm"))
-                .is_ok_and(|c| c.trim() == "ptc-runner")
-        })
-        .collect()
-}
-
 /// A tool that reports, for every runner alive now, its namespaces and uid line.
 struct Inspect;
 
 impl ToolHandler for Inspect {
     fn call(&self, _name: String, _args: Value) -> BoxFuture<'static, Result<Value, String>> {
-        let report: Vec<Value> = runners()
+        let report: Vec<Value> = named_runners()
             .into_iter()
             .map(|p| {
                 let link = |k: &str| {

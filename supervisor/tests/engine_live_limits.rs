@@ -13,18 +13,6 @@ use ptc_supervisor::engine::{BoxFuture, Engine, EngineConfig, ToolHandler};
 use ptc_supervisor::policy::PolicySource;
 use std::sync::Arc;
 
-/// The runner processes alive now, named ptc-runner: children of this process that are not
-/// zygotes, and the zygotes' children (with several shards a zygote may have none).
-fn runners() -> Vec<i32> {
-    common::runners()
-        .into_iter()
-        .filter(|p| {
-            std::fs::read_to_string(format!("/proc/{p}/comm"))
-                .is_ok_and(|c| c.trim() == "ptc-runner")
-        })
-        .collect()
-}
-
 /// Reports, for the one runner alive, its soft and hard limits of interest and namespace links.
 struct Inspect;
 
@@ -39,7 +27,7 @@ fn limit_line(limits: &str, name: &str) -> Value {
 
 impl ToolHandler for Inspect {
     fn call(&self, _name: String, _args: Value) -> BoxFuture<'static, Result<Value, String>> {
-        let alive = runners();
+        let alive = named_runners();
         let report = match alive.as_slice() {
             [p] => {
                 let limits =

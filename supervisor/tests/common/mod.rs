@@ -132,6 +132,18 @@ pub fn runners() -> Vec<i32> {
     out
 }
 
+/// [`runners`] that are already `ptc-runner` (a freshly forked child may still carry its
+/// zygote's name for a moment).
+pub fn named_runners() -> Vec<i32> {
+    runners()
+        .into_iter()
+        .filter(|p| {
+            std::fs::read_to_string(format!("/proc/{p}/comm"))
+                .is_ok_and(|c| c.trim() == "ptc-runner")
+        })
+        .collect()
+}
+
 /// Zygotes among this process's children.
 pub fn zygotes() -> Vec<i32> {
     children().into_iter().filter(|p| is_zygote(*p)).collect()
