@@ -16,8 +16,8 @@ Before/after comparisons: give `--config` once per daemon (e.g. files that diffe
 `runner = ...`); the daemons run side by side and are measured in alternate rounds (`--repeat`),
 so both see the same load.
 
-usage: scripts/stage_cpu.py [--bin target/release] [--config FILE]... [-n 4000]
-                            [--clients 1,2,4,8,16,64] [--repeat 1]
+usage: scripts/stage_cpu.py [--bin target/release] [--config FILE]... [--daemon PTC[,CONFIG]]...
+                            [-n 4000] [--clients 1,2,4,8,16,64] [--repeat 1]
 """
 
 import argparse
@@ -141,6 +141,7 @@ class Daemon:
     """One `ptc serve` on a temporary socket (no config file, or `config`)."""
 
     def __init__(self, ptc, config, tmp, label):
+        self.ptc = ptc
         self.label = label
         self.sock = os.path.join(tmp, f"{label}.sock")
         cmd = [ptc, "serve", "--socket", self.sock] + (["--config", config] if config else [])
@@ -153,9 +154,9 @@ class Daemon:
         if not zygotes_of(self.proc.pid):
             sys.exit(f"{label}: no zygote")
 
-    def round(self, ptc, n, c):
+    def round(self, n, c):
         """One measured round of `n` runs at `c` clients, after a 500-run warm-up round."""
-        bench = [ptc, "bench", "--connect", self.sock, "-c", str(c)]
+        bench = [self.ptc, "bench", "--connect", self.sock, "-c", str(c)]
         subprocess.run(bench + ["-n", "500"], check=True, capture_output=True)
         pid = self.proc.pid
         zyg = zygotes_of(pid)
@@ -200,6 +201,9 @@ def main():
                     "than once, one daemon per file, measured in alternate rounds")
     ap.add_argument("-n", type=int, default=4000)
     ap.add_argument("--clients", default="1,2,4,8,16,64")
+    ap.add_argument("--daemon", action="append", default=[],
+                    help="PTC[,CONFIG]: one more daemon from another `ptc` binary (its own client "
+                    "library benches it), measured in alternate rounds with the others")
     ap.add_argument("--repeat", type=int, default=1, help="rounds per client count and daemon")
     args = ap.parse_args()
     ptc = os.path.join(args.bin, "ptc")
@@ -210,6 +214,9 @@ def main():
     try:
         for i, cfg in enumerate(configs):
             daemons.append(Daemon(ptc, cfg, tmp, os.path.basename(cfg) if cfg else f"default{i}"))
+        for i, spec in enumerate(args.daemon):
+            other, _, cfg = spec.partition(",")
+            daemons.append(Daemon(other, cfg or None, tmp, f"{os.path.basename(other)}{i}"))
         fe_wall, fe_cpu = fork_exec_us(runner)
         bt_wall, _ = fork_exec_us("/bin/true")
         print(f"fork+exec {runner}: median wall {fe_wall:.0f} µs, CPU {fe_cpu:.0f} µs; "
@@ -218,7 +225,7 @@ def main():
         for c in [int(x) for x in args.clients.split(",")]:
             for _ in range(args.repeat):
                 for d in daemons:
-                    print_round(d.label, c, fe_wall, *d.round(ptc, args.n, c))
+                    print_round(d.label, c, fe_wall, *d.round(args.n, c))
         fe_wall2, _ = fork_exec_us(runner)
         print(f"fork+exec of the runner again: median wall {fe_wall2:.0f} µs; "
               f"load {os.getloadavg()[0]:.1f}")

@@ -123,7 +123,9 @@ fn block<'a>(
     // Follow the hops of a non-matching number: JA after JA, forward only, to the next block.
     let mut next = 2usize;
     while let Some(hop) = at.get(next).filter(|i| i.code == BPF_JMP_JA) {
-        next = next.checked_add(1)?.checked_add(usize::try_from(hop.k).ok()?)?;
+        next = next
+            .checked_add(1)?
+            .checked_add(usize::try_from(hop.k).ok()?)?;
     }
     let body = confine(at.get(3..next)?, mismatch)?;
     Some((cmp.k, body, at.get(next..)?))
@@ -166,7 +168,9 @@ fn successors(ins: &sock_filter, pc: usize) -> Option<Vec<usize>> {
     let next = pc.checked_add(1)?;
     Some(match ins.code & CLASS_MASK {
         CLASS_RET => vec![],
-        CLASS_JMP if ins.code == BPF_JMP_JA => vec![next.checked_add(usize::try_from(ins.k).ok()?)?],
+        CLASS_JMP if ins.code == BPF_JMP_JA => {
+            vec![next.checked_add(usize::try_from(ins.k).ok()?)?]
+        }
         CLASS_JMP => vec![next + usize::from(ins.jt), next + usize::from(ins.jf)],
         _ => vec![next],
     })
@@ -294,7 +298,11 @@ mod tests {
                             before_args.get_or_insert(steps - 1);
                             let i = ((k - 16) / 8) as usize;
                             let word = args[i];
-                            if (k - 16) % 8 == 0 { word as u32 } else { (word >> 32) as u32 }
+                            if (k - 16) % 8 == 0 {
+                                word as u32
+                            } else {
+                                (word >> 32) as u32
+                            }
                         }
                     }
                 }
@@ -351,14 +359,21 @@ mod tests {
     fn an_unnamed_syscall_is_refused_in_a_few_comparisons() {
         let chain = shipped();
         let tree = relayout(&chain).unwrap();
-        assert!(tree.len() <= chain.len(), "{} > {}", tree.len(), chain.len());
+        assert!(
+            tree.len() <= chain.len(),
+            "{} > {}",
+            tree.len(),
+            chain.len()
+        );
         let native = chain[1].k;
         // What the kernel's allow-cache emulates at install: every number, up to an argument load.
-        let cost = |p: &[sock_filter]| -> usize {
-            (0..512).map(|nr| run(p, nr, native, [0; 6]).2).sum()
-        };
+        let cost =
+            |p: &[sock_filter]| -> usize { (0..512).map(|nr| run(p, nr, native, [0; 6]).2).sum() };
         let (before, after) = (cost(&chain), cost(&tree));
-        assert!(after * 3 < before, "emulated {after} instructions, chain {before}");
+        assert!(
+            after * 3 < before,
+            "emulated {after} instructions, chain {before}"
+        );
         // The longest path of a syscall no rule names: prefix, a split per level (18 syscalls:
         // at most 5), leaf, return.
         // (Loads of the architecture and number, the architecture check: 3 instructions run.)
@@ -392,12 +407,18 @@ mod tests {
         assert!(relayout(&broken).is_none());
         // A block longer than the program.
         let mut long = chain.clone();
-        let over = long.iter().position(|i| i.code == BPF_JMP_JA && i.k > 1).unwrap();
+        let over = long
+            .iter()
+            .position(|i| i.code == BPF_JMP_JA && i.k > 1)
+            .unwrap();
         long[over].k += 200;
         assert!(relayout(&long).is_none());
         // Syscall numbers out of order.
         let mut swapped = chain.clone();
-        let first = swapped.iter().position(|i| i.code == BPF_JMP_JEQ_K && i.jf == 1).unwrap();
+        let first = swapped
+            .iter()
+            .position(|i| i.code == BPF_JMP_JEQ_K && i.jf == 1)
+            .unwrap();
         swapped[first].k = u32::MAX;
         assert!(relayout(&swapped).is_none());
         assert!(relayout(&[]).is_none());
