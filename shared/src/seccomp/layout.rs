@@ -56,8 +56,21 @@ struct Parsed<'a> {
 pub fn relayout(program: &[sock_filter]) -> Option<Vec<sock_filter>> {
     let parsed = parse(program)?;
     let out = emit(&parsed)?;
-    // Never longer than what it replaces: a larger program would cost more to load and JIT.
-    (out.len() <= program.len()).then_some(out)
+    // Never longer than what it replaces (a larger program costs more to load and JIT), and
+    // valid as the kernel checks a classic program.
+    (out.len() <= program.len() && valid(&out)).then_some(out)
+}
+
+/// What the kernel's classic-BPF check asks of the control flow: every jump lands inside the
+/// program and the last instruction is a return.
+fn valid(program: &[sock_filter]) -> bool {
+    let inside = program.iter().enumerate().all(|(pc, ins)| {
+        successors(ins, pc).is_some_and(|next| next.iter().all(|&n| n < program.len()))
+    });
+    inside
+        && program
+            .last()
+            .is_some_and(|l| l.code & CLASS_MASK == CLASS_RET)
 }
 
 fn parse(program: &[sock_filter]) -> Option<Parsed<'_>> {
@@ -134,7 +147,8 @@ fn block<'a>(
 /// The body as it runs when its syscall number matched (entered at its first instruction):
 /// `None` unless every instruction reachable from there stays inside it and it ends in the
 /// mismatch return. Unreachable instructions (the hops of non-matching numbers, which jump past
-/// the body) become `JA 0`, so the copy has no jump out of itself.
+/// the body, and an unconditional allow's trailing mismatch return) become that mismatch
+/// return, so the copy has no jump out of itself and ends in a return.
 fn confine(body: &[sock_filter], mismatch: &sock_filter) -> Option<Vec<sock_filter>> {
     if !body.last().is_some_and(|last| same_ins(last, mismatch)) {
         return None;
@@ -149,16 +163,10 @@ fn confine(body: &[sock_filter], mismatch: &sock_filter) -> Option<Vec<sock_filt
         }
         todo.extend(successors(body.get(pc)?, pc)?);
     }
-    let nop = sock_filter {
-        code: BPF_JMP_JA,
-        jt: 0,
-        jf: 0,
-        k: 0,
-    };
     Some(
         body.iter()
             .zip(reached)
-            .map(|(ins, r)| if r { ins.clone() } else { nop.clone() })
+            .map(|(ins, r)| if r { ins.clone() } else { mismatch.clone() })
             .collect(),
     )
 }
@@ -324,32 +332,55 @@ mod tests {
     }
 
     fn shipped() -> Vec<sock_filter> {
-        let arch = seccompiler::TargetArch::try_from(std::env::consts::ARCH).unwrap();
-        let mut map = seccompiler::compile_from_json(SHIPPED.as_bytes(), arch).unwrap();
-        map.remove(RUNNER_FILTER).unwrap()
+        compiled(SHIPPED)
     }
 
-    const ARGS: [[u64; 6]; 6] = [
+    const ARGS: [[u64; 6]; 8] = [
         [0; 6],
         [3; 6],
         [2, 4, 0, 0, 0, 0],
         [0, 0, 4, 1, 0, 0],
         [3, 1, 2, 2, 0, 0],
         [u64::MAX, 1 << 32, 7, 0x22, 5, 6],
+        [0, 5, 0, 0, 0, 0],
+        [0, 0x105, 1 << 33, 0, 0, 0],
     ];
+
+    /// The shipped filter; one whose mismatch action is `log` and whose only rule has no
+    /// arguments (its program must still end in a return); one with a 64-bit argument filter.
+    const POLICIES: [&str; 3] = [
+        SHIPPED,
+        r#"{ "runner": { "mismatch_action": "log", "match_action": "allow",
+            "filter": [ { "syscall": "getpid" } ] } }"#,
+        r#"{ "runner": { "mismatch_action": { "errno": 1 }, "match_action": "allow",
+            "filter": [ { "syscall": "read" },
+                        { "syscall": "mmap", "args": [ { "index": 1, "type": "qword",
+                           "op": "ge", "val": 4294967296 } ] },
+                        { "syscall": "ioctl", "args": [ { "index": 1, "type": "dword",
+                           "op": { "masked_eq": 255 }, "val": 5 } ] } ] } }"#,
+    ];
+
+    fn compiled(json: &str) -> Vec<sock_filter> {
+        let arch = seccompiler::TargetArch::try_from(std::env::consts::ARCH).unwrap();
+        let mut map = seccompiler::compile_from_json(json.as_bytes(), arch).unwrap();
+        map.remove(RUNNER_FILTER).unwrap()
+    }
 
     #[test]
     fn the_tree_gives_every_verdict_of_the_chain() {
-        let chain = shipped();
-        let tree = relayout(&chain).expect("the shipped filter has seccompiler's shape");
-        let native = chain[1].k;
-        let numbers = (0..1100).chain([0x4000_0000, 0x4000_0001, 0x4000_0000 + 45, u32::MAX]);
-        for nr in numbers {
-            for arch in [native, 0x4000_0003, 0] {
-                for args in ARGS {
-                    let (want, ..) = run(&chain, nr, arch, args);
-                    let (got, ..) = run(&tree, nr, arch, args);
-                    assert_eq!(got, want, "nr {nr}, arch {arch:#x}, args {args:?}");
+        for json in POLICIES {
+            let chain = compiled(json);
+            let tree = relayout(&chain).expect("seccompiler's shape");
+            assert!(valid(&tree) && tree.len() <= chain.len());
+            let native = chain[1].k;
+            let numbers = (0..1100).chain([0x4000_0000, 0x4000_0001, 0x4000_002d, u32::MAX]);
+            for nr in numbers {
+                for arch in [native, 0x4000_0003, 0] {
+                    for args in ARGS {
+                        let (want, ..) = run(&chain, nr, arch, args);
+                        let (got, ..) = run(&tree, nr, arch, args);
+                        assert_eq!(got, want, "nr {nr}, arch {arch:#x}, args {args:?}");
+                    }
                 }
             }
         }
