@@ -26,13 +26,17 @@
 //!    counting allocator's budget is armed (a little below RLIMIT_DATA, so the budget trips first
 //!    and is reported; RLIMIT_DATA is the kernel's backstop).
 //! 8. `close_other_fds`: close_range(4, ∞) — whatever the spawner leaked is gone before landlock
-//!    (an fd opened earlier would bypass landlock's path checks), and fd numbers are free for:
+//!    (an fd opened earlier would bypass landlock's path checks; a forked runner keeps only fd 4,
+//!    the zygote's landlock ruleset, until step 10 and then closes it too), and fd numbers are
+//!    free for:
 //! 9. `prime_runtime`: lazy initialisations that read /proc (stacker's stack bounds, regex's pool
 //!    size, std's hash seeds) run now, while they still can, instead of dying mid-run; and a
 //!    fixed warm-up program runs so a warm-pool runner starts `Execute` with its code paged in.
 //! 10. `restrict_filesystem`: a landlock ruleset that handles every filesystem and network right
 //!     and scopes signals and abstract sockets, with no rule allowing anything. Best effort: an
-//!     older kernel enforces what it knows, and the status goes back in `Ready`.
+//!     older kernel enforces what it knows, and the status goes back in `Ready`. A forked runner
+//!     restricts itself with a duplicate of the ruleset the zygote created once
+//!     ([`prepare_ruleset`]): the same rights, without a ruleset created and released per run.
 //! 11. `no_new_privs` then `install_seccomp`: the allowlist compiled from
 //!     `policies/seccomp/runner.json`. Last, because it forbids the syscalls of the steps above.
 //!     Fail closed: without a valid program the runner exits `NO_SECCOMP` and never runs input.

@@ -21,6 +21,9 @@
 //!   of its stack (3–4 faults per fork, against 7–9 when it allocated).
 //! - SIGCHLD is blocked and read from a signalfd; the mask is cleared again in every child by
 //!   `harden`'s `reset_inherited_state`, and the signalfd is closed by the child's `close_range`.
+//! - Per-run work that depends on nothing in `Setup` is done here once: the landlock ruleset
+//!   (created at start on fd 4, `harden::prepare_ruleset`; the zygote itself is not restricted)
+//!   is duplicated by each child that applies it, and closed by every child before `Ready`.
 //!
 //! Pid reuse — why kills cannot hit the wrong process. The engine is not the runners' parent, so it
 //! cannot wait for them, and a plain pid could be recycled once the zygote reaps. So the zygote,
