@@ -304,18 +304,18 @@ mod tests {
                         4 => arch,
                         k => {
                             before_args.get_or_insert(steps - 1);
-                            let i = ((k - 16) / 8) as usize;
-                            let word = args[i];
-                            if (k - 16) % 8 == 0 {
-                                word as u32
+                            let word = args[usize::try_from((k - 16) / 8).unwrap()];
+                            let half = if (k - 16) % 8 == 0 {
+                                word & 0xffff_ffff
                             } else {
-                                (word >> 32) as u32
-                            }
+                                word >> 32
+                            };
+                            u32::try_from(half).unwrap()
                         }
                     }
                 }
                 0x54 => a &= ins.k,
-                0x05 => pc += ins.k as usize,
+                0x05 => pc += usize::try_from(ins.k).unwrap(),
                 0x06 => return (ins.k, steps, before_args.unwrap_or(steps)),
                 code => {
                     let taken = match code {
