@@ -26,13 +26,17 @@
 //!    counting allocator's budget is armed (a little below RLIMIT_DATA, so the budget trips first
 //!    and is reported; RLIMIT_DATA is the kernel's backstop).
 //! 8. `close_other_fds`: close_range(4, ∞) — whatever the spawner leaked is gone before landlock
-//!    (an fd opened earlier would bypass landlock's path checks), and fd numbers are free for:
+//!    (an fd opened earlier would bypass landlock's path checks; a forked runner keeps only fd 4,
+//!    the zygote's landlock ruleset, until step 10 and then closes it too), and fd numbers are
+//!    free for:
 //! 9. `prime_runtime`: lazy initialisations that read /proc (stacker's stack bounds, regex's pool
 //!    size, std's hash seeds) run now, while they still can, instead of dying mid-run; and a
 //!    fixed warm-up program runs so a warm-pool runner starts `Execute` with its code paged in.
 //! 10. `restrict_filesystem`: a landlock ruleset that handles every filesystem and network right
 //!     and scopes signals and abstract sockets, with no rule allowing anything. Best effort: an
-//!     older kernel enforces what it knows, and the status goes back in `Ready`.
+//!     older kernel enforces what it knows, and the status goes back in `Ready`. A forked runner
+//!     restricts itself with a duplicate of the ruleset the zygote created once
+//!     ([`prepare_ruleset`]): the same rights, without a ruleset created and released per run.
 //! 11. `no_new_privs` then `install_seccomp`: the allowlist compiled from
 //!     `policies/seccomp/runner.json`. Last, because it forbids the syscalls of the steps above.
 //!     Fail closed: without a valid program the runner exits `NO_SECCOMP` and never runs input.
@@ -53,7 +57,9 @@
 use crate::alloc;
 use crate::ipc::{self, Ipc};
 use crate::setup_error::{SetupError, errno_in, step};
-use landlock::{ABI, Access, AccessFs, AccessNet, RulesetAttr, RulesetStatus, Scope};
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, RulesetAttr, RulesetCreated, RulesetStatus, Scope,
+};
 use nix::errno::Errno;
 use nix::sys::prctl;
 use nix::sys::signal::{SigHandler, SigSet, SigmaskHow, Signal, signal, sigprocmask};
@@ -111,10 +117,11 @@ impl Exit {
 
 /// How this runner process came to be: exec'd by the supervisor, or forked by the zygote (whose
 /// runtime was primed before the fork, so the child must not redo it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Start {
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Start<'z> {
     Exec,
-    Forked,
+    /// Forked, with the zygote's landlock ruleset when it prepared one.
+    Forked(Option<&'z RulesetCreated>),
 }
 
 /// Hardens this process, serves one execution (or runs `probe`), and exits.
@@ -129,8 +136,10 @@ pub fn run(probe: Option<Probe>) -> ! {
 /// The entry of a child forked by the zygote, once fds 2 and 3 are in place: the same hardening
 /// and conversation as [`run`]. A panic is caught here and exits `PANIC`, like an exec'd runner's
 /// panic leaving `main`, without unwinding into the zygote's frames (whose fds are not ours).
-pub(crate) fn run_forked(probe: Option<Probe>) -> ! {
-    let serve = std::panic::AssertUnwindSafe(|| harden_and_serve(probe, Start::Forked));
+/// `ruleset` is the zygote's prepared landlock ruleset, open on [`RULESET_FD`] (see
+/// [`prepare_ruleset`]).
+pub(crate) fn run_forked(probe: Option<Probe>, ruleset: Option<&RulesetCreated>) -> ! {
+    let serve = std::panic::AssertUnwindSafe(|| harden_and_serve(probe, Start::Forked(ruleset)));
     let served = std::panic::catch_unwind(serve);
     let code = match served {
         Ok(Ok(())) => 0,
@@ -147,7 +156,7 @@ pub(crate) fn exit_now(code: i32) -> ! {
     unsafe { libc::_exit(code) }
 }
 
-fn harden_and_serve(probe: Option<Probe>, start: Start) -> Result<(), Exit> {
+fn harden_and_serve(probe: Option<Probe>, start: Start<'_>) -> Result<(), Exit> {
     let parent = std::os::unix::process::parent_id();
     prepare_frame()?;
     let mut ipc = take_ipc_fd()?;
@@ -163,12 +172,20 @@ fn harden_and_serve(probe: Option<Probe>, start: Start) -> Result<(), Exit> {
     enter_namespaces(setup.namespaces)?;
     apply_rlimits(&setup.rlimits)?;
     alloc::arm(setup.heap_budget_bytes);
-    close_other_fds()?;
+    let prepared = match start {
+        Start::Exec => None,
+        Start::Forked(ruleset) => ruleset,
+    };
+    // The zygote's ruleset stays open until landlock is applied, then goes with the rest.
+    close_fds_from(RULESET_FD + i32::from(prepared.is_some()))?;
     match start {
         Start::Exec => prime_runtime(),
-        Start::Forked => rewarm(),
+        Start::Forked(_) => rewarm(),
     }
-    let landlock = restrict_filesystem(setup.landlock)?;
+    let landlock = restrict_filesystem(setup.landlock, prepared)?;
+    if prepared.is_some() {
+        close_other_fds()?;
+    }
     no_new_privs()?;
     install_seccomp(&setup.seccomp_bpf)?;
     let grant = setup.grant_bytes;
@@ -354,9 +371,16 @@ pub(crate) fn set_limit(
     step(set, variant)
 }
 
+/// Closes every fd above the IPC socket (3).
 pub(crate) fn close_other_fds() -> Result<(), SetupError> {
+    close_fds_from(RUNNER_IPC_FD + 1)
+}
+
+/// Closes every fd from `first` up (`first` > 3).
+pub(crate) fn close_fds_from(first: i32) -> Result<(), SetupError> {
+    let from = first;
     let first = step(
-        libc::c_uint::try_from(RUNNER_IPC_FD + 1).map_err(|_| Errno::EBADF),
+        libc::c_uint::try_from(first).map_err(|_| Errno::EBADF),
         SetupError::CloseRange,
     )?;
     // SAFETY: no Rust object in this process owns an fd above 3 at this point (std opens none
@@ -373,7 +397,7 @@ pub(crate) fn close_other_fds() -> Result<(), SetupError> {
         return Ok(());
     }
     // Kernels before 5.9 lack close_range: close one by one up to a generous bound.
-    for fd in (RUNNER_IPC_FD + 1)..(1 << 16) {
+    for fd in from..(1 << 16) {
         // SAFETY: as above; EBADF for fds that are not open is expected and ignored.
         unsafe { libc::close(fd) };
     }
@@ -407,12 +431,12 @@ fn rewarm() {
 /// The warm-up program: a little of reading, collections, higher-order calls and printing.
 const WARM_UP: &str = "(let [m {:a [1 2.5 \"s\"]}] (str (get m :a) (count (map inc [1 2]))))";
 
-/// Three named steps: the ruleset's rights (`landlock_ruleset`, no syscall), then
-/// `landlock_create_ruleset`, then `landlock_restrict_self`.
-fn restrict_filesystem(wanted: bool) -> Result<LandlockStatus, SetupError> {
-    if !wanted {
-        return Ok(LandlockStatus::NotRequested);
-    }
+/// Where a forked runner finds the zygote's prepared landlock ruleset.
+pub(crate) const RULESET_FD: i32 = RUNNER_IPC_FD + 1;
+
+/// The ruleset every runner restricts itself with: every filesystem and network right handled,
+/// signals and abstract sockets scoped, no rule allowing anything.
+fn ruleset() -> Result<landlock::RulesetCreated, SetupError> {
     let os = |e: landlock::RulesetError| errno_in(&e, Errno::EINVAL);
     let ruleset = landlock::Ruleset::default()
         .handle_access(AccessFs::from_all(LANDLOCK_ABI))
@@ -420,7 +444,45 @@ fn restrict_filesystem(wanted: bool) -> Result<LandlockStatus, SetupError> {
         .and_then(|r| r.scope(Scope::from_all(LANDLOCK_ABI)))
         .map_err(os);
     let ruleset = step(ruleset, SetupError::LandlockRuleset)?;
-    let created = step(ruleset.create().map_err(os), SetupError::LandlockCreate)?;
+    step(ruleset.create().map_err(os), SetupError::LandlockCreate)
+}
+
+/// The zygote's half of landlock, done once: the ruleset created (two syscalls, and its release
+/// after restricting, that each forked runner no longer pays), open on [`RULESET_FD`]. `None`
+/// (each runner then creates its own) unless fds 0–3 are open and [`RULESET_FD`] is free, so the
+/// new descriptor is known to land on it. The zygote itself is not restricted.
+pub(crate) fn prepare_ruleset() -> Option<RulesetCreated> {
+    let open = |fd: i32| {
+        // SAFETY: F_GETFD only reads the descriptor's flags; a closed fd gives -1 (EBADF).
+        unsafe { libc::fcntl(fd, libc::F_GETFD) >= 0 }
+    };
+    if !(0..=RUNNER_IPC_FD).all(open) || open(RULESET_FD) {
+        return None;
+    }
+    let created = ruleset().ok()?;
+    // Single-threaded: the only descriptor made since the check is the ruleset's (none at all
+    // where the kernel has no landlock, and then each runner reports it unsupported itself).
+    open(RULESET_FD).then_some(created)
+}
+
+/// Three named steps: the ruleset's rights (`landlock_ruleset`, no syscall), then
+/// `landlock_create_ruleset` (or, forked, a duplicate of the zygote's prepared ruleset), then
+/// `landlock_restrict_self`.
+fn restrict_filesystem(
+    wanted: bool,
+    prepared: Option<&RulesetCreated>,
+) -> Result<LandlockStatus, SetupError> {
+    if !wanted {
+        return Ok(LandlockStatus::NotRequested);
+    }
+    let os = |e: landlock::RulesetError| errno_in(&e, Errno::EINVAL);
+    let created = match prepared {
+        Some(zygotes) => {
+            let dup = zygotes.try_clone().map_err(|e| errno_in(&e, Errno::EMFILE));
+            step(dup, SetupError::LandlockCreate)?
+        }
+        None => ruleset()?,
+    };
     let status = step(
         created.restrict_self().map_err(os),
         SetupError::LandlockRestrict,

@@ -21,6 +21,9 @@
 //!   of its stack (3–4 faults per fork, against 7–9 when it allocated).
 //! - SIGCHLD is blocked and read from a signalfd; the mask is cleared again in every child by
 //!   `harden`'s `reset_inherited_state`, and the signalfd is closed by the child's `close_range`.
+//! - Per-run work that depends on nothing in `Setup` is done here once: the landlock ruleset
+//!   (created at start on fd 4, `harden::prepare_ruleset`; the zygote itself is not restricted)
+//!   is duplicated by each child that applies it, and closed by every child before `Ready`.
 //!
 //! Pid reuse — why kills cannot hit the wrong process. The engine is not the runners' parent, so it
 //! cannot wait for them, and a plain pid could be recycled once the zygote reaps. So the zygote,
@@ -41,6 +44,7 @@
 
 use crate::harden::{self, Exit};
 use crate::setup_error::{SetupError, step};
+use landlock::RulesetCreated;
 use nix::errno::Errno;
 use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 use nix::sys::signal::{SigSet, SigmaskHow, Signal, sigprocmask};
@@ -60,14 +64,17 @@ pub type ProbeFactory = dyn Fn() -> Option<harden::Probe>;
 
 /// Initialises once, then forks runners on request until the engine closes the control socket.
 pub fn serve(probe: &ProbeFactory) -> ! {
-    let code = match init().and_then(|sfd| serve_loop(&sfd, probe)) {
+    let code = match init().and_then(|(sfd, ruleset)| serve_loop(&sfd, ruleset.as_ref(), probe)) {
         Ok(()) => 0,
         Err(e) => e.report(),
     };
     harden::exit_now(code)
 }
 
-fn init() -> Result<SignalFd, Exit> {
+/// The zygote's start-up: its own hardening, the runtime priming, the landlock ruleset its
+/// children restrict themselves with (`harden::prepare_ruleset`, on fd 4 when there is one),
+/// the SIGCHLD signalfd, then `Hello`.
+fn init() -> Result<(SignalFd, Option<RulesetCreated>), Exit> {
     let parent = std::os::unix::process::parent_id();
     harden::prepare_frame()?;
     harden::ipc_fd_is_socket()?;
@@ -85,6 +92,9 @@ fn init() -> Result<SignalFd, Exit> {
         SetupError::RlimitStack,
     )?;
     harden::prime_runtime();
+    // Whatever priming opened is closed, so the ruleset's descriptor lands on fd 4.
+    harden::close_other_fds()?;
+    let ruleset = harden::prepare_ruleset();
     let mut chld = SigSet::empty();
     chld.add(Signal::SIGCHLD);
     step(
@@ -102,10 +112,14 @@ fn init() -> Result<SignalFd, Exit> {
         },
         None,
     )?;
-    Ok(sfd)
+    Ok((sfd, ruleset))
 }
 
-fn serve_loop(sfd: &SignalFd, probe: &ProbeFactory) -> Result<(), Exit> {
+fn serve_loop(
+    sfd: &SignalFd,
+    ruleset: Option<&RulesetCreated>,
+    probe: &ProbeFactory,
+) -> Result<(), Exit> {
     // SAFETY: fd 3 is open for the zygote's whole life (checked in `init`, never closed here).
     let control = unsafe { BorrowedFd::borrow_raw(CONTROL) };
     loop {
@@ -123,7 +137,7 @@ fn serve_loop(sfd: &SignalFd, probe: &ProbeFactory) -> Result<(), Exit> {
             while let Ok(Some(_)) = sfd.read_signal() {}
             reap_all()?;
         }
-        if control_ready && !handle_request(probe)? {
+        if control_ready && !handle_request(ruleset, probe)? {
             return Ok(());
         }
     }
@@ -140,7 +154,7 @@ struct CmsgSpace([u8; 64]);
 /// `sendmsg`: nix's allocate for control messages): right after each fork every page the zygote
 /// writes is a copy-on-write fault, so the loop keeps its buffers on the stack, whose top pages
 /// it writes anyway.
-fn handle_request(probe: &ProbeFactory) -> Result<bool, Exit> {
+fn handle_request(ruleset: Option<&RulesetCreated>, probe: &ProbeFactory) -> Result<bool, Exit> {
     let mut buf = [0u8; MAX_PACKET as usize + HEADER_LEN];
     let (len, fds) = match recv_request(&mut buf) {
         Ok(got) => got,
@@ -164,7 +178,7 @@ fn handle_request(probe: &ProbeFactory) -> Result<bool, Exit> {
         )
         .map(|()| true);
     };
-    fork_runner(id, &ipc, &err, probe)?;
+    fork_runner(id, [&ipc, &err], ruleset, probe)?;
     Ok(true)
 }
 
@@ -233,11 +247,16 @@ fn parse(buf: &[u8], len: usize) -> Option<Request> {
 }
 
 /// Forks one runner and reports it (with a pidfd) or the failure.
-fn fork_runner(id: u64, ipc: &OwnedFd, err: &OwnedFd, probe: &ProbeFactory) -> Result<(), Exit> {
+fn fork_runner(
+    id: u64,
+    [ipc, err]: [&OwnedFd; FORK_FDS],
+    ruleset: Option<&RulesetCreated>,
+    probe: &ProbeFactory,
+) -> Result<(), Exit> {
     // SAFETY: the zygote is single-threaded (module invariant), so the child is a consistent copy
     // of it; the child only calls `become_runner`, which never returns into the zygote's loop.
     match unsafe { nix::unistd::fork() } {
-        Ok(ForkResult::Child) => become_runner(ipc.as_raw_fd(), err.as_raw_fd(), probe),
+        Ok(ForkResult::Child) => become_runner(ipc.as_raw_fd(), err.as_raw_fd(), ruleset, probe),
         Ok(ForkResult::Parent { child }) => match pidfd_open(child.as_raw()) {
             Ok(pidfd) => report(
                 &Report::Forked {
@@ -270,18 +289,24 @@ fn fork_runner(id: u64, ipc: &OwnedFd, err: &OwnedFd, probe: &ProbeFactory) -> R
     }
 }
 
-/// The child: fd 3 ← `ipc`, fd 2 ← `err`, every other fd above 3 closed, a new session, then the
-/// runner's hardening exactly as after an exec. A failure here is reported like any hardening
-/// step's (on the new fd 2 when it got that far).
-fn become_runner(ipc: RawFd, err: RawFd, probe: &ProbeFactory) -> ! {
+/// The child: fd 3 ← `ipc`, fd 2 ← `err`, every other fd above 3 closed (but the zygote's
+/// landlock ruleset on fd 4, closed once applied), a new session, then the runner's hardening
+/// exactly as after an exec. A failure here is reported like any hardening step's (on the new
+/// fd 2 when it got that far).
+fn become_runner(
+    ipc: RawFd,
+    err: RawFd,
+    ruleset: Option<&RulesetCreated>,
+    probe: &ProbeFactory,
+) -> ! {
     let probe = probe();
-    if let Err(e) = place_fds(ipc, err) {
+    if let Err(e) = place_fds(ipc, err, ruleset.is_some()) {
         harden::exit_now(Exit::Setup(e).report());
     }
-    harden::run_forked(probe)
+    harden::run_forked(probe, ruleset)
 }
 
-fn place_fds(ipc: RawFd, err: RawFd) -> Result<(), SetupError> {
+fn place_fds(ipc: RawFd, err: RawFd, keep_ruleset: bool) -> Result<(), SetupError> {
     // SAFETY: dup2 onto fixed numbers in this single-threaded child. Rust objects that owned fds
     // 2 and 3 (the zygote's control socket) belong to frames this child never returns to.
     let placed = unsafe { libc::dup2(ipc, RUNNER_IPC_FD) >= 0 && libc::dup2(err, 2) >= 0 };
@@ -289,7 +314,7 @@ fn place_fds(ipc: RawFd, err: RawFd) -> Result<(), SetupError> {
         if placed { Ok(()) } else { Err(Errno::last()) },
         SetupError::Dup2,
     )?;
-    harden::close_other_fds()?;
+    harden::close_fds_from(harden::RULESET_FD + i32::from(keep_ruleset))?;
     step(nix::unistd::setsid().map(drop), SetupError::Setsid)
 }
 

@@ -5,6 +5,12 @@
 //! (`code: u16, jt: u8, jf: u8, k: u32`): supervisor and runner always run on the same host.
 //! Decoding refuses an empty program, a length that is not a whole number of records, and more
 //! than [`BPF_MAXINSNS`] records, so a runner never installs a half-read program.
+//!
+//! seccompiler's chain of per-syscall comparisons is re-laid out as a search tree (`layout`):
+//! the same verdicts, found in a few comparisons, which matters because the kernel emulates the
+//! program for every syscall number at each install (once per runner).
+
+mod layout;
 
 use seccompiler::{BpfProgram, TargetArch, sock_filter};
 
@@ -42,6 +48,7 @@ pub fn compile_filter(json: &[u8], name: &str) -> Result<Vec<u8>, SeccompError> 
     let program = filters
         .remove(name)
         .ok_or_else(|| SeccompError::MissingFilter(name.to_string()))?;
+    let program = layout::relayout(&program).unwrap_or(program);
     check_len(program.len())?;
     Ok(encode_program(&program))
 }
