@@ -2,7 +2,9 @@
 //!
 //! Invariants: on failure the Step is [`Step::failed`] (the input memory and history,
 //! unchanged), keeping what ran (prints, usage); only plain data persists in memory (a `defn`'d function is reported in `warnings`, since functions cannot
-//! leave the process); the result is converted to plain data and size-checked here.
+//! leave the process); the result is converted to plain data and size-checked here. The
+//! program's clock (deadline, steps) starts once its granted data is in (`ToolHost::imported`),
+//! not before: importing the context is not its time (docs/ARCHITECTURE.md, "Granted data").
 
 use crate::analyze::analyze_program;
 use crate::api::{RunOptions, ToolHost};
