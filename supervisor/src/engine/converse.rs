@@ -118,18 +118,7 @@ async fn drive(runner: Warm, exec: Execution, tools: Arc<dyn ToolHandler>) -> (S
         imported: false,
     };
     let rest = frame.get(sent..).unwrap_or_default();
-    let (mut ending, mut kill_at) = (conv.until(kill_at, rest).await, kill_at);
-    let mut started = None;
-    if matches!(ending, Ending::Imported) {
-        // The program's clock starts now: its deadline, and its CPU time from here.
-        let at = Instant::now();
-        started = Some(Started {
-            at,
-            cpu_ms: proc.cpu_ms_now().unwrap_or(0),
-        });
-        kill_at = program_kill_at(&limits, at);
-        ending = conv.until(kill_at, &[]).await;
-    }
+    let (ending, started, kill_at) = conv.timed(&proc, kill_at, rest).await;
     let Conversation { sock, calls, .. } = conv;
     let mut calls = calls;
     calls.abandon("the deadline passed while the tool ran");
@@ -275,6 +264,28 @@ struct Conversation<'a> {
 }
 
 impl Conversation<'_> {
+    /// Converses under the import's deadline (`kill_at`), then, once the runner says
+    /// `Imported`, under the program's own from that moment. Returns how it ended, when the
+    /// program started (and the runner's CPU time then), and the deadline last in force.
+    async fn timed(
+        &mut self,
+        proc: &RunnerProc,
+        kill_at: Instant,
+        exec_rest: &[u8],
+    ) -> (Ending, Option<Started>, Instant) {
+        let ending = self.until(kill_at, exec_rest).await;
+        if !matches!(ending, Ending::Imported) {
+            return (ending, None, kill_at);
+        }
+        let at = Instant::now();
+        let started = Started {
+            at,
+            cpu_ms: proc.cpu_ms_now().unwrap_or(0),
+        };
+        let kill_at = program_kill_at(self.limits, at);
+        (self.until(kill_at, &[]).await, Some(started), kill_at)
+    }
+
     /// Converses until the runner ends, says `Imported`, or `kill_at` passes.
     async fn until(&mut self, kill_at: Instant, exec_rest: &[u8]) -> Ending {
         tokio::time::timeout_at(kill_at.into(), self.converse(exec_rest))
