@@ -8,7 +8,9 @@
 //!
 //! Then everything that can fail without a runner fails here (tool signatures, program and
 //! context size), and the runner's `Execute` frame is built and encoded, once: the context is
-//! sized without being written, and encoded only inside that frame.
+//! sized without being written, and encoded only inside that frame. Its size also sets the
+//! import's allowance (`import_allowance_ms`): the first deadline, until the runner says
+//! `Imported`, is `timeout_ms` plus that allowance (see `converse`).
 
 use super::classify::{Base, limit_fail};
 use super::pool::Pool;
