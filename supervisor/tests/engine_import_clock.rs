@@ -60,7 +60,7 @@ async fn a_runner_that_never_says_imported_is_killed_after_its_allowance() {
     let body = "cat $F0 >&3; rf; exec /bin/sleep 10";
     let (step, took) = run(&[ready()], body, req).await;
     assert_eq!(step.reason(), Some(FailReason::Timeout), "{step:?}");
-    assert_eq!(detail(&step, "limit"), Some(Value::string("import")));
+    assert_eq!(detail(&step, "limit"), Some(Value::string("timeout_ms")));
     let allowed_i = i64::try_from(allowed).unwrap();
     assert_eq!(detail(&step, "allowance_ms"), Some(Value::Int(allowed_i)));
     assert!(
@@ -70,7 +70,7 @@ async fn a_runner_that_never_says_imported_is_killed_after_its_allowance() {
 
     // The allowance is proportional to the context: with none, the deadline alone.
     let (step, took) = run(&[ready()], body, request("x")).await;
-    assert_eq!(detail(&step, "limit"), Some(Value::string("import")));
+    assert_eq!(detail(&step, "limit"), Some(Value::string("timeout_ms")));
     assert_eq!(detail(&step, "allowance_ms"), Some(Value::Int(1)));
     assert!(took < Duration::from_millis(TIMEOUT_MS + 300), "{took:?}");
 }
@@ -86,6 +86,11 @@ async fn after_imported_the_program_has_only_its_own_deadline() {
     let (step, took) = run(&frames, body, req).await;
     assert_eq!(step.reason(), Some(FailReason::Timeout), "{step:?}");
     assert_eq!(detail(&step, "limit"), Some(Value::string("timeout_ms")));
+    assert_eq!(
+        detail(&step, "allowance_ms"),
+        None,
+        "the program had started"
+    );
     // `elapsed_ms` counts from the program's start.
     let Some(Value::Int(elapsed)) = detail(&step, "elapsed_ms") else {
         panic!("{step:?}")

@@ -117,7 +117,7 @@ pub(crate) fn classify(o: Observed, run: Outcome<'_>) -> Step {
         let why = "the runner was killed at the deadline";
         return fail(match run.started {
             Some(s) => timeout_fail(limits, s.at, why),
-            None => import_fail(run.import_allowance_ms, run.start),
+            None => import_fail(limits, run.import_allowance_ms, run.start),
         });
     }
     if let Some(f) = cpu_fail(&o.exit, limits, run.started) {
@@ -171,9 +171,10 @@ fn cpu_fail(exit: &ExitInfo, limits: &Limits, started: Option<Started>) -> Optio
         .with_detail("limit", "cpu"),
         None => Fail::new(
             FailReason::Timeout,
-            "the runner used its CPU time allowance before the program started (importing its data)",
+            "the runner used its CPU time limit (with the allowance for importing the context) \
+             before the program started",
         )
-        .with_detail("limit", "import"),
+        .with_detail("limit", "cpu"),
     };
     Some(f.with_detail("cpu_ms", used))
 }
@@ -315,15 +316,17 @@ pub(crate) fn timeout_fail(limits: &Limits, since: Instant, why: &str) -> Fail {
 }
 
 /// The runner did not say `Imported` by `timeout_ms` plus the import's allowance after the
-/// request arrived: it hung (or crawled) before its program started.
-pub(crate) fn import_fail(allowance_ms: u64, start: Instant) -> Fail {
+/// request arrived (waiting for a runner, sending the request, importing its data, reading the
+/// program): still the deadline (`limit = timeout_ms`), with the allowance it had beside it.
+pub(crate) fn import_fail(limits: &Limits, allowance_ms: u64, start: Instant) -> Fail {
     let elapsed = elapsed_ms(start);
     let msg = format!(
-        "the runner did not start the program within its deadline plus {allowance_ms} ms for \
-         importing the context: killed after {elapsed} ms"
+        "execution exceeded its {} ms deadline (plus {allowance_ms} ms for importing the \
+         context) before the program started: the runner was killed after {elapsed} ms",
+        limits.timeout_ms
     );
     Fail::new(FailReason::Timeout, msg)
-        .with_detail("limit", "import")
+        .with_detail("limit", "timeout_ms")
         .with_detail(
             "allowance_ms",
             i64::try_from(allowance_ms).unwrap_or(i64::MAX),
