@@ -10,7 +10,9 @@ the process and its reaped children: on a loaded machine the wall clock mostly m
 for a core) and peak RSS (ru_maxrss: the largest of the process and its reaped children, so
 for a sandboxed run the larger of `ptc` and its runner), each with its ratio to CPython.
 POLICY_FILE (optional) is passed to the sandboxed runs as `--policy`, e.g. the default policy
-with a longer timeout when the machine is too loaded for its 1 s deadline.
+with a longer timeout when the machine is too loaded for its 1 s deadline. PTC_BENCH_ROWS
+(environment) changes the number of rows, e.g. 230000 for a file just under the default
+policy's 16 MiB `max_context_bytes`.
 """
 import json
 import os
@@ -30,9 +32,12 @@ for r in d['rows']: g.setdefault(r['cat'],[]).append(r)
 print(sorted([(k,sum(r['amount'] for r in v)) for k,v in g.items()], key=lambda kv: kv[1], reverse=True))"""
 
 
+ROWS = int(os.environ.get("PTC_BENCH_ROWS", "100000"))
+
+
 def rows_file(path):
     rows = [{"id": i, "cat": f"c{i % 17}", "amount": (i % 1000) * 0.5 + 0.25,
-             "tags": [f"t{i % 5}", "x"]} for i in range(100_000)]
+             "tags": [f"t{i % 5}", "x"]} for i in range(ROWS)]
     with open(path, "w") as f:
         json.dump({"rows": rows}, f)
 
@@ -56,6 +61,7 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         path = os.path.join(d, "rows.json")
         rows_file(path)
+        size = os.path.getsize(path)
         cases = {
             "count, ptc --in-process": [ptc, "run", "--in-process", "-e", COUNT, "--context", path],
             "count, ptc (sandboxed)": [ptc, "run", *policy, "-e", COUNT, "--context", path],
@@ -69,7 +75,7 @@ def main():
             for k, argv in cases.items():
                 samples[k].append(run_one(argv))
     med = {k: [statistics.median(x[i] for x in xs) for i in range(3)] for k, xs in samples.items()}
-    print(f"file: 6.5 MB, 100,000 rows; {runs} interleaved runs each; medians")
+    print(f"file: {size / 1e6:.1f} MB, {ROWS:,} rows; {runs} interleaved runs each; medians")
     print("| process | wall | CPU | CPU ratio to CPython | peak RSS | RSS ratio |")
     print("|---|---|---|---|---|---|")
     for k, (wall, cpu, rss) in med.items():

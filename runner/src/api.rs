@@ -19,9 +19,13 @@ pub trait ToolHost {
 
     /// Called once per run, just before the program starts, when the granted data (context,
     /// memory, history) is in interpreter values and the request's copy of the context is gone.
-    /// The runner process re-bases its heap budget here: granted data is not the program's
-    /// allocation (docs/ARCHITECTURE.md, "Granted data").
-    fn imported(&mut self) {}
+    /// The program's clock (deadline, steps) starts right after it returns. The runner process
+    /// re-bases its heap budget here, sets the program's CPU limit and tells the engine to start
+    /// its deadline: granted data is not the program's allocation, nor its time
+    /// (docs/ARCHITECTURE.md, "Granted data"). An `Err` ends the run before the program starts.
+    fn imported(&mut self) -> Result<(), ptc_shared::Fail> {
+        Ok(())
+    }
 }
 
 /// A tool the program may call: name, optional signature and description, and its handler.

@@ -40,8 +40,9 @@
 //! 11. `no_new_privs` then `install_seccomp`: the allowlist compiled from
 //!     `policies/seccomp/runner.json`. Last, because it forbids the syscalls of the steps above.
 //!     Fail closed: without a valid program the runner exits `NO_SECCOMP` and never runs input.
-//! 12. `Ready`, then read one `Execute`, evaluate it (tool calls go over the socket), write
-//!     `Finished`, exit 0.
+//! 12. `Ready`, then read one `Execute` and import its data; then `Imported`, after lowering
+//!     RLIMIT_CPU to the program's own limit (`start_program_cpu`); evaluate (tool calls go over
+//!     the socket), write `Finished`, exit 0.
 //!
 //! A runner forked by the zygote (`zygote.rs`, the other file of the runner's hardening code) takes
 //! the same path from step 2 via [`run_forked`]; of step 9 it only reruns the warm-up program (the
@@ -66,7 +67,7 @@ use nix::sys::signal::{SigHandler, SigSet, SigmaskHow, Signal, signal, sigprocma
 use ptc_shared::codec::U64_FRAME_MAX;
 use ptc_shared::protocol::{
     LandlockStatus, RUNNER_IPC_FD, RunnerRlimits, RunnerToSupervisor, Setup, SupervisorToRunner,
-    SupervisorToRunnerOf, exit_code,
+    SupervisorToRunnerOf, exit_code, program_cpu_secs,
 };
 use ptc_shared::{Step, seccomp};
 use rlimit::Resource;
@@ -352,6 +353,25 @@ fn apply_rlimits(r: &RunnerRlimits) -> Result<(), SetupError> {
     set_limit(Resource::CORE, core, SetupError::RlimitCore)?;
     let stack = (r.stack_bytes, r.stack_bytes);
     set_limit(Resource::STACK, stack, SetupError::RlimitStack)
+}
+
+/// Starts the program's CPU limit once its data is in (`Imported`): RLIMIT_CPU becomes the
+/// program's `cpu_ms` from the CPU used so far ([`program_cpu_secs`]), hard one second above.
+/// Until now it allowed the import its allowance too ([`RunnerRlimits::for_limits`]). Only ever
+/// lowers the limit (a runner is never privileged, and the new hard limit is clamped to the old):
+/// the seccomp filter allows `prlimit64` on this process's RLIMIT_CPU alone.
+pub(crate) fn start_program_cpu(limits: &ptc_shared::Limits) -> Result<(), Errno> {
+    use nix::time::{ClockId, clock_gettime};
+    let used = clock_gettime(ClockId::CLOCK_PROCESS_CPUTIME_ID)?;
+    let secs = u64::try_from(used.tv_sec()).unwrap_or(0);
+    let nanos = u64::try_from(used.tv_nsec()).unwrap_or(0);
+    let used_ms = secs.saturating_mul(1000).saturating_add(nanos / 1_000_000);
+    let soft = program_cpu_secs(limits, used_ms);
+    let os = |e: std::io::Error| errno_in(&e, Errno::EINVAL);
+    let (mut old_soft, mut old_hard) = (0, 0);
+    rlimit::prlimit(0, Resource::CPU, None, Some((&mut old_soft, &mut old_hard))).map_err(os)?;
+    let hard = soft.saturating_add(1).min(old_hard);
+    rlimit::prlimit(0, Resource::CPU, Some((soft.min(hard), hard)), None).map_err(os)
 }
 
 /// Sets a limit to `(soft, hard)`, never above the current hard limit (raising it would need

@@ -81,13 +81,15 @@ impl Ipc {
 /// Runs one `Execute` (its context already decoded into interpreter values) with tool calls
 /// forwarded over `ipc`. `Err` when the channel broke. The engine checks and records each tool
 /// call, and owns the clock: the Step sent back has no tool-call trace and no duration of its
-/// own. When the run's data is imported, the heap budget is re-based (`alloc::settle`).
+/// own. When the run's data is imported, the heap budget is re-based (`alloc::settle`), the
+/// program's CPU limit set and `Imported` sent, which starts the engine's program deadline.
 pub fn execute(ipc: &mut Ipc, exec: Execute<Imported>) -> Result<Step, IpcError> {
     let (program, decls, mut opts) = RunOptions::from_request(exec.request, exec.limits);
     opts.context_value = Some(exec.context.0);
     let names: Vec<String> = decls.into_iter().map(|t| t.name).collect();
     let mut host = IpcHost {
         ipc,
+        limits: exec.limits,
         next_id: 0,
         broken: None,
     };
@@ -101,6 +103,8 @@ pub fn execute(ipc: &mut Ipc, exec: Execute<Imported>) -> Result<Step, IpcError>
 /// A `ToolHost` whose tools live in the supervisor.
 struct IpcHost<'a> {
     ipc: &'a mut Ipc,
+    /// The run's limits (the program's CPU limit is set from them once its data is in).
+    limits: ptc_shared::Limits,
     next_id: u64,
     broken: Option<IpcError>,
 }
@@ -129,8 +133,19 @@ impl IpcHost<'_> {
 }
 
 impl ToolHost for IpcHost<'_> {
-    fn imported(&mut self) {
+    /// The data is in: re-base the heap budget, start the program's CPU limit, and tell the
+    /// engine to start the program's deadline (docs/ARCHITECTURE.md, "Granted data").
+    fn imported(&mut self) -> Result<(), Fail> {
         crate::alloc::settle();
+        crate::harden::start_program_cpu(&self.limits).map_err(|errno| {
+            let msg = format!("could not set the program's CPU limit: {errno}");
+            Fail::new(FailReason::RunnerCrashed, msg)
+        })?;
+        if let Err(e) = self.ipc.send(&RunnerToSupervisor::Imported) {
+            self.broken = Some(e);
+            return Err(lost_connection());
+        }
+        Ok(())
     }
 
     fn call(&mut self, name: &str, args: Value) -> Result<Value, ToolFailure> {

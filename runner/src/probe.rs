@@ -89,7 +89,7 @@ fn attempt(op: &str, parent: nix::unistd::Pid, ipc: &mut Ipc) -> Step {
         "alloc-bomb" => alloc_bomb(),
         "churn" => Ok(churn()),
         "clock" => Ok(clock()),
-        "spin" => Ok(Value::Int(spin())),
+        "spin" => start_program(ipc).map(|()| Value::Int(spin())),
         "stack-overflow" => Ok(Value::Int(recurse(0, [0; 64]))),
         "panic" => panic!("probe panic"),
         other => {
@@ -181,6 +181,14 @@ fn clock() -> Value {
         Value::Int(i64::try_from(start.elapsed().as_nanos()).unwrap_or(0)),
         Value::Int(i64::try_from(wall).unwrap_or(i64::MAX)),
     ])
+}
+
+/// What a runner does once its data is in (`ipc::IpcHost::imported`): the program's CPU limit
+/// (under the default limits: one second from now), then `Imported`.
+fn start_program(ipc: &mut Ipc) -> io::Result<()> {
+    harden::start_program_cpu(&ptc_shared::Limits::default()).map_err(io::Error::from)?;
+    ipc.send(&RunnerToSupervisor::Imported)
+        .map_err(|e| io::Error::other(e.to_string()))
 }
 
 /// Burns CPU until RLIMIT_CPU ends the process.

@@ -2,7 +2,9 @@
 //!
 //! Invariants: on failure the Step is [`Step::failed`] (the input memory and history,
 //! unchanged), keeping what ran (prints, usage); only plain data persists in memory (a `defn`'d function is reported in `warnings`, since functions cannot
-//! leave the process); the result is converted to plain data and size-checked here.
+//! leave the process); the result is converted to plain data and size-checked here. The
+//! program's clock (deadline, steps) starts once its granted data is in (`ToolHost::imported`),
+//! not before: importing the context is not its time (docs/ARCHITECTURE.md, "Granted data").
 
 use crate::analyze::analyze_program;
 use crate::api::{RunOptions, ToolHost};
@@ -122,10 +124,9 @@ fn execute_unsigned(
     tool_names: &[String],
     host: &mut dyn ToolHost,
 ) -> Step {
-    let started = Instant::now();
     let span = tracing::debug_span!("ptc_run", bytes = source.len());
     let _enter = span.enter();
-    let step = match run_inner(source, opts, tool_names, host, started) {
+    let step = match run_inner(source, opts, tool_names, host) {
         Ok(step) => step,
         Err(fail) => failed_step(opts, fail),
     };
@@ -195,7 +196,7 @@ pub fn run_compiled(
         Some(v) => v.clone(),
         None => from_shared(&opts.request.context),
     };
-    match evaluate(compiled, opts, context, tool_names, host, Instant::now()) {
+    match evaluate(compiled, opts, context, tool_names, host) {
         Ok(step) => step,
         Err(fail) => failed_step(opts, fail),
     }
@@ -206,11 +207,10 @@ fn run_inner(
     opts: &mut RunOptions,
     tool_names: &[String],
     host: &mut dyn ToolHost,
-    started: Instant,
 ) -> Result<Step, Fail> {
     let compiled = compile(source, opts, tool_names)?;
     let context = take_context(opts);
-    evaluate(&compiled, opts, context, tool_names, host, started)
+    evaluate(&compiled, opts, context, tool_names, host)
 }
 
 fn evaluate(
@@ -219,17 +219,17 @@ fn evaluate(
     context: crate::value::Value,
     tool_names: &[String],
     host: &mut dyn ToolHost,
-    started: Instant,
 ) -> Result<Step, Fail> {
     let limits = opts.limits;
     let input_memory = &compiled.memory;
     let program = &compiled.program;
     let mut interp = Interp::new(host, tool_names, limits);
-    interp.started = started;
     interp.context = context;
     interp.history = opts.request.history.iter().map(from_shared).collect();
     interp.globals.extend(input_memory.iter().cloned());
-    interp.host.imported();
+    interp.host.imported()?;
+    // The program's clock starts here, not before: importing granted data is not its time.
+    interp.started = Instant::now();
     let outcome = interp.run_program(&program.forms, program.frame_size);
     // A finite lazy seq in the result leaves as a list (an infinite one hits a limit here).
     let mut returned = false;

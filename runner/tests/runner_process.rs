@@ -63,12 +63,13 @@ fn hardened_runner_holds_only_what_we_intend() {
 
     // Literal values for this Setup (heap 32 MiB, contexts up to 16 MiB), not the function that
     // computes them: RLIMIT_DATA = heap + max(heap / 4, 32 MiB) + the grant for granted data
-    // (8 × 16 MiB, docs/ARCHITECTURE.md); one CPU second; 8 fds; no files, no cores;
+    // (8 × 16 MiB, docs/ARCHITECTURE.md); one CPU second plus the import's allowance (the
+    // deadline, 1 s, per MiB of the 16 MiB a context may have); 8 fds; no files, no cores;
     // a 16 MiB stack (RUNNER_STACK_BYTES, paid out of the heap budget: see docs/SECURITY.md).
     let limits = proc_file(r.pid(), "limits");
     for (name, soft) in [
         ("Max data size", "201326592"),
-        ("Max cpu time", "1"),
+        ("Max cpu time", "17"),
         ("Max open files", "8"),
         ("Max file size", "0"),
         ("Max core file size", "0"),
@@ -84,6 +85,31 @@ fn hardened_runner_holds_only_what_we_intend() {
         step.usage.memory_bytes > 0,
         "usage.memory_bytes is the allocator's peak"
     );
+    assert_eq!(end(r.wait()), End::Code(0));
+}
+
+#[test]
+fn imported_starts_the_programs_cpu_limit() {
+    let mut r = spawn(RUNNER, &[]);
+    r.harden(setup());
+    // Until the data is in, RLIMIT_CPU allows the import its allowance too (above); with
+    // `Imported` it is the program's one second from the CPU used so far (rounded up to whole
+    // seconds), hard one more: the allowance is gone before the program's first step.
+    r.send(&execute("(loop [] (recur))"));
+    assert_eq!(r.recv(), Some(RunnerToSupervisor::Imported));
+    let limits = proc_file(r.pid(), "limits");
+    let line = limits
+        .lines()
+        .find(|l| l.starts_with("Max cpu time"))
+        .unwrap();
+    let mut fields = line["Max cpu time".len()..].split_whitespace();
+    let soft: u64 = fields.next().unwrap().parse().unwrap();
+    let hard: u64 = fields.next().unwrap().parse().unwrap();
+    assert!((1..=3).contains(&soft), "{line}");
+    assert_eq!(hard, soft + 1, "{line}");
+    // The loop ends at the program's own deadline (the interpreter's check), not before.
+    let step = finished(&mut r);
+    assert_eq!(step.reason(), Some(FailReason::Timeout), "{step:?}");
     assert_eq!(end(r.wait()), End::Code(0));
 }
 
@@ -103,6 +129,7 @@ fn run_program(
                 r.send(&SupervisorToRunner::ToolResult { id, result });
             }
             RunnerToSupervisor::Finished(step) => last = Some(*step),
+            RunnerToSupervisor::Imported => assert!(last.is_none()),
             other => panic!("unexpected {other:?}"),
         }
     }
@@ -110,7 +137,7 @@ fn run_program(
 }
 
 fn finished(r: &mut Runner) -> ptc_shared::Step {
-    match r.recv() {
+    match support::recv_after_import(r) {
         Some(RunnerToSupervisor::Finished(step)) => *step,
         other => panic!("expected Finished, got {other:?}"),
     }
@@ -237,6 +264,7 @@ fn a_reply_to_the_wrong_call_is_a_protocol_error() {
     let mut r = spawn(RUNNER, &[]);
     r.harden(setup());
     r.send(&execute("(tool/echo {})"));
+    assert_eq!(r.recv(), Some(RunnerToSupervisor::Imported));
     let Some(RunnerToSupervisor::ToolCall { id, .. }) = r.recv() else {
         panic!("expected a ToolCall")
     };

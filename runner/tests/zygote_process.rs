@@ -30,7 +30,7 @@ fn stat_field(pid: u32, index: usize) -> i64 {
 }
 
 fn finished(r: &mut Runner) -> ptc_shared::Step {
-    match r.recv() {
+    match support::recv_after_import(r) {
         Some(RunnerToSupervisor::Finished(step)) => *step,
         other => panic!("expected Finished, got {other:?}"),
     }

@@ -6,6 +6,7 @@
 //! supervisor: Setup            (trusted, before any untrusted input; carries the seccomp program)
 //! runner:     Ready{landlock}  (hardening done)
 //! supervisor: Execute          (the untrusted program and its data)
+//! runner:     Imported         (the data is in: the program's clock starts; at most once)
 //! runner:     ToolCall{id,..}  ⇄ supervisor: ToolResult{id,..}   (zero or more, strictly alternating)
 //! runner:     Finished(step) | MemoryExceeded{peak}   then exits
 //! ```
@@ -22,8 +23,9 @@ use serde_bytes::ByteBuf;
 
 /// Bumped on every incompatible change to these messages (3: `Execute` carries the `RunRequest`;
 /// `Step` gained `returned` and `trace`, `Fail` its `program_reason`, `Usage` its token, request
-/// and turn counts; 4: `Setup.grant_bytes`, and `Execute` carries the context beside the request).
-pub const PROTOCOL_VERSION: u32 = 4;
+/// and turn counts; 4: `Setup.grant_bytes`, and `Execute` carries the context beside the request;
+/// 5: `Imported`, which starts the program's clock).
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// The runner's IPC socket is always this file descriptor.
 pub const RUNNER_IPC_FD: i32 = 3;
@@ -68,7 +70,9 @@ pub mod exit_code {
 pub struct RunnerRlimits {
     /// RLIMIT_DATA: heap + private writable mappings, a little above `heap_budget_bytes`.
     pub data_bytes: u64,
-    /// RLIMIT_CPU soft limit in whole seconds (`ceil(cpu_ms / 1000)`, at least 1).
+    /// RLIMIT_CPU soft limit in whole seconds while the runner starts and imports its data:
+    /// `ceil((cpu_ms + import_allowance_ms(max_context_bytes)) / 1000)`, at least 1. Lowered to
+    /// [`program_cpu_secs`] once the data is in (`Imported`).
     pub cpu_soft_secs: u64,
     /// RLIMIT_NOFILE: highest fd number + 1 the runner may hold (needs ≥ 5: fds 0–3 + landlock's).
     pub nofile: u64,
@@ -106,6 +110,27 @@ pub fn grant_bytes(limits: &Limits) -> u64 {
         .saturating_mul(GRANT_PER_CONTEXT_BYTE)
 }
 
+/// Wall-clock (and CPU) milliseconds the granted data of `context_bytes` encoded bytes may take
+/// to arrive and be imported before the program starts: the policy's `timeout_ms` per MiB.
+/// The one owner of the import's bound (docs/ARCHITECTURE.md, "Granted data: the clock").
+///
+/// The program's own clock (`timeout_ms`, `cpu_ms`, `max_steps`) starts when the runner says
+/// `Imported`; until then the engine kills it at `timeout_ms` plus this allowance after the
+/// request arrived, and RLIMIT_CPU allows `cpu_ms` plus the allowance for `max_context_bytes`.
+/// A release build imports a MiB of records in about 30 ms, so the bound is loose by design: it
+/// only ends a runner that hangs; it grants the program nothing.
+pub fn import_allowance_ms(limits: &Limits, context_bytes: u64) -> u64 {
+    let per_mib = u128::from(limits.timeout_ms);
+    let ms = (per_mib * u128::from(context_bytes)).div_ceil(1 << 20);
+    u64::try_from(ms).unwrap_or(u64::MAX)
+}
+
+/// The RLIMIT_CPU soft limit, in whole seconds, a runner sets itself when its data is in, having
+/// used `used_ms` of CPU so far: the program's `cpu_ms` from now (the hard limit is one more).
+pub fn program_cpu_secs(limits: &Limits, used_ms: u64) -> u64 {
+    used_ms.saturating_add(limits.cpu_ms).div_ceil(1000).max(1)
+}
+
 impl RunnerRlimits {
     /// The rlimits for one execution's `Limits`: RLIMIT_DATA is the heap budget plus a quarter
     /// (at least 32 MiB) of slack for allocator overhead, the binary's data and fragmentation,
@@ -117,7 +142,11 @@ impl RunnerRlimits {
                 .heap_bytes
                 .saturating_add(slack)
                 .saturating_add(grant_bytes(limits)),
-            cpu_soft_secs: limits.cpu_ms.div_ceil(1000).max(1),
+            cpu_soft_secs: limits
+                .cpu_ms
+                .saturating_add(import_allowance_ms(limits, limits.max_context_bytes))
+                .div_ceil(1000)
+                .max(1),
             nofile: 8,
             fsize_bytes: 0,
             core_bytes: 0,
@@ -261,6 +290,10 @@ pub enum RunnerToSupervisor {
     Finished(Box<Step>),
     /// The heap budget was exceeded; the runner exits [`exit_code::MEMORY`] after this.
     MemoryExceeded { peak_bytes: u64 },
+    /// The granted data (context, memory, history) is imported and the program's CPU limit set
+    /// ([`program_cpu_secs`]): the program's clock starts now. Sent at most once, before any
+    /// `ToolCall`; a run that fails before its program starts sends none.
+    Imported,
 }
 
 /// The zygote (`ptc-runner --zygote`): a pre-initialised, single-threaded runner that forks one
@@ -459,7 +492,13 @@ mod tests {
             ..Limits::default()
         };
         let r = RunnerRlimits::for_limits(&l);
-        assert_eq!(r.cpu_soft_secs, 2);
+        // The program's second and a bit, plus 16 × the deadline for importing 16 MiB.
+        assert_eq!(r.cpu_soft_secs, 18);
+        let no_context = Limits {
+            max_context_bytes: 0,
+            ..l
+        };
+        assert_eq!(RunnerRlimits::for_limits(&no_context).cpu_soft_secs, 2);
         assert!(r.data_bytes > l.heap_bytes);
         // The grant for granted data comes on top of the heap and its slack.
         assert!(r.data_bytes >= l.heap_bytes + GRANT_PER_CONTEXT_BYTE * l.max_context_bytes);
@@ -468,10 +507,31 @@ mod tests {
             GRANT_PER_CONTEXT_BYTE * l.max_context_bytes
         );
         assert_eq!((r.fsize_bytes, r.core_bytes), (0, 0));
-        assert_eq!(
-            RunnerRlimits::for_limits(&Limits { cpu_ms: 0, ..l }).cpu_soft_secs,
-            1
-        );
+        let none = Limits {
+            cpu_ms: 0,
+            max_context_bytes: 0,
+            ..l
+        };
+        assert_eq!(RunnerRlimits::for_limits(&none).cpu_soft_secs, 1);
+    }
+
+    #[test]
+    fn the_import_allowance_is_the_deadline_per_mib() {
+        let l = Limits::default();
+        assert_eq!(import_allowance_ms(&l, 0), 0);
+        assert_eq!(import_allowance_ms(&l, 1), 1);
+        assert_eq!(import_allowance_ms(&l, 1 << 20), l.timeout_ms);
+        assert_eq!(import_allowance_ms(&l, 16 << 20), 16 * l.timeout_ms);
+        let huge = Limits {
+            timeout_ms: u64::MAX,
+            ..l
+        };
+        assert_eq!(import_allowance_ms(&huge, u64::MAX), u64::MAX);
+        // The program's CPU limit counts from what the import used, in whole seconds.
+        assert_eq!(program_cpu_secs(&l, 0), 1);
+        assert_eq!(program_cpu_secs(&l, 1), 2);
+        assert_eq!(program_cpu_secs(&l, 3_000), 4);
+        assert_eq!(program_cpu_secs(&Limits { cpu_ms: 0, ..l }, 0), 1);
     }
 
     #[test]

@@ -11,6 +11,10 @@ use ptc_supervisor::engine::{BoxFuture, NoTools, RunRequest, ToolHandler};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+fn imported() -> RunnerToSupervisor {
+    RunnerToSupervisor::Imported
+}
+
 fn finished(v: i64) -> RunnerToSupervisor {
     RunnerToSupervisor::Finished(Box::new(Step {
         return_value: Some(Value::Int(v)),
@@ -71,8 +75,8 @@ async fn finished_step_is_accepted_and_measured() {
 #[tokio::test]
 async fn deadline_kill_is_a_timeout_with_elapsed_time() {
     let (step, took) = run_timed(
-        &[ready()],
-        "cat $F0 >&3; exec /bin/sleep 10",
+        &[ready(), imported()],
+        "cat $F0 >&3; rf; cat $F1 >&3; exec /bin/sleep 10",
         "timeout_ms = 200",
         request("x"),
     )
@@ -288,12 +292,13 @@ async fn run_tools(
 async fn tool_calls_are_routed_and_recorded() {
     let frames = [
         ready(),
+        imported(),
         tool_call(1, "echo"),
         tool_call(2, "nope"),
         finished(1),
     ];
     // Each ToolResult is at least one byte: wait for it before sending the next frame.
-    let body = "cat $F0 >&3; rf; cat $F1 >&3; rf; cat $F2 >&3; rf; cat $F3 >&3";
+    let body = "cat $F0 >&3; rf; cat $F1 $F2 >&3; rf; cat $F3 >&3; rf; cat $F4 >&3";
     let (step, _) = run_tools(&frames, body, "", with_tools(&["echo"])).await;
     assert_eq!(step.fail, None, "{step:?}");
     assert_eq!(step.tool_calls.len(), 2);
@@ -307,11 +312,12 @@ async fn tool_calls_are_routed_and_recorded() {
 async fn tool_limits_are_enforced_by_the_supervisor() {
     let frames = [
         ready(),
+        imported(),
         tool_call(1, "echo"),
         tool_call(2, "echo"),
         finished(1),
     ];
-    let body = "cat $F0 >&3; rf; cat $F1 >&3; rf; cat $F2 >&3; rf; cat $F3 >&3";
+    let body = "cat $F0 >&3; rf; cat $F1 $F2 >&3; rf; cat $F3 >&3; rf; cat $F4 >&3";
     let (step, _) = run_tools(&frames, body, "max_tool_calls = 1", with_tools(&["echo"])).await;
     assert_eq!(step.tool_calls.len(), 2);
     assert!(
@@ -321,8 +327,8 @@ async fn tool_limits_are_enforced_by_the_supervisor() {
             .unwrap()
             .contains("limit")
     );
-    let frames = [ready(), tool_call(1, "big"), finished(1)];
-    let body = "cat $F0 >&3; rf; cat $F1 >&3; rf; cat $F2 >&3";
+    let frames = [ready(), imported(), tool_call(1, "big"), finished(1)];
+    let body = "cat $F0 >&3; rf; cat $F1 $F2 >&3; rf; cat $F3 >&3";
     let (step, _) = run_tools(
         &frames,
         body,
@@ -342,8 +348,8 @@ async fn tool_limits_are_enforced_by_the_supervisor() {
 
 #[tokio::test]
 async fn tool_that_never_answers_times_out() {
-    let frames = [ready(), tool_call(1, "hang")];
-    let body = "cat $F0 >&3; rf; cat $F1 >&3; exec /bin/sleep 10";
+    let frames = [ready(), imported(), tool_call(1, "hang")];
+    let body = "cat $F0 >&3; rf; cat $F1 $F2 >&3; exec /bin/sleep 10";
     let (step, took) = run_tools(&frames, body, "timeout_ms = 150", with_tools(&["hang"])).await;
     assert_eq!(step.reason(), Some(FailReason::Timeout), "{step:?}");
     assert!(

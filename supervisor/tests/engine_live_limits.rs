@@ -75,15 +75,17 @@ async fn live_runners_of_the_built_in_policies_have_the_pinned_rlimits_and_names
     let engine = Engine::new(EngineConfig::new(real_runner(), policies)).unwrap();
 
     // default: heap 64 MiB → RLIMIT_DATA 64 + 32 MiB, plus the granted-data import allowance
-    // (8 × max_context_bytes = 128 MiB); cpu 1000 ms → 1 s; stack 16 MiB (fixed,
-    // RUNNER_STACK_BYTES, out of the heap budget); no namespaces.
+    // (8 × max_context_bytes = 128 MiB); cpu: seen from a tool call, so after `Imported`, when
+    // the runner set the program's 1000 ms from the CPU it had used (a few ms: 2 s, rounded up
+    // to whole seconds, hard one more); stack 16 MiB (fixed, RUNNER_STACK_BYTES, out of the
+    // heap budget); no namespaces.
     let d = inspect(&engine, "default").await;
     let f = |b: bool| Value::Bool(b);
     assert_eq!(
         d,
         vec![
             pair("234881024", "234881024"),
-            pair("1", "2"),
+            pair("2", "3"),
             pair("8", "8"),
             pair("0", "0"),
             pair("0", "0"),
@@ -100,7 +102,8 @@ async fn live_runners_of_the_built_in_policies_have_the_pinned_rlimits_and_names
         "default"
     );
 
-    // strict: heap 16 MiB → RLIMIT_DATA 16 + 32 MiB + the 8 MiB import grant; cpu 250 ms → 1 s; user, net, ipc, uts and
+    // strict: heap 16 MiB → RLIMIT_DATA 16 + 32 MiB + the 8 MiB import grant; cpu: a few ms used
+    // + 250 ms → 1 s; user, net, ipc, uts and
     // mount namespaces of its own (never pid: a runner has no children).
     let s = inspect(&engine, "strict").await;
     assert_eq!(

@@ -134,9 +134,19 @@ pub fn assert_hardened_rlimits(pid: u32) {
     assert_eq!(soft("Max core file size"), "0");
 }
 
+/// The next frame, past the runner's `Imported` if that comes first (a real runner sends it
+/// once its data is in and before the program starts; a probe, or a run that fails before its
+/// program, sends none).
+pub fn recv_after_import(r: &mut Runner) -> Option<RunnerToSupervisor> {
+    match r.recv() {
+        Some(RunnerToSupervisor::Imported) => r.recv(),
+        other => other,
+    }
+}
+
 /// The peak a `MemoryExceeded` frame reports (anything else fails the test).
 pub fn memory_exceeded(r: &mut Runner) -> u64 {
-    match r.recv() {
+    match recv_after_import(r) {
         Some(RunnerToSupervisor::MemoryExceeded { peak_bytes }) => peak_bytes,
         other => panic!("expected MemoryExceeded, got {other:?}"),
     }

@@ -63,6 +63,9 @@ pub(crate) enum Ending {
     Memory(u64),
     /// We killed the runner at the deadline.
     Deadline,
+    /// The runner's data is in and its program starts (not an end: the conversation goes on
+    /// under the program's deadline; never classified).
+    Imported,
     /// The stream ended (or broke) without a final frame.
     Eof,
     /// The runner broke the protocol; we killed it.
@@ -83,6 +86,18 @@ pub(crate) struct Outcome<'a> {
     pub base: Base,
     pub records: Vec<ToolCallRecord>,
     pub start: Instant,
+    /// The clock before the program started: `timeout_ms` plus the import's allowance.
+    pub import_allowance_ms: u64,
+    /// When the program's clock started (the runner's `Imported`); `None` if it never did.
+    pub started: Option<Started>,
+}
+
+/// The runner's `Imported`, as the engine saw it: when, and the runner's CPU time then (the
+/// program's CPU limit counts from there; see `ptc_shared::protocol::program_cpu_secs`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Started {
+    pub at: Instant,
+    pub cpu_ms: u64,
 }
 
 /// Decides the Step of a runner that ended without `Finished`.
@@ -99,24 +114,13 @@ pub(crate) fn classify(o: Observed, run: Outcome<'_>) -> Step {
         return fail(f);
     }
     if matches!(o.ending, Ending::Deadline) {
-        return fail(timeout_fail(
-            limits,
-            run.start,
-            "the runner was killed at the deadline",
-        ));
+        let why = "the runner was killed at the deadline";
+        return fail(match run.started {
+            Some(s) => timeout_fail(limits, s.at, why),
+            None => import_fail(limits, run.import_allowance_ms, run.start),
+        });
     }
-    let cpu_limit_ms = RunnerRlimits::for_limits(limits)
-        .cpu_soft_secs
-        .saturating_mul(1000);
-    let cpu_kill = o.exit.signal == Some(SIGKILL) && cpu.saturating_add(20) >= cpu_limit_ms;
-    if o.exit.signal == Some(SIGXCPU) || cpu_kill {
-        let msg = format!(
-            "the program used its CPU time limit of {} ms",
-            limits.cpu_ms
-        );
-        let f = Fail::new(FailReason::Timeout, msg)
-            .with_detail("limit", "cpu")
-            .with_detail("cpu_ms", i64::try_from(cpu).unwrap_or(i64::MAX));
+    if let Some(f) = cpu_fail(&o.exit, limits, run.started) {
         return fail(f);
     }
     let peak = match o.ending {
@@ -137,6 +141,42 @@ pub(crate) fn classify(o: Observed, run: Outcome<'_>) -> Step {
             fail(exit_details(f, &o.exit))
         }
     }
+}
+
+/// A runner the kernel stopped for CPU time: the program's own limit (counted from its
+/// `Imported`), or, before that, the import's allowance (RLIMIT_CPU as hardening set it).
+fn cpu_fail(exit: &ExitInfo, limits: &Limits, started: Option<Started>) -> Option<Fail> {
+    let cpu = exit.cpu_ms;
+    let (from, limit_ms) = match started {
+        Some(s) => (s.cpu_ms, s.cpu_ms.saturating_add(limits.cpu_ms)),
+        None => {
+            let secs = RunnerRlimits::for_limits(limits).cpu_soft_secs;
+            (0, secs.saturating_mul(1000))
+        }
+    };
+    // RLIMIT_CPU's hard limit (one second past the soft one) ends in SIGKILL.
+    let cpu_kill = exit.signal == Some(SIGKILL) && cpu.saturating_add(20) >= limit_ms;
+    if exit.signal != Some(SIGXCPU) && !cpu_kill {
+        return None;
+    }
+    let used = i64::try_from(cpu.saturating_sub(from)).unwrap_or(i64::MAX);
+    let f = match started {
+        Some(_) => Fail::new(
+            FailReason::Timeout,
+            format!(
+                "the program used its CPU time limit of {} ms",
+                limits.cpu_ms
+            ),
+        )
+        .with_detail("limit", "cpu"),
+        None => Fail::new(
+            FailReason::Timeout,
+            "the runner used its CPU time limit (with the allowance for importing the context) \
+             before the program started",
+        )
+        .with_detail("limit", "cpu"),
+    };
+    Some(f.with_detail("cpu_ms", used))
 }
 
 fn memory_fail(limits: &Limits) -> Fail {
@@ -198,6 +238,7 @@ pub(crate) fn accept(step: Step, run: Outcome<'_>, cpu: u64) -> Step {
         base,
         records,
         start,
+        ..
     } = run;
     if step.return_value.is_some() == step.fail.is_some() {
         let msg = "the runner sent a Step with both or neither of return and fail";
@@ -259,8 +300,10 @@ pub(crate) fn limit_fail(message: String, limit: &str) -> Fail {
     Fail::new(FailReason::LimitExceeded, message).with_detail("limit", limit)
 }
 
-pub(crate) fn timeout_fail(limits: &Limits, start: Instant, why: &str) -> Fail {
-    let elapsed = elapsed_ms(start);
+/// The program's deadline, counted from `since`: the request's arrival until its program
+/// starts (a runner could not be had), then the program's start (`Imported`).
+pub(crate) fn timeout_fail(limits: &Limits, since: Instant, why: &str) -> Fail {
+    let elapsed = elapsed_ms(since);
     Fail::new(
         FailReason::Timeout,
         format!(
@@ -270,6 +313,25 @@ pub(crate) fn timeout_fail(limits: &Limits, start: Instant, why: &str) -> Fail {
     )
     .with_detail("limit", "timeout_ms")
     .with_detail("elapsed_ms", i64::try_from(elapsed).unwrap_or(i64::MAX))
+}
+
+/// The runner did not say `Imported` by `timeout_ms` plus the import's allowance after the
+/// request arrived (waiting for a runner, sending the request, importing its data, reading the
+/// program): still the deadline (`limit = timeout_ms`), with the allowance it had beside it.
+pub(crate) fn import_fail(limits: &Limits, allowance_ms: u64, start: Instant) -> Fail {
+    let elapsed = elapsed_ms(start);
+    let msg = format!(
+        "execution exceeded its {} ms deadline (plus {allowance_ms} ms for importing the \
+         context) before the program started: the runner was killed after {elapsed} ms",
+        limits.timeout_ms
+    );
+    Fail::new(FailReason::Timeout, msg)
+        .with_detail("limit", "timeout_ms")
+        .with_detail(
+            "allowance_ms",
+            i64::try_from(allowance_ms).unwrap_or(i64::MAX),
+        )
+        .with_detail("elapsed_ms", i64::try_from(elapsed).unwrap_or(i64::MAX))
 }
 
 #[cfg(test)]
@@ -311,6 +373,8 @@ mod tests {
             base,
             records: Vec::new(),
             start: Instant::now(),
+            import_allowance_ms: 0,
+            started: None,
         };
         let step = accept(claimed, run, 3);
         assert_eq!(step.memory, Value::Map(memory));

@@ -1,8 +1,13 @@
 //! One execution's conversation with its runner, and the deadline.
 //!
-//! The conversation (send `Execute`; answer `ToolCall`s; receive `Finished` or `MemoryExceeded`)
-//! runs under `timeout_at(kill_at)`, so a silent runner or a tool that never answers cannot hold
-//! the execution past its deadline. Unless it ended with `Finished`, its process is then waited
+//! The conversation (send `Execute`; receive `Imported`; answer `ToolCall`s; receive `Finished`
+//! or `MemoryExceeded`) runs under `timeout_at`, so a silent runner or a tool that never answers
+//! cannot hold the execution past its deadline. Two deadlines, one after the other: until the
+//! runner says `Imported` (its data is in, the program starts), `timeout_ms` plus the import's
+//! allowance from the request's arrival (`prepare`); from `Imported` on, the program's own
+//! `timeout_ms`. `Imported` is accepted once, and before any `ToolCall`: a second one, or a tool
+//! call before it, is a protocol error, so a runner cannot restart its clock nor spend the
+//! import's allowance on tools. Unless it ended with `Finished`, its process is then waited
 //! for and reaped, and [`classify`] decides the Step from what the engine observed.
 //!
 //! Each `ToolCall` passes the run's [`ToolCalls`] (the one owner of the tool-call limit, the
@@ -17,10 +22,10 @@
 
 use super::ToolHandler;
 use super::classify::{
-    Ending, Observed, Outcome, accept, classify, crash, limit_fail, timeout_fail,
+    Ending, Observed, Outcome, Started, accept, classify, crash, limit_fail, timeout_fail,
 };
 use super::pool::{Pool, Warm};
-use super::prepare::Execution;
+use super::prepare::{Execution, program_kill_at};
 use super::process::{ExitInfo, RunnerProc};
 use ptc_shared::codec::{CodecError, DEFAULT_MAX_FRAME, encode_frame, read_frame_async};
 use ptc_shared::protocol::{RunnerToSupervisor, SupervisorToRunner};
@@ -91,6 +96,7 @@ async fn drive(runner: Warm, exec: Execution, tools: Arc<dyn ToolHandler>) -> (S
         base,
         start,
         kill_at,
+        import_allowance_ms,
         ..
     } = exec;
     // Sent before the socket is registered with the runtime: a fresh registration has no
@@ -109,12 +115,10 @@ async fn drive(runner: Warm, exec: Execution, tools: Arc<dyn ToolHandler>) -> (S
         limits: &limits,
         tools,
         calls,
+        imported: false,
     };
     let rest = frame.get(sent..).unwrap_or_default();
-    let ending = match tokio::time::timeout_at(kill_at.into(), conv.converse(rest)).await {
-        Ok(e) => e,
-        Err(_) => Ending::Deadline,
-    };
+    let (ending, started, kill_at) = conv.timed(&proc, kill_at, rest).await;
     let Conversation { sock, calls, .. } = conv;
     let mut calls = calls;
     calls.abandon("the deadline passed while the tool ran");
@@ -123,6 +127,8 @@ async fn drive(runner: Warm, exec: Execution, tools: Arc<dyn ToolHandler>) -> (S
         base,
         records: calls.into_records(),
         start,
+        import_allowance_ms,
+        started,
     };
     if let Ending::Finished(step) = ending {
         let (cpu, proc) = settle_finished(proc).await;
@@ -253,9 +259,40 @@ struct Conversation<'a> {
     tools: Arc<dyn ToolHandler>,
     /// Checks and records every call (a call cut off by the deadline is still recorded).
     calls: ToolCalls,
+    /// The runner has said `Imported` (the program's clock runs).
+    imported: bool,
 }
 
 impl Conversation<'_> {
+    /// Converses under the import's deadline (`kill_at`), then, once the runner says
+    /// `Imported`, under the program's own from that moment. Returns how it ended, when the
+    /// program started (and the runner's CPU time then), and the deadline last in force.
+    async fn timed(
+        &mut self,
+        proc: &RunnerProc,
+        kill_at: Instant,
+        exec_rest: &[u8],
+    ) -> (Ending, Option<Started>, Instant) {
+        let ending = self.until(kill_at, exec_rest).await;
+        if !matches!(ending, Ending::Imported) {
+            return (ending, None, kill_at);
+        }
+        let at = Instant::now();
+        let started = Started {
+            at,
+            cpu_ms: proc.cpu_ms_now().unwrap_or(0),
+        };
+        let kill_at = program_kill_at(self.limits, at);
+        (self.until(kill_at, &[]).await, Some(started), kill_at)
+    }
+
+    /// Converses until the runner ends, says `Imported`, or `kill_at` passes.
+    async fn until(&mut self, kill_at: Instant, exec_rest: &[u8]) -> Ending {
+        tokio::time::timeout_at(kill_at.into(), self.converse(exec_rest))
+            .await
+            .unwrap_or(Ending::Deadline)
+    }
+
     /// `exec_rest`: what [`send_now`] could not write of the `Execute` frame.
     async fn converse(&mut self, exec_rest: &[u8]) -> Ending {
         if !exec_rest.is_empty() && self.sock.write_all(exec_rest).await.is_err() {
@@ -265,6 +302,16 @@ impl Conversation<'_> {
             let frame =
                 read_frame_async::<RunnerToSupervisor, _>(&mut self.sock, DEFAULT_MAX_FRAME).await;
             match frame {
+                Ok(Some(RunnerToSupervisor::Imported)) if !self.imported => {
+                    self.imported = true;
+                    return Ending::Imported;
+                }
+                Ok(Some(RunnerToSupervisor::Imported)) => {
+                    return Ending::Protocol("`Imported` twice".into());
+                }
+                Ok(Some(RunnerToSupervisor::ToolCall { .. })) if !self.imported => {
+                    return Ending::Protocol("`ToolCall` before `Imported`".into());
+                }
                 Ok(Some(RunnerToSupervisor::ToolCall { id, name, args })) => {
                     let result = self.tool_call(name, args).await;
                     if let Err(e) = self.reply(id, result).await {

@@ -8,13 +8,15 @@
 //!
 //! Then everything that can fail without a runner fails here (tool signatures, program and
 //! context size), and the runner's `Execute` frame is built and encoded, once: the context is
-//! sized without being written, and encoded only inside that frame.
+//! sized without being written, and encoded only inside that frame. Its size also sets the
+//! import's allowance (`import_allowance_ms`): the first deadline, until the runner says
+//! `Imported`, is `timeout_ms` plus that allowance (see `converse`).
 
 use super::classify::{Base, limit_fail};
 use super::pool::Pool;
 use ptc_shared::client_protocol::RunRequest;
 use ptc_shared::codec::{DEFAULT_MAX_FRAME, encode_frame, encoded_len};
-use ptc_shared::protocol::{Execute, PROTOCOL_VERSION, SupervisorToRunner};
+use ptc_shared::protocol::{Execute, PROTOCOL_VERSION, SupervisorToRunner, import_allowance_ms};
 use ptc_shared::tool_calls::ToolCalls;
 use ptc_shared::{Fail, FailReason, Limits};
 use std::collections::BTreeMap;
@@ -32,7 +34,10 @@ pub(crate) struct Execution {
     /// What a failed Step gives back.
     pub base: Base,
     pub start: Instant,
-    /// When the runner is killed: the deadline plus a small grace.
+    /// What the context may take to arrive and be imported ([`import_allowance_ms`]).
+    pub import_allowance_ms: u64,
+    /// When the runner is killed unless it has said `Imported`: the deadline plus the import's
+    /// allowance plus a small grace. Once it has, the program's own deadline ([`program_kill_at`]).
     pub kill_at: Instant,
 }
 
@@ -59,10 +64,10 @@ pub(crate) fn prepare(
     };
     let checked = resolve_limits(name, &pool.prepared().policy.limits, &req).and_then(|limits| {
         let calls = ToolCalls::new(&req.tools, req.validation, limits.max_tool_calls)?;
-        check_sizes(&req, &limits)?;
-        Ok((limits, calls))
+        let context_bytes = check_sizes(&req, &limits)?;
+        Ok((limits, calls, import_allowance_ms(&limits, context_bytes)))
     });
-    let (limits, calls) = match checked {
+    let (limits, calls, import_allowance_ms) = match checked {
         Ok(c) => c,
         Err(fail) => return Err(refuse(req, fail)),
     };
@@ -78,8 +83,14 @@ pub(crate) fn prepare(
         calls,
         base,
         start,
-        kill_at: start + Duration::from_millis(limits.timeout_ms) + kill_grace(limits.timeout_ms),
+        import_allowance_ms,
+        kill_at: program_kill_at(&limits, start) + Duration::from_millis(import_allowance_ms),
     })
+}
+
+/// When a program whose clock started at `from` is killed: its deadline plus a small grace.
+pub(crate) fn program_kill_at(limits: &Limits, from: Instant) -> Instant {
+    from + Duration::from_millis(limits.timeout_ms) + kill_grace(limits.timeout_ms)
 }
 
 /// The limits `req` runs under: its policy's, replaced by the request's `limits`, then by its
@@ -126,8 +137,8 @@ fn requested(req: &RunRequest, base: Limits) -> Limits {
 }
 
 /// Program and context sizes, checked before a runner is taken (the context without encoding
-/// it: it is encoded once, in the `Execute` frame).
-fn check_sizes(req: &RunRequest, limits: &Limits) -> Result<(), Fail> {
+/// it: it is encoded once, in the `Execute` frame). Returns the context's encoded size.
+fn check_sizes(req: &RunRequest, limits: &Limits) -> Result<u64, Fail> {
     let program = req.program.len() as u64;
     if program > limits.max_program_bytes {
         let msg = format!(
@@ -149,7 +160,7 @@ fn check_sizes(req: &RunRequest, limits: &Limits) -> Result<(), Fail> {
         );
         return Err(limit_fail(msg, "max_context_bytes"));
     }
-    Ok(())
+    Ok(context)
 }
 
 /// Builds and encodes the runner's `Execute` frame (the one place it is built), then takes
