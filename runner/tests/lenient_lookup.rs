@@ -3,7 +3,8 @@
 //! over maps mixing keyword and string keys in every order, small and hashed.
 #![allow(clippy::unwrap_used)]
 
-use ptc_runner::value::{MapImpl, Value};
+use ptc_runner::value::{MapImpl, Text, Value};
+use std::cell::Cell;
 
 fn key(i: usize, text: &str) -> Value {
     match i % 3 {
@@ -56,4 +57,73 @@ fn the_keyword_key_wins_over_the_string_key_wherever_it_stands() {
         assert_eq!(m.get_lenient(&Value::kw("a")), Some(&Value::Int(1)));
         assert_eq!(m.get_lenient(&Value::str("a")), Some(&Value::Int(2)));
     }
+}
+
+/// The call-site lookup of `(:k m)` (`get_keyword_hinted`) against `get_lenient_general`, from
+/// every starting hint (right, wrong, past the end) and with the hint it leaves carried on to
+/// the next map, as a call site carries it from record to record.
+#[test]
+fn the_hinted_keyword_lookup_agrees_with_its_definition() {
+    let texts = ["a", "b", "status", "ab", "a/b", ""];
+    let wanted: Vec<Text> = texts
+        .iter()
+        .chain(&["missing"])
+        .map(|t| Text::from(*t))
+        .collect();
+    let mut checked = 0;
+    for k in &wanted {
+        // One call site per key: its hint carries from map to map.
+        let carried = Cell::new(0);
+        for n in 0..=10 {
+            for shape in 0..27usize {
+                let mut m = MapImpl::default();
+                for i in 0..n {
+                    let text = texts[(i + shape) % texts.len()];
+                    m.insert(
+                        key(i + shape / 3 + shape % 3 * i, text),
+                        Value::Int(i64::try_from(i).unwrap_or(0)),
+                    );
+                }
+                let want = m.get_lenient_general(&Value::Keyword(k.clone()));
+                assert_eq!(m.get_keyword_hinted(k, &carried), want, "{m:?} {k:?}");
+                for start in 0..12 {
+                    let hint = Cell::new(start);
+                    assert_eq!(m.get_keyword_hinted(k, &hint), want, "{m:?} {k:?} @{start}");
+                    // A second lookup from the hint left behind still agrees.
+                    assert_eq!(m.get_keyword_hinted(k, &hint), want, "{m:?} {k:?} again");
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert!(checked > 20_000, "{checked}");
+}
+
+/// Records of one shape with string keys (JSON rows): the identical keyword of the program and
+/// a keyword with the same text but another allocation both find the value.
+#[test]
+fn the_hinted_lookup_finds_json_keys_from_any_keyword_with_their_text() {
+    let row = |i: i64| {
+        let mut m = MapImpl::default();
+        for (k, v) in [("id", i), ("status", i * 2), ("total", i * 3)] {
+            m.insert(Value::str(k), Value::Int(v));
+        }
+        m
+    };
+    let hint = Cell::new(0);
+    let status = Text::from("status");
+    for i in 0..5 {
+        assert_eq!(
+            row(i).get_keyword_hinted(&status, &hint),
+            Some(&Value::Int(i * 2))
+        );
+        assert_eq!(hint.get(), 1, "the hint points at the key");
+    }
+    let mut mixed = row(7);
+    mixed.insert(Value::kw("status"), Value::str("kw"));
+    assert_eq!(
+        mixed.get_keyword_hinted(&status, &hint),
+        Some(&Value::str("kw")),
+        "a keyword key wins over the string key the hint points at"
+    );
 }

@@ -423,10 +423,14 @@ impl<'h> Interp<'h> {
                 }
                 self.enter_lambda(l, base)
             }
-            (Value::Keyword(_), [arg]) => {
-                let m = self.eval(arg, env)?;
-                Ok(crate::builtins::coll::get(&m, f).unwrap_or_default())
-            }
+            // `(:k m)`: looked up where this call found `:k` last time.
+            (Value::Keyword(k), [arg]) => match self.eval(arg, env)? {
+                Value::Map(m) => Ok(m
+                    .get_keyword_hinted(k, &c.hint)
+                    .cloned()
+                    .unwrap_or_default()),
+                m => Ok(crate::builtins::coll::get(&m, f).unwrap_or_default()),
+            },
             // Hot builtins with a fast path take their arguments without an argument vector.
             (Value::Builtin(b), [x]) if matches!(b.fast, Fast::One(_)) => {
                 let x = self.eval(x, env)?;
@@ -596,10 +600,14 @@ impl<'h> Interp<'h> {
     }
 
     /// Calls `f` with a borrowed argument: a keyword (the usual fn of `map` or `group-by` over
-    /// records) reads it in place; anything else gets a clone.
-    pub fn apply1_ref(&mut self, f: &Value, x: &Value) -> EvalResult {
-        match f {
-            Value::Keyword(_) => Ok(crate::builtins::coll::get(x, f).unwrap_or_default()),
+    /// records) reads it in place, trying the entry at `hint` first (the caller's loop keeps one
+    /// hint for all its elements; see [`MapImpl::get_keyword_hinted`]); anything else gets a clone.
+    pub fn apply1_ref(&mut self, f: &Value, x: &Value, hint: &std::cell::Cell<u32>) -> EvalResult {
+        match (f, x) {
+            (Value::Keyword(k), Value::Map(m)) => {
+                Ok(m.get_keyword_hinted(k, hint).cloned().unwrap_or_default())
+            }
+            (Value::Keyword(_), _) => Ok(crate::builtins::coll::get(x, f).unwrap_or_default()),
             _ => self.apply1(f, x.clone()),
         }
     }
