@@ -127,3 +127,25 @@ fn the_hinted_lookup_finds_json_keys_from_any_keyword_with_their_text() {
         "a keyword key wins over the string key the hint points at"
     );
 }
+
+/// Through the evaluator: `(:a m)` written in the source and the keyword fns of `map`,
+/// `filter`, `group-by` and `sort-by` (which keep a hint from map to map) answer as `get` does
+/// (the unhinted lookup), over maps whose shapes change from one element to the next.
+#[test]
+fn keyword_calls_over_changing_shapes_answer_as_get() {
+    let maps = r#"[{"a" 1 "b" 2} {"b" 3 "a" 4} {:a 5 "a" 6} {"a" 7 :a 8} {:b 9} {"x" 1 "y" 2 "z" 3 "a" 10}
+                   {"a" 11} nil {"q" 1 "r" 2 "s" 3 "t" 4 "u" 5 "v" 6 "w" 7 "x" 8 "a" 12} [0 1] {"a" 13 "b" 2}]"#;
+    let src = format!(
+        "(let [ms {maps} want (mapv #(get % :a) ms)]
+           [want
+            (= want (mapv (fn [m] (:a m)) ms) (map :a ms) (mapv :a ms))
+            (= (filter #(get % :a) ms) (filter :a ms))
+            (= (group-by #(get % :a) ms) (group-by :a ms))
+            (= (sort-by #(or (get % :a) 0) (remove nil? ms)) (sort-by #(or (:a %) 0) (remove nil? ms)))])"
+    );
+    let step = ptc_runner::run(&src, ptc_runner::RunOptions::default()).unwrap();
+    assert_eq!(
+        step.return_value.map(|v| v.to_string()).unwrap_or_default(),
+        "[[1 4 5 8 nil 10 11 nil 12 nil 13] true true true true]"
+    );
+}

@@ -330,6 +330,10 @@ impl<'h> Interp<'h> {
                 let r = match &c.f {
                     // A builtin named in the source: no callee value to build and drop.
                     Expr::Builtin(b) => self.call_builtin(b, c, env),
+                    // So is a keyword: `(:k m)`, the commonest call on records.
+                    Expr::Const(kv @ Value::Keyword(k)) if c.args.len() == 1 => {
+                        self.call_keyword(kv, k, c, env)
+                    }
                     f => {
                         let f = self.eval(f, env)?;
                         self.call(&f, c, env)
@@ -446,6 +450,27 @@ impl<'h> Interp<'h> {
                 self.apply_named(f, args, &c.name)
             }
         }
+    }
+
+    /// `(:k m)` written in the source: looked up where this call found `:k` last time. Out of
+    /// line, so that `eval`'s own code stays as small as it was.
+    #[inline(never)]
+    fn call_keyword(
+        &mut self,
+        kv: &Value,
+        k: &crate::value::Text,
+        c: &crate::analyze::Call,
+        env: Env<'_>,
+    ) -> EvalResult {
+        let m = match c.args.first() {
+            Some(arg) => self.operand(arg, env)?,
+            None => Value::Nil,
+        };
+        Ok(match &m {
+            Value::Map(map) => map.get_keyword_hinted(k, &c.hint).cloned(),
+            other => crate::builtins::coll::get(other, kv),
+        }
+        .unwrap_or_default())
     }
 
     /// `(op x y)` of a builtin with an inline integer path (see `prim`).
