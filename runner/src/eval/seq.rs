@@ -41,9 +41,12 @@ impl VecCursor {
             buf: Vec::new(),
         }
     }
+}
 
-    /// The next element, or `None` at the end.
-    pub fn next(&mut self) -> Option<Value> {
+impl Iterator for VecCursor {
+    type Item = Value;
+
+    fn next(&mut self) -> Option<Value> {
         if self.buf.is_empty() && self.next < self.xs.len() {
             let mut focus = self.xs.focus();
             let (range, chunk) = focus.chunk_at(self.next);
@@ -240,10 +243,7 @@ mod tests {
         for xs in cases {
             let want: Vec<Value> = (0..xs.len()).filter_map(|i| xs.get(i).cloned()).collect();
             let mut cursor = VecCursor::new(Coll::new(xs));
-            let mut got = Vec::new();
-            while let Some(x) = cursor.next() {
-                got.push(x);
-            }
+            let got: Vec<Value> = cursor.by_ref().collect();
             assert_eq!(got, want);
             assert_eq!(cursor.next(), None, "the cursor stays at its end");
         }
