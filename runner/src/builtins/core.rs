@@ -398,6 +398,16 @@ fn all_equal(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult<bool> {
 /// with an explicit work list, so a value nested 100k levels deep compares instead of
 /// overflowing the stack. Shared (pointer-equal) collections are equal without a walk.
 fn deep_equal(a: &Value, b: &Value) -> bool {
+    // The usual case, two scalars: no work list to allocate.
+    let walked = |v: &Value| matches!(v, Value::Vector(_) | Value::List(_) | Value::Map(_));
+    if !walked(a) && !walked(b) {
+        return a == b;
+    }
+    walk_equal(a, b)
+}
+
+/// [`deep_equal`] by its definition: a work list of pairs still to compare.
+fn walk_equal(a: &Value, b: &Value) -> bool {
     let mut work = vec![(a, b)];
     while let Some((x, y)) = work.pop() {
         match (x, y) {
@@ -640,5 +650,38 @@ fn keyword(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
         [_] => Ok(Value::Nil),
         [other, ..] => Err(expected("keyword", "a string", other)),
         [] => Ok(Value::Nil),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `=`'s shortcut for two scalars answers as the work-list walk, over pairs of scalars,
+    /// collections and mixes of the two.
+    #[test]
+    fn the_scalar_shortcut_of_equality_answers_as_the_walk() {
+        let samples = [
+            Value::Nil,
+            Value::Bool(false),
+            Value::Int(1),
+            Value::Int(2),
+            Value::Float(1.0),
+            Value::Float(f64::NAN),
+            Value::Char('a'),
+            Value::str("gold"),
+            Value::str("gold"),
+            Value::str("paid"),
+            Value::kw("gold"),
+            Value::vector([Value::Int(1)]),
+            Value::list([Value::Int(1)]),
+            Value::set([Value::Int(1)]),
+            Value::empty_map(),
+        ];
+        for a in &samples {
+            for b in &samples {
+                assert_eq!(deep_equal(a, b), walk_equal(a, b), "(= {a:?} {b:?})");
+            }
+        }
     }
 }
