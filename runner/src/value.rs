@@ -514,6 +514,39 @@ impl MapImpl {
     }
 }
 
+impl MapImpl {
+    /// [`MapImpl::get_lenient`] of keyword `want`, trying first the entry at `hint`, where the
+    /// same call site found its key last time: records of one shape (the rows of a JSON context)
+    /// keep their keys in one order, so one comparison usually finds it. A string key found
+    /// there is the answer only if no keyword key has the same text (a keyword key wins, as in
+    /// `get_lenient`); a miss looks the key up as usual and remembers where it was.
+    pub fn get_keyword_hinted(&self, want: &Text, hint: &std::cell::Cell<u32>) -> Option<&Value> {
+        let MapImpl::Small(entries) = self else {
+            return self.get_lenient_general(&Value::Keyword(want.clone()));
+        };
+        if let Some((key, x)) = entries.get(hint.get() as usize) {
+            match key {
+                // Keys are distinct: a keyword key with this text is the exact key.
+                Value::Keyword(s) if Text::ptr_eq(s, want) || **s == **want => return Some(x),
+                Value::Str(s)
+                    if **s == **want
+                        && !entries
+                            .iter()
+                            .any(|(k, _)| matches!(k, Value::Keyword(t) if **t == **want)) =>
+                {
+                    return Some(x);
+                }
+                _ => {}
+            }
+        }
+        let found = small_get_lenient(entries, want)?;
+        if let Some(i) = entries.iter().position(|(_, x)| std::ptr::eq(x, found)) {
+            hint.set(u32::try_from(i).unwrap_or(0));
+        }
+        Some(found)
+    }
+}
+
 /// A keyword looked up in a small map, leniently: the identical keyword, else in one pass the
 /// keyword key with its text wherever it is (keys are distinct, so at most one matches), else
 /// the string key with its text. Record maps from JSON have string keys, so `(:status row)`

@@ -579,6 +579,7 @@ impl Analyzer<'_> {
                         args: rest,
                         pos,
                         name: Rc::from(&**name),
+                        hint: Default::default(),
                     }))
                 }
                 _ => {

@@ -304,7 +304,13 @@ impl Analyzer<'_> {
             })));
         }
         let name: Rc<str> = Rc::from(head.describe());
-        Ok(Expr::Call(Box::new(Call { f, args, pos, name })))
+        Ok(Expr::Call(Box::new(Call {
+            f,
+            args,
+            pos,
+            name,
+            hint: Default::default(),
+        })))
     }
 
     fn tool_call(&mut self, tool: &str, args: &[Form], pos: Pos) -> AResult {

@@ -78,11 +78,17 @@ pub static TABLE: &[BuiltinDef] = &[
                     Value::Vector(_) | Value::List(_) | Value::Map(_) | Value::Set(_) => {
                         s.push_str(&crate::print::pr_str(&x));
                     }
+                    // The usual parts, written in place (no string per part).
+                    Value::Str(t) => s.push_str(t),
+                    Value::Int(n) => {
+                        use std::fmt::Write;
+                        let _ = write!(s, "{n}");
+                    }
                     _ => s.push_str(&crate::print::str_of(&x)),
                 }
             }
             i.tick_n(a.len() as u64)?;
-            Ok(Value::str(&s))
+            Ok(Value::Str(crate::value::Text::from(s)))
         }
     ),
     def!(
@@ -392,6 +398,16 @@ fn all_equal(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult<bool> {
 /// with an explicit work list, so a value nested 100k levels deep compares instead of
 /// overflowing the stack. Shared (pointer-equal) collections are equal without a walk.
 fn deep_equal(a: &Value, b: &Value) -> bool {
+    // The usual case, two scalars: no work list to allocate.
+    let walked = |v: &Value| matches!(v, Value::Vector(_) | Value::List(_) | Value::Map(_));
+    if !walked(a) && !walked(b) {
+        return a == b;
+    }
+    walk_equal(a, b)
+}
+
+/// [`deep_equal`] by its definition: a work list of pairs still to compare.
+fn walk_equal(a: &Value, b: &Value) -> bool {
     let mut work = vec![(a, b)];
     while let Some((x, y)) = work.pop() {
         match (x, y) {
@@ -500,8 +516,9 @@ fn sort_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
         (&a[0], None, &a[1])
     };
     let mut items = Vec::new();
+    let hint = Default::default();
     for x in i.seq_vec(coll)? {
-        items.push((i.apply1(keyfn, x.clone())?, x));
+        items.push((i.apply1_ref(keyfn, &x, &hint)?, x));
     }
     Ok(Value::list(sort_keyed(i, items, cmp)?))
 }
@@ -538,11 +555,13 @@ fn group_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
 struct Groups {
     groups: Vec<(Value, PVec)>,
     index: std::collections::HashMap<Value, usize, FixedState>,
+    /// Where a keyword `f` found its key in the last element.
+    hint: std::cell::Cell<u32>,
 }
 
 impl Groups {
     fn add(&mut self, i: &mut Interp<'_>, f: &Value, x: Value) -> EvalResult<()> {
-        let k = i.apply1_ref(f, &x)?;
+        let k = i.apply1_ref(f, &x, &self.hint)?;
         match self.index.get(&k) {
             Some(&g) => {
                 if let Some((_, v)) = self.groups.get_mut(g) {
@@ -561,24 +580,28 @@ impl Groups {
 // Value hashes and compares without its lazy-seq cache, the only interior mutability.
 #[allow(clippy::mutable_key_type)]
 fn frequencies(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
-    let mut order: Vec<Value> = Vec::new();
-    let mut counts: std::collections::HashMap<Value, i64> = std::collections::HashMap::new();
+    // Counts in first-seen order, found by one hash of each element (with the interpreter's
+    // fixed, fast hasher).
+    let mut counts: Vec<(Value, i64)> = Vec::new();
+    let mut index: std::collections::HashMap<Value, usize, FixedState> = Default::default();
     for x in i.seq_vec(&a[0])? {
-        let c = counts.entry(x.clone()).or_insert(0);
-        if *c == 0 {
-            order.push(x);
+        match index.entry(x) {
+            std::collections::hash_map::Entry::Occupied(e) => {
+                if let Some((_, n)) = counts.get_mut(*e.get()) {
+                    *n += 1;
+                }
+            }
+            std::collections::hash_map::Entry::Vacant(e) => {
+                counts.push((e.key().clone(), 1));
+                e.insert(counts.len() - 1);
+            }
         }
-        *c += 1;
     }
-    Ok(Value::map(
-        order
-            .into_iter()
-            .map(|k| {
-                let n = counts.get(&k).copied().unwrap_or(0);
-                (k, Value::Int(n))
-            })
-            .collect::<MapImpl>(),
-    ))
+    let mut m = MapImpl::with_capacity(counts.len());
+    for (k, n) in counts {
+        m.insert_new(k, Value::Int(n));
+    }
+    Ok(Value::map(m))
 }
 
 // Value hashes and compares without its lazy-seq cache, the only interior mutability.
@@ -594,7 +617,7 @@ fn distinct(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
             seen: Default::default(),
         }));
     }
-    let mut seen = std::collections::HashSet::new();
+    let mut seen: std::collections::HashSet<Value, FixedState> = Default::default();
     let out: Vec<Value> = i
         .seq_vec(coll)?
         .into_iter()
@@ -627,5 +650,38 @@ fn keyword(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
         [_] => Ok(Value::Nil),
         [other, ..] => Err(expected("keyword", "a string", other)),
         [] => Ok(Value::Nil),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `=`'s shortcut for two scalars answers as the work-list walk, over pairs of scalars,
+    /// collections and mixes of the two.
+    #[test]
+    fn the_scalar_shortcut_of_equality_answers_as_the_walk() {
+        let samples = [
+            Value::Nil,
+            Value::Bool(false),
+            Value::Int(1),
+            Value::Int(2),
+            Value::Float(1.0),
+            Value::Float(f64::NAN),
+            Value::Char('a'),
+            Value::str("gold"),
+            Value::str("gold"),
+            Value::str("paid"),
+            Value::kw("gold"),
+            Value::vector([Value::Int(1)]),
+            Value::list([Value::Int(1)]),
+            Value::set([Value::Int(1)]),
+            Value::empty_map(),
+        ];
+        for a in &samples {
+            for b in &samples {
+                assert_eq!(deep_equal(a, b), walk_equal(a, b), "(= {a:?} {b:?})");
+            }
+        }
     }
 }

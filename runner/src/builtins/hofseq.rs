@@ -166,8 +166,9 @@ fn map(i: &mut Interp<'_>, mut a: Vec<Value>) -> EvalResult {
         // The common case: one finite collection.
         i.tick_n(xs.len() as u64)?;
         let mut out = PVec::new();
+        let hint = Default::default();
         for x in xs.iter() {
-            out.push_back(i.apply1_ref(&f, x)?);
+            out.push_back(i.apply1_ref(&f, x, &hint)?);
         }
         return Ok(Value::List(Coll::new(out)));
     }
@@ -216,9 +217,19 @@ fn filter(i: &mut Interp<'_>, mut a: Vec<Value>, keep: bool) -> EvalResult {
         let src = SeqIter::new(i, coll)?;
         return Ok(LazySeq::value(Gen::Filter { pred, src, keep }));
     }
-    let items = i.seq_vec(coll)?;
     let mut out = PVec::new();
-    for x in items {
+    if let Value::Vector(xs) | Value::List(xs) = coll {
+        // Walked in place: no copy of the source's elements first.
+        i.tick_n(xs.len() as u64)?;
+        let hint = Default::default();
+        for x in xs.iter() {
+            if i.apply1_ref(&pred, x, &hint)?.truthy() == keep {
+                out.push_back(x.clone());
+            }
+        }
+        return Ok(Value::List(Coll::new(out)));
+    }
+    for x in i.seq_vec(coll)? {
         if i.apply1(&pred, x.clone())?.truthy() == keep {
             out.push_back(x);
         }

@@ -159,31 +159,67 @@ pub fn split(a: Vec<Value>) -> EvalResult {
         Some(v) => super::math::int_arg(v, "split")?,
         None => 0,
     };
-    let literal;
-    let r: &regex::Regex = match &a[1] {
-        Value::Regex(r) => r,
+    let compiled;
+    let sep = match &a[1] {
+        Value::Regex(r) => literal_text(r.as_str()).map_or(Sep::Regex(r), Sep::Literal),
+        Value::Str(sep) if !sep.is_empty() => Sep::Literal(sep),
         Value::Str(sep) => {
-            literal = compile(&regex::escape(sep)).map_err(|e| EvalError::arg("split", e))?;
-            &literal
+            compiled = compile(&regex::escape(sep)).map_err(|e| EvalError::arg("split", e))?;
+            Sep::Regex(&compiled)
         }
         other => return Err(expected("split", "a regex separator", other)),
     };
+    Ok(split_with(s, sep, limit))
+}
+
+/// What `split` cuts at: a regex, or plain text found by substring search (the usual `#" "` or
+/// `#","`, and every string separator), which cuts exactly where the regex would.
+#[derive(Clone, Copy)]
+enum Sep<'a> {
+    Literal(&'a str),
+    Regex(&'a regex::Regex),
+}
+
+/// The text a pattern matches when it is plain text: not empty, and only characters that are
+/// never regex syntax (letters, digits, space and a few punctuation marks). A conservative test:
+/// a pattern it refuses still splits correctly, by the regex.
+fn literal_text(pattern: &str) -> Option<&str> {
+    let plain = |c: char| c.is_alphanumeric() || " ,;:/@_=!%'\"<>".contains(c);
+    (!pattern.is_empty() && pattern.chars().all(plain)).then_some(pattern)
+}
+
+/// Java's `split` of `s` at the matches of `sep`, at most `limit` pieces (all when not positive;
+/// trailing empty pieces dropped when 0).
+fn split_with(s: &str, sep: Sep<'_>, limit: i64) -> Value {
     if s.is_empty() {
-        return Ok(Value::vector([Value::str("")]));
+        return Value::vector([Value::str("")]);
     }
+    let parts = match sep {
+        Sep::Literal(lit) => pieces(
+            s,
+            s.match_indices(lit).map(|(i, m)| (i, i + m.len())),
+            limit,
+        ),
+        Sep::Regex(r) => pieces(s, r.find_iter(s).map(|m| (m.start(), m.end())), limit),
+    };
+    Value::vector(parts.into_iter().map(Value::str))
+}
+
+/// The pieces of `s` between the `matches` (start, end), as Java's `split` with `limit` cuts them.
+fn pieces(s: &str, matches: impl Iterator<Item = (usize, usize)>, limit: i64) -> Vec<&str> {
     let max = usize::try_from(limit).unwrap_or(0);
     let mut parts: Vec<&str> = Vec::new();
     let mut last = 0;
-    for m in r.find_iter(s) {
+    for (start, end) in matches {
         if max > 0 && parts.len() + 1 >= max {
             break;
         }
         // A zero-width match at the very start produces no empty leading piece.
-        if m.end() == 0 {
+        if end == 0 {
             continue;
         }
-        parts.push(s.get(last..m.start()).unwrap_or(""));
-        last = m.end();
+        parts.push(s.get(last..start).unwrap_or(""));
+        last = end;
     }
     parts.push(s.get(last..).unwrap_or(""));
     if limit == 0 {
@@ -191,7 +227,7 @@ pub fn split(a: Vec<Value>) -> EvalResult {
             parts.pop();
         }
     }
-    Ok(Value::vector(parts.into_iter().map(Value::str)))
+    parts
 }
 
 /// `replace` / `replace-first` with a string, char or regex pattern.
@@ -312,4 +348,48 @@ fn group_number(
         chars.next();
     }
     Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The literal fast path of `split` cuts every string as the regex engine does.
+    #[test]
+    fn literal_split_answers_as_the_regex() {
+        let texts = [
+            "",
+            " ",
+            "a",
+            "a b",
+            " a b ",
+            "a  b",
+            "a,b,,c,,",
+            ",,a",
+            "ab@cd@",
+            "aaa",
+            "ééxéé",
+            "x",
+        ];
+        let seps = [" ", ",", "@", "a", "aa", "é", "x", ", ", "ab"];
+        let mut checked = 0;
+        for sep in seps {
+            let r = compile(sep).unwrap_or_else(|e| panic!("{sep}: {e}"));
+            assert_eq!(literal_text(r.as_str()), Some(sep), "{sep} is plain text");
+            for text in texts {
+                for limit in [-1, 0, 1, 2, 3] {
+                    let fast = split_with(text, Sep::Literal(sep), limit);
+                    let general = split_with(text, Sep::Regex(&r), limit);
+                    assert_eq!(fast, general, "(split {text:?} #{sep:?} {limit})");
+                    checked += 1;
+                }
+            }
+        }
+        assert_eq!(checked, 9 * 12 * 5);
+        for syntax in [
+            ".", "a+", "\\s", "[,]", "(?i)a", "a|b", "^a", "a$", "-", "#", "~", "&", "",
+        ] {
+            assert_eq!(literal_text(syntax), None, "{syntax} is not plain text");
+        }
+    }
 }

@@ -65,7 +65,10 @@ pub static TABLE: &[BuiltinDef] = &[
         1,
         "Upper case.",
         "(str/upper-case \"a\") ;=> \"A\"",
-        |_, a| Ok(Value::str(&any_text(&a[0], "upper-case")?.to_uppercase()))
+        |_, a| {
+            let s = receiver(&a[0], "upper-case")?;
+            Ok(same_or_new(&a[0], &s, s.to_uppercase()))
+        }
     ),
     def!(
         "lower-case",
@@ -73,7 +76,10 @@ pub static TABLE: &[BuiltinDef] = &[
         1,
         "Lower case.",
         "(str/lower-case \"A\") ;=> \"a\"",
-        |_, a| Ok(Value::str(&any_text(&a[0], "lower-case")?.to_lowercase()))
+        |_, a| {
+            let s = receiver(&a[0], "lower-case")?;
+            Ok(same_or_new(&a[0], &s, s.to_lowercase()))
+        }
     ),
     def!(
         "capitalize",
@@ -260,6 +266,16 @@ fn receiver<'v>(v: &'v Value, op: &str) -> EvalResult<std::borrow::Cow<'v, str>>
     match v {
         Value::Str(s) => Ok(std::borrow::Cow::Borrowed(s)),
         v => any_text(v, op).map(std::borrow::Cow::Owned),
+    }
+}
+
+/// The result of a case change of `v` (whose text is `before`): `v` itself when it is a string
+/// the change left as it was (as Java's `toLowerCase` returns `this`), so the usual call on
+/// already-lower-case data allocates nothing; else a new string that takes over `after`'s buffer.
+fn same_or_new(v: &Value, before: &str, after: String) -> Value {
+    match v {
+        Value::Str(_) if after == before => v.clone(),
+        _ => Value::Str(crate::value::Text::from(after)),
     }
 }
 

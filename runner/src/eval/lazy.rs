@@ -339,14 +339,13 @@ fn step(g: &mut Gen, interp: &mut Interp<'_>) -> EvalResult<Option<Value>> {
             let Some(x) = src.next(interp)? else {
                 return Ok(None);
             };
-            let args = match index {
+            let y = match index {
                 Some(ix) => {
                     *ix += 1;
-                    vec![Value::Int(*ix - 1), x]
+                    interp.apply2(&f.clone(), Value::Int(*ix - 1), x)?
                 }
-                None => vec![x],
+                None => interp.apply1(&f.clone(), x)?,
             };
-            let y = interp.apply(&f.clone(), args)?;
             if !y.is_nil() {
                 return Ok(Some(y));
             }

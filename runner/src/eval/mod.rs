@@ -330,6 +330,10 @@ impl<'h> Interp<'h> {
                 let r = match &c.f {
                     // A builtin named in the source: no callee value to build and drop.
                     Expr::Builtin(b) => self.call_builtin(b, c, env),
+                    // So is a keyword: `(:k m)`, the commonest call on records.
+                    Expr::Const(kv @ Value::Keyword(k)) if c.args.len() == 1 => {
+                        self.call_keyword(kv, k, c, env)
+                    }
                     f => {
                         let f = self.eval(f, env)?;
                         self.call(&f, c, env)
@@ -423,10 +427,14 @@ impl<'h> Interp<'h> {
                 }
                 self.enter_lambda(l, base)
             }
-            (Value::Keyword(_), [arg]) => {
-                let m = self.eval(arg, env)?;
-                Ok(crate::builtins::coll::get(&m, f).unwrap_or_default())
-            }
+            // `(:k m)`: looked up where this call found `:k` last time.
+            (Value::Keyword(k), [arg]) => match self.eval(arg, env)? {
+                Value::Map(m) => Ok(m
+                    .get_keyword_hinted(k, &c.hint)
+                    .cloned()
+                    .unwrap_or_default()),
+                m => Ok(crate::builtins::coll::get(&m, f).unwrap_or_default()),
+            },
             // Hot builtins with a fast path take their arguments without an argument vector.
             (Value::Builtin(b), [x]) if matches!(b.fast, Fast::One(_)) => {
                 let x = self.eval(x, env)?;
@@ -442,6 +450,27 @@ impl<'h> Interp<'h> {
                 self.apply_named(f, args, &c.name)
             }
         }
+    }
+
+    /// `(:k m)` written in the source: looked up where this call found `:k` last time. Out of
+    /// line, so that `eval`'s own code stays as small as it was.
+    #[inline(never)]
+    fn call_keyword(
+        &mut self,
+        kv: &Value,
+        k: &crate::value::Text,
+        c: &crate::analyze::Call,
+        env: Env<'_>,
+    ) -> EvalResult {
+        let m = match c.args.first() {
+            Some(arg) => self.operand(arg, env)?,
+            None => Value::Nil,
+        };
+        Ok(match &m {
+            Value::Map(map) => map.get_keyword_hinted(k, &c.hint).cloned(),
+            other => crate::builtins::coll::get(other, kv),
+        }
+        .unwrap_or_default())
     }
 
     /// `(op x y)` of a builtin with an inline integer path (see `prim`).
@@ -596,10 +625,14 @@ impl<'h> Interp<'h> {
     }
 
     /// Calls `f` with a borrowed argument: a keyword (the usual fn of `map` or `group-by` over
-    /// records) reads it in place; anything else gets a clone.
-    pub fn apply1_ref(&mut self, f: &Value, x: &Value) -> EvalResult {
-        match f {
-            Value::Keyword(_) => Ok(crate::builtins::coll::get(x, f).unwrap_or_default()),
+    /// records) reads it in place, trying the entry at `hint` first (the caller's loop keeps one
+    /// hint for all its elements; see [`MapImpl::get_keyword_hinted`]); anything else gets a clone.
+    pub fn apply1_ref(&mut self, f: &Value, x: &Value, hint: &std::cell::Cell<u32>) -> EvalResult {
+        match (f, x) {
+            (Value::Keyword(k), Value::Map(m)) => {
+                Ok(m.get_keyword_hinted(k, hint).cloned().unwrap_or_default())
+            }
+            (Value::Keyword(_), _) => Ok(crate::builtins::coll::get(x, f).unwrap_or_default()),
             _ => self.apply1(f, x.clone()),
         }
     }

@@ -1,0 +1,43 @@
+//! A driver for instruction counts (`valgrind --tool=callgrind`): compiles one program and
+//! evaluates it N times, optionally over a JSON context. Run it with N and 2N; the difference
+//! divided by N is the cost of one evaluation, start-up and import cancelled.
+//!
+//! Usage: `eval_repeat PROGRAM N [CONTEXT.json]` (the context as the pipelines bench writes it).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use ptc_runner::convert::import;
+use ptc_runner::session::{compile, run_compiled};
+use ptc_runner::{Limits, RunOptions, ToolFailure, ToolHost};
+use ptc_shared::Value;
+
+struct NoTools;
+impl ToolHost for NoTools {
+    fn call(&mut self, _: &str, _: Value) -> Result<Value, ToolFailure> {
+        Err(ToolFailure::NotFound)
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let (src, n) = (&args[1], args[2].parse::<usize>().expect("N"));
+    let context_value = args.get(3).map(|path| {
+        let text = std::fs::read_to_string(path).expect("context file");
+        let json: serde_json::Value = serde_json::from_str(&text).expect("context is JSON");
+        import(Value::from_json(&json).expect("plain data"))
+    });
+    let opts = RunOptions {
+        context_value,
+        limits: Limits {
+            timeout_ms: 600_000,
+            max_steps: u64::MAX / 2,
+            ..Limits::default()
+        },
+        ..RunOptions::default()
+    };
+    let compiled = compile(src, &opts, &[]).unwrap_or_else(|f| panic!("{f:?}"));
+    for _ in 0..n {
+        let step = run_compiled(&compiled, &opts, &[], &mut NoTools);
+        assert!(step.fail.is_none(), "{:?}", step.fail);
+        std::hint::black_box(step);
+    }
+}
