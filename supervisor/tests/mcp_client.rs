@@ -179,6 +179,6 @@ async fn arguments_parked_past_their_ttl_get_a_typed_answer() {
         "the call's arguments are gone (parked too long); send it again"
     );
     assert_eq!(answers[&3]["result"], "user=> 3");
-    drop(to_server);
+    to_server.shutdown().await.unwrap(); // end of input: the server exits
     server.await.unwrap().unwrap();
 }
