@@ -1,16 +1,32 @@
 //! `lisp_eval` through `ptc mcp` against the same programs through the engine, in one run.
 //!
 //! Baseline: the client library over an embedded engine in this process (`client.run`), what
-//! `ptc run` does. Measured: a `ptc mcp` child process (the release `ptc`, its own embedded
-//! engine with the same default policy) driven by rmcp's client over stdio, one call at a time.
-//! Programs: `(+ 1 2)`, and summing 1,000 records passed as `context`. Printed: p50/p99 of
-//! each, the p50 the MCP layer adds, and the ratio. Run with
-//! `cargo bench -p ptc-supervisor --bench mcp` (`-- --quick` for fewer iterations).
+//! `ptc run --context FILE` does: the context is JSON text, read into a `Value` per call
+//! (`Value::from_json_text`, as `ptc run` reads its file). Measured: `ptc mcp` child processes
+//! (the release `ptc`, each with its own embedded engine, same default policy and runner), one
+//! call at a time, driven over stdio by two clients: rmcp's client (the official Rust SDK) and
+//! a minimal JSON-RPC client (one line written, one line read and parsed), which shows what the
+//! server and the pipe add without an SDK's own costs. Programs: `(+ 1 2)`, and summing 1,000
+//! records passed as `context`.
+//!
+//! Fairness: every side starts from the same context and turns it into what it sends per call
+//! (the engine side parses its text; the MCP clients clone and serialise their JSON object);
+//! the runner processes' CPU is in no side's figures. The sides take turns in blocks of
+//! [`BLOCK`] calls, so a change of machine load during the run falls on all of them. What only
+//! the MCP sides pay is what a client of `ptc mcp` pays: JSON-RPC encode and decode on both
+//! ends, the pipe, the server's argument checks and the payload rendering.
+//!
+//! Printed: p50/p99 of each, the p50 the MCP layer adds and the ratio; then CPU per call (all
+//! threads, from `/proc/PID/task/*/schedstat`, nanosecond clocks): this process during the
+//! engine blocks (client library + engine), and during the MCP blocks the `ptc mcp` server and
+//! this process (the client). Run with `cargo bench -p ptc-supervisor --bench mcp` (`-- --quick`
+//! for fewer iterations).
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
 
 #[path = "support/mod.rs"]
 mod support;
 
+use ptc_shared::Value as PtcValue;
 use ptc_supervisor::client::{Client, Embedded, Run};
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
@@ -18,39 +34,133 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout};
+
+/// Calls per side before the other side's turn.
+const BLOCK: usize = 10;
 
 /// Builds `ptc` and `ptc-runner` next to this bench (a no-op when current).
 fn build_bins() {
     support::cargo_build(&["-p", "ptc-runner", "-p", "ptc-supervisor", "--bins"]);
 }
 
-async fn measure<F, Fut>(n: usize, mut f: F) -> (Duration, Duration)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = ()>,
-{
-    for _ in 0..n / 10 {
-        f().await;
+/// CPU time of every thread of `pid` so far (threads that already ended are not counted).
+fn cpu_of(pid: u32) -> Duration {
+    let mut ns = 0u64;
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Duration::ZERO;
+    };
+    for t in tasks.flatten() {
+        let stat = std::fs::read_to_string(t.path().join("schedstat")).unwrap_or_default();
+        ns += stat
+            .split_whitespace()
+            .next()
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0);
     }
-    let mut times = Vec::with_capacity(n);
-    for _ in 0..n {
-        let t = Instant::now();
-        f().await;
-        times.push(t.elapsed());
-    }
-    times.sort();
-    (
-        support::percentile(&times, 50),
-        support::percentile(&times, 99),
-    )
+    Duration::from_nanos(ns)
 }
 
-async fn mcp_client() -> RunningService<RoleClient, ()> {
+/// One side's latencies and CPU (this process's, and the server's when there is one).
+#[derive(Default)]
+struct Side {
+    times: Vec<Duration>,
+    cpu_here: Duration,
+    cpu_server: Duration,
+}
+
+impl Side {
+    async fn block<F, Fut>(&mut self, f: &mut F, server: Option<u32>, record: bool)
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = ()>,
+    {
+        let (here0, srv0) = (cpu_of(std::process::id()), server.map(cpu_of));
+        for _ in 0..BLOCK {
+            let t = Instant::now();
+            f().await;
+            if record {
+                self.times.push(t.elapsed());
+            }
+        }
+        if record {
+            self.cpu_here += cpu_of(std::process::id()).saturating_sub(here0);
+            if let (Some(pid), Some(s0)) = (server, srv0) {
+                self.cpu_server += cpu_of(pid).saturating_sub(s0);
+            }
+        }
+    }
+
+    fn p(&mut self, pct: usize) -> Duration {
+        self.times.sort();
+        support::percentile(&self.times, pct)
+    }
+
+    fn per_call(&self, d: Duration) -> f64 {
+        d.as_secs_f64() * 1e6 / self.times.len().max(1) as f64
+    }
+}
+
+async fn mcp_client() -> (RunningService<RoleClient, ()>, u32) {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_ptc"));
     cmd.args(["mcp", "--max-concurrency", "1"]);
-    ().serve(TokioChildProcess::new(cmd).unwrap())
-        .await
-        .unwrap()
+    let child = TokioChildProcess::new(cmd).unwrap();
+    let pid = child.id().unwrap();
+    (().serve(child).await.unwrap(), pid)
+}
+
+/// The least a client can do: write a request line, read the answer line and parse it.
+struct RawClient {
+    _child: Child,
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
+    next_id: u64,
+}
+
+impl RawClient {
+    async fn start() -> (RawClient, u32) {
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_ptc"));
+        cmd.args(["mcp", "--max-concurrency", "1"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = cmd.spawn().unwrap();
+        let pid = child.id().unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut c = RawClient {
+            _child: child,
+            stdin,
+            lines,
+            next_id: 1,
+        };
+        c.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18",
+            "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}),
+        )
+        .await;
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        c.stdin
+            .write_all(format!("{note}\n").as_bytes())
+            .await
+            .unwrap();
+        (c, pid)
+    }
+
+    async fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let mut line = serde_json::to_vec(&msg).unwrap();
+        line.push(b'\n');
+        self.stdin.write_all(&line).await.unwrap();
+        let answer = self.lines.next_line().await.unwrap().unwrap();
+        let mut answer: Value = serde_json::from_str(&answer).unwrap();
+        assert_eq!(answer["id"], id);
+        answer["result"].take()
+    }
 }
 
 fn main() {
@@ -64,25 +174,29 @@ fn main() {
         .unwrap();
     rt.block_on(async {
         let engine = Client::embedded().unwrap();
-        let mcp = mcp_client().await;
+        let (mcp, server_pid) = mcp_client().await;
+        let (raw, raw_pid) = RawClient::start().await;
+        let raw = tokio::sync::Mutex::new(raw);
         let rows: Vec<Value> = (0..1000).map(|i| json!({"id": i, "v": i})).collect();
         let cases = [
             ("(+ 1 2)", json!({})),
             ("(->> data/rows (map :v) (reduce +))", json!({ "rows": rows })),
         ];
-        println!("| program | engine p50 | engine p99 | ptc mcp p50 | ptc mcp p99 | added p50 | ratio p50 |");
-        println!("|---|---|---|---|---|---|---|");
+        let mut cpu_rows = Vec::new();
+        println!("| program | client | engine p50 | engine p99 | ptc mcp p50 | ptc mcp p99 | added p50 | ratio p50 |");
+        println!("|---|---|---|---|---|---|---|---|");
         for (program, context) in cases {
-            let (e50, e99) = measure(n, || {
-                let run = Run::new(program).context(context.clone());
+            let text = serde_json::to_vec(&context).unwrap();
+            let mut on_engine = || {
+                let ctx = PtcValue::from_json_text(&text).unwrap();
+                let run = Run::new(program).context(ctx);
                 let c = engine.clone();
                 async move {
                     assert!(c.run(run).await.is_ok());
                 }
-            })
-            .await;
+            };
             let Value::Object(ctx) = context.clone() else { unreachable!() };
-            let (m50, m99) = measure(n, || {
+            let mut on_mcp = || {
                 let mut args = serde_json::Map::new();
                 args.insert("program".into(), program.into());
                 args.insert("context".into(), Value::Object(ctx.clone()));
@@ -92,19 +206,52 @@ fn main() {
                     let r = mcp.call_tool(params).await.unwrap();
                     assert_eq!(r.is_error, Some(false));
                 }
-            })
-            .await;
+            };
+            let mut on_raw = || {
+                let params = json!({"name": "lisp_eval",
+                    "arguments": {"program": program, "context": &ctx}});
+                let raw = &raw;
+                async move {
+                    let r = raw.lock().await.request("tools/call", params).await;
+                    assert_eq!(r["isError"], false);
+                }
+            };
+            let (mut e, mut m, mut r) = (Side::default(), Side::default(), Side::default());
+            let warm = n / 10 / BLOCK;
+            for round in 0..warm + n / BLOCK {
+                e.block(&mut on_engine, None, round >= warm).await;
+                m.block(&mut on_mcp, Some(server_pid), round >= warm).await;
+                r.block(&mut on_raw, Some(raw_pid), round >= warm).await;
+            }
             let us = |d: Duration| d.as_secs_f64() * 1e6;
-            println!(
-                "| `{}` | {:.0} µs | {:.0} µs | {:.0} µs | {:.0} µs | {:+.0} µs | {:.2} |",
-                if program.len() > 20 { "sum of 1,000 records" } else { program },
-                us(e50),
-                us(e99),
-                us(m50),
-                us(m99),
-                us(m50) - us(e50),
-                us(m50) / us(e50)
-            );
+            let name = if program.len() > 20 { "sum of 1,000 records" } else { program };
+            let (e50, e99) = (e.p(50), e.p(99));
+            for (client, side) in [("rmcp", &mut m), ("minimal", &mut r)] {
+                let m50 = side.p(50);
+                println!(
+                    "| `{name}` | {client} | {:.0} µs | {:.0} µs | {:.0} µs | {:.0} µs | {:+.0} µs | {:.2} |",
+                    us(e50),
+                    us(e99),
+                    us(m50),
+                    us(side.p(99)),
+                    us(m50) - us(e50),
+                    us(m50) / us(e50)
+                );
+                cpu_rows.push(format!(
+                    "| `{name}` | {client} | {:.0} µs | {:.0} µs | {:.0} µs | {:+.0} µs |",
+                    e.per_call(e.cpu_here),
+                    side.per_call(side.cpu_server),
+                    side.per_call(side.cpu_here),
+                    side.per_call(side.cpu_server) - e.per_call(e.cpu_here),
+                ));
+            }
+        }
+        println!();
+        println!("CPU per call (all threads; runner processes excluded on both sides):");
+        println!("| program | client | engine side (client + engine) | `ptc mcp` server | MCP client | server over engine side |");
+        println!("|---|---|---|---|---|---|");
+        for r in cpu_rows {
+            println!("{r}");
         }
         mcp.cancel().await.unwrap();
     });

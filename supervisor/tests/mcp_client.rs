@@ -118,3 +118,67 @@ async fn fast_and_general_paths_answer_alike() {
     }
     client.cancel().await.unwrap();
 }
+
+/// Arguments the fast path parked expire after the server's TTL (`Options::parked_ttl`, 10 s by
+/// default; zero here, so the next line read expires them). Two calls arriving in one chunk
+/// are both parked before either handler runs, so the first one's arguments are gone when its
+/// handler looks: it is answered `args_error` saying so, and the second runs as usual.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arguments_parked_past_their_ttl_get_a_typed_answer() {
+    use ptc_supervisor::client::{Client, Embedded};
+    use ptc_supervisor::mcp::{Options, serve};
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let policies = ptc_supervisor::policy::load_dir(&common::shipped_policies()).unwrap();
+    let config = ptc_supervisor::engine::EngineConfig::new(common::real_runner(), policies);
+    let client = Client::embedded_with(config).unwrap();
+    let (ours, theirs) = tokio::io::duplex(1 << 20);
+    let (read, write) = tokio::io::split(theirs);
+    let options = Options {
+        parked_ttl: std::time::Duration::ZERO,
+        ..Options::default()
+    };
+    let server = tokio::spawn(serve(client, options, read, write));
+    let (from_server, mut to_server) = tokio::io::split(ours);
+    let mut lines = BufReader::new(from_server).lines();
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}});
+    to_server
+        .write_all(format!("{init}\n").as_bytes())
+        .await
+        .unwrap();
+    assert!(
+        lines
+            .next_line()
+            .await
+            .unwrap()
+            .unwrap()
+            .contains("\"id\":1")
+    );
+    let call = |id: u64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "lisp_eval", "arguments": {"program": "(+ 1 2)"}}})
+    };
+    let chunk = format!(
+        "{}\n{}\n{}\n",
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        call(2),
+        call(3)
+    );
+    to_server.write_all(chunk.as_bytes()).await.unwrap();
+    let mut answers = std::collections::BTreeMap::new();
+    for _ in 0..2 {
+        let line: Value = serde_json::from_str(&lines.next_line().await.unwrap().unwrap()).unwrap();
+        answers.insert(
+            line["id"].as_u64().unwrap(),
+            line["result"]["structuredContent"].clone(),
+        );
+    }
+    assert_eq!(answers[&2]["reason"], "args_error");
+    assert_eq!(
+        answers[&2]["message"],
+        "the call's arguments are gone (parked too long); send it again"
+    );
+    assert_eq!(answers[&3]["result"], "user=> 3");
+    to_server.shutdown().await.unwrap(); // end of input: the server exits
+    server.await.unwrap().unwrap();
+}

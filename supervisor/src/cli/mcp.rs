@@ -43,6 +43,7 @@ pub fn mcp(args: McpArgs) -> ExitCode {
             max_concurrency: args
                 .max_concurrency
                 .map_or_else(mcp::default_concurrency, usize::from),
+            ..Options::default()
         };
         mcp::serve_stdio(client, options)
             .await

@@ -60,6 +60,9 @@ pub struct Options {
     pub policy: Option<String>,
     /// Calls running at once; more are answered `busy`. At most [`MAX_CONCURRENCY`].
     pub max_concurrency: usize,
+    /// How long a call's arguments read by the fast path wait for its handler
+    /// ([`preparse::PARKED_TTL`] by default).
+    pub parked_ttl: std::time::Duration,
 }
 
 impl Default for Options {
@@ -67,6 +70,7 @@ impl Default for Options {
         Options {
             policy: None,
             max_concurrency: default_concurrency(),
+            parked_ttl: preparse::PARKED_TTL,
         }
     }
 }
@@ -105,7 +109,7 @@ where
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let (eof_tx, eof) = watch::channel(false);
-    let preparser = Preparser::default();
+    let preparser = Preparser::with_ttl(options.parked_ttl);
     let input = FramedInput::new(read, MAX_FRAME_BYTES, eof_tx).with_preparser(preparser.clone());
     // Our own limit comes first; rmcp's (with room for the newline) never fires.
     let transport = AsyncRwTransport::<RoleServer, _, _>::new(input, write)

@@ -6,23 +6,27 @@
 //! into a `Value` again: for a 1,000-record context that is three copies and most of the
 //! server's CPU per call. Here [`FramedInput`](super::input::FramedInput) offers every
 //! complete line to [`Preparser::offer`]; a plain `lisp_eval` call (exactly `jsonrpc`, `id`,
-//! `method`, `params: {name, arguments}` and the three known arguments, a context object) has
+//! `method`, `params: {name, arguments}`, optionally `_meta` with only a `progressToken` (rmcp's
+//! client sends one on every request), and the three known arguments, a context object) has
 //! its arguments parsed here, parked in a small table, and the line is replaced by a small
-//! call carrying only the id and `_meta["ptc/preparsed"] = key`. The handler takes the parked
+//! call carrying only the id, the progress token if any and `_meta["ptc/preparsed"] = key`. The handler takes the parked
 //! arguments back by key ([`Preparser::take`]) and checks them with the same code as the slow
 //! path ([`args::check`](super::args::check)).
 //!
 //! Invariants:
 //! - Same answers: a line is taken only if it parses completely under the strict shape;
-//!   anything else (an unknown field, `_meta`, a context that is not an object, an error of
+//!   anything else (an unknown field, `_meta` with more than a progress token, a context that is not an object, an error of
 //!   any kind, a line over [`FAST_LINE_MAX`]) goes to rmcp unchanged and meets the general
 //!   path, which names the problem. The context size limit (on compact JSON) stays exact: a
 //!   taken line is at most a fifth of it, and no JSON text grows by more than 4.5x when
 //!   written compactly (the worst token is a float like `1e15`, 18 bytes as
 //!   `1000000000000000.0`; whitespace, escapes and repeated keys only shrink).
-//! - Bounded: at most [`PARKED_MAX`] calls are parked, each at most [`FAST_LINE_MAX`] of text;
-//!   when full, lines take the general path. A parked call not taken within [`PARKED_TTL`]
-//!   (rmcp refused the request before the handler ran) is dropped at the next offer.
+//! - Bounded: at most [`PARKED_MAX`] calls are parked, each at most [`FAST_LINE_MAX`] of text
+//!   and together at most [`PARKED_BYTES_MAX`] (one frame: parked values never hold more than
+//!   the general path holds for one oversized-but-legal line); when full, lines take the
+//!   general path. A parked call not taken within its TTL ([`PARKED_TTL`] unless the server
+//!   was given another; rmcp refused the request before the handler ran) is dropped at the
+//!   next offer.
 //! - One client per server (stdio): keys are only unique, not secret.
 
 use super::args::MAX_CONTEXT_BYTES;
@@ -39,7 +43,9 @@ pub const PREPARSED_META: &str = "ptc/preparsed";
 pub const FAST_LINE_MAX: usize = MAX_CONTEXT_BYTES / 5;
 /// Calls parked at once.
 pub const PARKED_MAX: usize = 64;
-/// How long a parked call waits for its handler.
+/// Text of all parked calls together.
+pub const PARKED_BYTES_MAX: usize = super::input::MAX_FRAME_BYTES;
+/// How long a parked call waits for its handler, by default.
 pub const PARKED_TTL: Duration = Duration::from_secs(10);
 
 /// A call's arguments, parsed.
@@ -76,34 +82,88 @@ struct Line {
 struct Params {
     name: String,
     arguments: Parsed,
+    #[serde(default, rename = "_meta")]
+    meta: Option<Meta>,
 }
 
-#[derive(Debug, Default)]
+/// The `_meta` a plain call may carry: rmcp's client puts a progress token on every request.
+/// It is passed on in the stub, for rmcp to read as it would have.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Meta {
+    #[serde(rename = "progressToken")]
+    progress_token: Json,
+}
+
+/// One parked call: its key, when it was parked, its line's length and its arguments.
+#[derive(Debug)]
+struct Entry {
+    key: u64,
+    at: Instant,
+    bytes: usize,
+    args: Parsed,
+}
+
+#[derive(Debug)]
 struct Parked {
     next: u64,
-    calls: VecDeque<(u64, Instant, Parsed)>,
+    ttl: Duration,
+    /// Sum of `bytes` over `calls`.
+    bytes: usize,
+    calls: VecDeque<Entry>,
+}
+
+impl Parked {
+    /// Drops the calls parked longer than the TTL ago (the oldest are in front).
+    fn expire(&mut self, now: Instant) {
+        while let Some(e) = self.calls.front() {
+            if now.saturating_duration_since(e.at) < self.ttl {
+                break;
+            }
+            self.bytes = self.bytes.saturating_sub(e.bytes);
+            self.calls.pop_front();
+        }
+    }
+
+    fn has_room(&self, line: usize) -> bool {
+        self.calls.len() < PARKED_MAX && self.bytes.saturating_add(line) <= PARKED_BYTES_MAX
+    }
 }
 
 /// The table of parked calls, shared by the input stream and the handler.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Preparser(Arc<Mutex<Parked>>);
 
+impl Default for Preparser {
+    fn default() -> Preparser {
+        Preparser::with_ttl(PARKED_TTL)
+    }
+}
+
 impl Preparser {
+    /// A table whose parked calls are dropped `ttl` after parking (at the next offer).
+    pub fn with_ttl(ttl: Duration) -> Preparser {
+        Preparser(Arc::new(Mutex::new(Parked {
+            next: 0,
+            ttl,
+            bytes: 0,
+            calls: VecDeque::new(),
+        })))
+    }
+
     /// The line to hand rmcp instead of `line`, if the call was parked.
     pub fn offer(&self, line: &[u8]) -> Option<Vec<u8>> {
+        self.offer_at(line, Instant::now())
+    }
+
+    /// [`Preparser::offer`] at a given time (tests move the clock instead of sleeping).
+    fn offer_at(&self, line: &[u8], now: Instant) -> Option<Vec<u8>> {
         if line.len() > FAST_LINE_MAX || !contains(line, b"\"tools/call\"") {
             return None;
         }
         let mut parked = self.0.lock().ok()?;
-        let now = Instant::now();
-        while parked
-            .calls
-            .front()
-            .is_some_and(|(_, at, _)| now.duration_since(*at) > PARKED_TTL)
-        {
-            parked.calls.pop_front();
-        }
-        if parked.calls.len() >= PARKED_MAX {
+        parked.expire(now);
+        if !parked.has_room(line.len()) {
             return None;
         }
         let call: Line = serde_json::from_slice(line).ok()?;
@@ -116,17 +176,30 @@ impl Preparser {
         }
         let key = parked.next;
         parked.next = key.wrapping_add(1);
-        parked.calls.push_back((key, now, call.params.arguments));
+        parked.bytes = parked.bytes.saturating_add(line.len());
+        parked.calls.push_back(Entry {
+            key,
+            at: now,
+            bytes: line.len(),
+            args: call.params.arguments,
+        });
+        let mut meta = serde_json::Map::new();
+        if let Some(m) = call.params.meta {
+            meta.insert("progressToken".into(), m.progress_token);
+        }
+        meta.insert(PREPARSED_META.into(), key.into());
         let stub = serde_json::json!({"jsonrpc": "2.0", "id": call.id, "method": "tools/call",
-            "params": {"name": call.params.name, "arguments": {}, "_meta": {PREPARSED_META: key}}});
+            "params": {"name": call.params.name, "arguments": {}, "_meta": meta}});
         Some(stub.to_string().into_bytes())
     }
 
     /// The parked arguments of `key`, once.
     pub fn take(&self, key: u64) -> Option<Parsed> {
         let mut parked = self.0.lock().ok()?;
-        let at = parked.calls.iter().position(|(k, _, _)| *k == key)?;
-        parked.calls.remove(at).map(|(_, _, p)| p)
+        let at = parked.calls.iter().position(|e| e.key == key)?;
+        let entry = parked.calls.remove(at)?;
+        parked.bytes = parked.bytes.saturating_sub(entry.bytes);
+        Some(entry.args)
     }
 }
 
@@ -167,23 +240,55 @@ mod tests {
         assert!(p.take(key).is_none(), "taken once");
     }
 
-    #[test]
-    fn the_rmcp_clients_request_takes_the_fast_path() {
-        use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientJsonRpcMessage};
-        let Json::Object(a) = json!({"program": "1", "context": {"k": 1}}) else {
-            return;
-        };
-        let params = CallToolRequestParams::new("lisp_eval").with_arguments(a);
-        let msg = ClientJsonRpcMessage::request(
-            CallToolRequest::new(params).into(),
-            rmcp::model::NumberOrString::Number(3),
+    /// The bytes rmcp's client really sends (it adds a progress token to every request), read
+    /// off a duplex pipe where this test plays the server's part of the handshake.
+    #[tokio::test]
+    async fn the_rmcp_clients_own_request_takes_the_fast_path_with_its_progress_token() {
+        use rmcp::ServiceExt;
+        use rmcp::model::CallToolRequestParams;
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+        let (client_end, server_end) = tokio::io::duplex(1 << 16);
+        let (from_client, mut to_client) = tokio::io::split(server_end);
+        let mut lines = BufReader::new(from_client).lines();
+        let client = tokio::spawn(async move {
+            let (r, w) = tokio::io::split(client_end);
+            let transport = rmcp::transport::async_rw::AsyncRwTransport::new_client(r, w);
+            let c = ().serve(transport).await.ok()?;
+            let Json::Object(a) = json!({"program": "1", "context": {"k": 1}}) else {
+                return None;
+            };
+            c.call_tool(CallToolRequestParams::new("lisp_eval").with_arguments(a))
+                .await
+                .ok()
+        });
+        let init = lines.next_line().await.ok().flatten().unwrap_or_default();
+        let init: Json = serde_json::from_str(&init).unwrap_or_default();
+        let answer = json!({"jsonrpc": "2.0", "id": init["id"], "result": {
+            "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+            "serverInfo": {"name": "t", "version": "1"}}});
+        let _ = to_client.write_all(format!("{answer}\n").as_bytes()).await;
+        let mut call = String::new();
+        while let Ok(Some(l)) = lines.next_line().await {
+            if l.contains("tools/call") {
+                call = l;
+                break;
+            }
+        }
+        client.abort();
+        assert!(call.contains("progressToken"), "{call}");
+        let stub: Json = serde_json::from_slice(
+            &Preparser::default()
+                .offer(call.as_bytes())
+                .unwrap_or_default(),
+        )
+        .unwrap_or_default();
+        let sent: Json = serde_json::from_str(&call).unwrap_or_default();
+        assert_eq!(stub["id"], sent["id"], "{call}");
+        assert_eq!(
+            stub["params"]["_meta"]["progressToken"],
+            sent["params"]["_meta"]["progressToken"]
         );
-        let text = serde_json::to_vec(&msg).unwrap_or_default();
-        assert!(
-            Preparser::default().offer(&text).is_some(),
-            "{}",
-            String::from_utf8_lossy(&text)
-        );
+        assert!(stub["params"]["_meta"][PREPARSED_META].is_u64());
     }
 
     #[test]
@@ -195,7 +300,10 @@ mod tests {
             args(json!({"program": "1", "context": "x"})),
             args(json!({"program": "1", "context": {"n": 18446744073709551615_u64}})),
             line(
-                json!({"name": "lisp_eval", "arguments": {"program": "1"}, "_meta": {"progressToken": 1}}),
+                json!({"name": "lisp_eval", "arguments": {"program": "1"}, "_meta": {"progressToken": 1, "x": 2}}),
+            ),
+            line(
+                json!({"name": "lisp_eval", "arguments": {"program": "1"}, "_meta": {"other": 1}}),
             ),
             line(json!({"name": "other", "arguments": {"program": "1"}})),
             line(json!({"name": "lisp_eval"})),
@@ -229,5 +337,52 @@ mod tests {
             p.offer(&args(json!({"program": "1"}))).is_some(),
             "room again"
         );
+    }
+
+    fn key_of(stub: Option<Vec<u8>>) -> u64 {
+        let stub: Json = serde_json::from_slice(&stub.unwrap_or_default()).unwrap_or_default();
+        stub["params"]["_meta"][PREPARSED_META]
+            .as_u64()
+            .unwrap_or(u64::MAX)
+    }
+
+    #[test]
+    fn a_parked_call_is_dropped_once_its_ttl_has_passed_and_not_before() {
+        let p = Preparser::default();
+        let t0 = Instant::now();
+        let call = args(json!({"program": "1"}));
+        let first = key_of(p.offer_at(&call, t0));
+        let just_before = t0 + PARKED_TTL - Duration::from_millis(1);
+        let second = key_of(p.offer_at(&call, just_before));
+        let third = key_of(p.offer_at(&call, t0 + PARKED_TTL));
+        assert!(p.take(first).is_none(), "parked for the whole TTL: dropped");
+        assert!(p.take(second).is_some(), "parked for less: kept");
+        assert!(p.take(third).is_some());
+    }
+
+    #[test]
+    fn the_ttl_is_the_servers_to_set() {
+        let p = Preparser::with_ttl(Duration::ZERO);
+        let call = args(json!({"program": "1"}));
+        let first = key_of(p.offer(&call));
+        let second = key_of(p.offer(&call));
+        assert!(p.take(first).is_none(), "expired at the next offer");
+        assert!(
+            p.take(second).is_some(),
+            "the newest is taken before any offer"
+        );
+    }
+
+    #[test]
+    fn parked_text_is_bounded_in_bytes_too() {
+        let p = Preparser::default();
+        let big = args(json!({"program": "x".repeat(FAST_LINE_MAX - 1000)}));
+        let fit = PARKED_BYTES_MAX / big.len();
+        assert!(fit < PARKED_MAX, "the byte bound is the one hit here");
+        let keys: Vec<u64> = (0..fit).map(|_| key_of(p.offer(&big))).collect();
+        assert!(keys.iter().all(|k| *k != u64::MAX), "all {fit} parked");
+        assert!(p.offer(&big).is_none(), "full in bytes: general path");
+        assert!(p.take(keys[0]).is_some());
+        assert!(p.offer(&big).is_some(), "room again once taken");
     }
 }
