@@ -442,3 +442,31 @@ fn a_context_larger_than_the_heap_is_granted_and_not_billed_to_the_program() {
     assert!((100_000..6 << 20).contains(&used), "{used}");
     assert_eq!(end(r.wait()), End::Code(0));
 }
+
+/// When RLIMIT_DATA runs out before the heap budget (the system allocator returns null), the
+/// runner still ends `MemoryExceeded` and reports what the program had live, above its granted
+/// data (mutation testing: `alloc::live` returning 0 or 1 was otherwise unobserved).
+#[test]
+fn a_null_from_the_system_allocator_is_memory_exceeded_with_the_live_bytes() {
+    let limits = Limits {
+        heap_bytes: 1 << 30,
+        timeout_ms: 20_000,
+        cpu_ms: 20_000,
+        ..Limits::default()
+    };
+    let mut setup = support::setup_for(&limits);
+    setup.rlimits.data_bytes = 160 << 20;
+    let mut r = spawn(RUNNER, &[]);
+    r.harden(setup);
+    let req = RunRequest {
+        program: "(def keep (apply str (repeat 300000 \"y\"))) (loop [s \"yyyyyyyy\" i 0] (if (< i 30) (recur (str s s) (inc i)) (count s)))"
+            .into(),
+        ..RunRequest::default()
+    };
+    r.send(&execute_frame(req, limits));
+    let peak = support::memory_exceeded(&mut r);
+    // Live bytes include the request that failed (charged before the system allocator was
+    // asked), so they may pass RLIMIT_DATA, but stay far under the 1 GiB budget: the null ended it.
+    assert!((300_000..256 << 20).contains(&peak), "{peak}");
+    assert_eq!(end(r.wait()), End::Code(exit_code::MEMORY));
+}
