@@ -625,6 +625,7 @@ mod tests {
         for (limits, field) in [
             ("timeout_ms = 86400001\ncpu_ms = 1000", "limits.timeout_ms"),
             ("timeout_ms = 1000\ncpu_ms = 86400001", "limits.cpu_ms"),
+            ("timeout_ms = 86400000\ncpu_ms = 86400001", "limits.cpu_ms"),
             (
                 "timeout_ms = 86400001\ncpu_ms = 86400001",
                 "limits.timeout_ms",
