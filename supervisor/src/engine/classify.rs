@@ -369,7 +369,10 @@ mod tests {
             let limit = detail(&fail, "limit");
             if want == FailReason::Timeout {
                 assert_eq!(limit, Some(Value::string("cpu")));
-                assert_eq!(detail(&fail, "cpu_ms"), Some(Value::Int(cpu as i64)));
+                assert_eq!(
+                    detail(&fail, "cpu_ms"),
+                    Some(Value::Int(i64::try_from(cpu).unwrap()))
+                );
             } else {
                 assert_eq!(limit, None);
             }
