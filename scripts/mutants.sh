@@ -6,6 +6,13 @@
 #   scripts/mutants.sh FILE [FILE...]  # just these files
 #   MUTANTS_TIMEOUT=600 MUTANTS_TEST_ARGS="--lib" scripts/mutants.sh shared/src/codec.rs
 #   MUTANTS_IN_PLACE=1 scripts/mutants.sh runner/src/alloc.rs
+#   MUTANTS_IN_PLACE=1 MUTANTS_CARGO_ARGS="-C --lib -C --test=engine_fake" \
+#     scripts/mutants.sh supervisor/src/engine/classify.rs
+#
+# MUTANTS_CARGO_ARGS (cargo-mutants' -C) limits the targets of both the build and the test
+# phase; MUTANTS_TEST_ARGS only reach `cargo test` (after `--`: `-- NAME` filters test names).
+# Without -C every mutant builds all of its package's test binaries, minutes each here.
+# docs/TESTING.md lists the arguments each file was measured with.
 #
 # MUTANTS_IN_PLACE=1 mutates this tree itself and builds in its own target/ (incremental, so
 # much faster than the clean copy); do not edit or build here meanwhile. cargo-mutants puts
@@ -28,6 +35,7 @@ FILES=(
   supervisor/src/engine/pool.rs    # runner start-up checks (landlock required)
   supervisor/src/engine/classify.rs # classification of how an execution ended
   supervisor/src/daemon/admission.rs # admission and fairness
+  supervisor/src/daemon/conn.rs    # the per-connection bounds
 )
 [ $# -gt 0 ] && FILES=("$@")
 
@@ -44,7 +52,7 @@ for f in "${FILES[@]}"; do
   where=(--copy-target=false)
   [ -n "${MUTANTS_IN_PLACE:-}" ] && where=(--in-place)
   cargo mutants --file "$f" "${where[@]}" --all-features --timeout "${MUTANTS_TIMEOUT:-300}" \
-    --output "$out" ${MUTANTS_ARGS:-} -- ${MUTANTS_TEST_ARGS:-} || true
+    --output "$out" ${MUTANTS_ARGS:-} ${MUTANTS_CARGO_ARGS:-} -- ${MUTANTS_TEST_ARGS:-} || true
   for k in caught missed timeout unviable; do
     printf '%s %s\n' "$k" "$(wc -l < "$out/mutants.out/$k.txt" 2>/dev/null || echo 0)"
   done

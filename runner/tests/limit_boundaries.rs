@@ -122,6 +122,23 @@ fn depth_boundary_grows_by_one_per_nested_call() {
     assert!(d10 >= 10);
 }
 
+/// A function value made by a native (`comp` here) takes one depth level while it runs and gives
+/// it back after: 5,000 calls in a row need one level more than a single call (the `reduce`'s
+/// own function), not 5,000 (mutation testing: `Interp::nested`'s check and its decrement were
+/// unchecked by the limit tests).
+#[test]
+fn native_function_values_take_one_depth_level_and_give_it_back() {
+    let set: Set = |l, n| l.max_depth = u32::try_from(n).unwrap_or(u32::MAX);
+    let once = boundary("(def f (comp inc inc)) (f 0)", "max_depth", set, 1000);
+    let many = boundary(
+        "(def f (comp inc inc)) (reduce (fn [acc _] (f acc)) 0 (range 5000))",
+        "max_depth",
+        set,
+        1000,
+    );
+    assert_eq!((once, many), (1, 2));
+}
+
 #[test]
 fn tool_call_boundary_is_the_number_of_calls() {
     let set: Set = |l, n| l.max_tool_calls = u32::try_from(n).unwrap_or(u32::MAX);

@@ -405,3 +405,96 @@ fn run_as_switches_uid_and_gid_and_drops_groups() {
     r.send(&execute("(reduce + (range 10))"));
     assert_eq!(finished(&mut r).return_value, Some(Value::Int(45)));
 }
+
+/// Runs `program` with `context` in a runner hardened for `limits`; returns the runner to read from.
+fn start_with(program: &str, context: Value, limits: Limits) -> Runner {
+    let mut r = spawn(RUNNER, &[]);
+    r.harden(support::setup_for(&limits));
+    let req = RunRequest {
+        program: program.into(),
+        context,
+        ..RunRequest::default()
+    };
+    r.send(&execute_frame(req, limits));
+    r
+}
+
+/// Limits with an 8 MiB heap (a 6 MiB allocator budget once the stack's quarter is paid) and a
+/// generous clock, so that only memory can end a run.
+fn small_heap() -> Limits {
+    Limits {
+        heap_bytes: 8 << 20,
+        timeout_ms: 20_000,
+        cpu_ms: 20_000,
+        ..Limits::default()
+    }
+}
+
+/// The budget is enforced on the allocation that crosses it: a program growing in small steps
+/// reports a peak just past the budget, not the grant's (mutation testing: `settle` doing nothing
+/// left the budget at the grant and the old test, `peak > budget`, still passed).
+#[test]
+fn memory_exceeded_reports_the_first_allocation_past_the_budget() {
+    let limits = small_heap();
+    let budget = support::setup_for(&limits).heap_budget_bytes;
+    assert_eq!(budget, 6 << 20, "8 MiB less a quarter for the stack");
+    let mut r = start_with(
+        "(reduce (fn [acc i] (conj acc (str \"item-\" i))) [] (range 10000000))",
+        Value::Nil,
+        limits,
+    );
+    let peak = support::memory_exceeded(&mut r);
+    assert!(
+        budget < peak && peak <= budget + (1 << 20),
+        "{peak} vs {budget}"
+    );
+    assert_eq!(end(r.wait()), End::Code(exit_code::MEMORY));
+}
+
+/// Granted data: a context far larger than the heap is imported under the grant, the program
+/// then has its own heap on top, and `usage.memory_bytes` counts only what the program added
+/// (mutation testing: `open_grant` and `peak` were not pinned by a runner test).
+#[test]
+fn a_context_larger_than_the_heap_is_granted_and_not_billed_to_the_program() {
+    let mut context = ptc_shared::value::Map::new();
+    context.insert(Value::string("s"), Value::string("x".repeat(8 << 20)));
+    let mut r = start_with(
+        "[(count data/s) (count (apply str (repeat 100000 \"y\")))]",
+        Value::Map(context),
+        small_heap(),
+    );
+    let step = finished(&mut r);
+    let two = |a, b| Some(Value::Vector(vec![Value::Int(a), Value::Int(b)]));
+    assert_eq!(step.return_value, two(8 << 20, 100_000), "{:?}", step.fail);
+    let used = step.usage.memory_bytes;
+    assert!((100_000..6 << 20).contains(&used), "{used}");
+    assert_eq!(end(r.wait()), End::Code(0));
+}
+
+/// When RLIMIT_DATA runs out before the heap budget (the system allocator returns null), the
+/// runner still ends `MemoryExceeded` and reports what the program had live, above its granted
+/// data (mutation testing: `alloc::live` returning 0 or 1 was otherwise unobserved).
+#[test]
+fn a_null_from_the_system_allocator_is_memory_exceeded_with_the_live_bytes() {
+    let limits = Limits {
+        heap_bytes: 1 << 30,
+        timeout_ms: 20_000,
+        cpu_ms: 20_000,
+        ..Limits::default()
+    };
+    let mut setup = support::setup_for(&limits);
+    setup.rlimits.data_bytes = 160 << 20;
+    let mut r = spawn(RUNNER, &[]);
+    r.harden(setup);
+    let req = RunRequest {
+        program: "(def keep (apply str (repeat 300000 \"y\"))) (loop [s \"yyyyyyyy\" i 0] (if (< i 30) (recur (str s s) (inc i)) (count s)))"
+            .into(),
+        ..RunRequest::default()
+    };
+    r.send(&execute_frame(req, limits));
+    let peak = support::memory_exceeded(&mut r);
+    // Live bytes include the request that failed (charged before the system allocator was
+    // asked), so they may pass RLIMIT_DATA, but stay far under the 1 GiB budget: the null ended it.
+    assert!((300_000..256 << 20).contains(&peak), "{peak}");
+    assert_eq!(end(r.wait()), End::Code(exit_code::MEMORY));
+}

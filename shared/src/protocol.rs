@@ -580,4 +580,41 @@ mod tests {
             assert!(codes.iter().skip(i + 1).all(|b| a != b));
         }
     }
+
+    /// Literal values for given limits, not the formula again (mutation testing: the slack's
+    /// `/ 4` turned into `% 4` or `* 4`, and `describe`'s names, passed the formula's tests).
+    #[test]
+    fn rlimits_and_exit_names_are_these_literal_values() {
+        const MIB: u64 = 1 << 20;
+        // RLIMIT_DATA = heap + max(heap / 4, 32 MiB) + 8 × max_context_bytes (16 MiB by default).
+        for (heap, data) in [(32, 192), (256, 448), (1024, 1408)] {
+            let l = Limits {
+                heap_bytes: heap * MIB,
+                ..Limits::default()
+            };
+            assert_eq!(
+                RunnerRlimits::for_limits(&l).data_bytes,
+                data * MIB,
+                "{heap} MiB"
+            );
+            assert_eq!(grant_bytes(&l), 128 * MIB);
+        }
+        use exit_code::describe;
+        let names = [
+            (0, "finished"),
+            (91, "memory_exceeded"),
+            (92, "setup_failed"),
+            (93, "protocol_error"),
+            (94, "no_seccomp_filter"),
+            (95, "parent_gone"),
+            (101, "panic"),
+        ];
+        for (code, name) in names {
+            assert_eq!(describe(code), Some(name), "{code}");
+        }
+        assert_eq!(
+            (describe(1), describe(90), describe(-1)),
+            (None, None, None)
+        );
+    }
 }

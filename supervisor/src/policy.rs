@@ -570,4 +570,72 @@ mod tests {
         let err = Policy::parse("x", &file, text, Files::BuiltIn).unwrap_err();
         assert!(err.to_string().contains("not built in"), "{err}");
     }
+
+    /// The smallest heap a policy may give is 4 MiB exactly, and the source of a load names
+    /// itself in errors (mutation testing: `4 << 20` → `4 >> 20` and `Display` were unchecked).
+    #[test]
+    fn a_heap_one_byte_under_4_mib_is_refused_and_4_mib_is_not() {
+        let d = dir_with_filter();
+        let with = |heap: u64| {
+            let text =
+                format!("[limits]\nheap_bytes = {heap}\n[isolation]\nseccomp = \"f.json\"\n");
+            Policy::from_toml("t", &d.join("t.toml"), &text)
+        };
+        assert_eq!(with(4_194_304).unwrap().limits.heap_bytes, 4_194_304);
+        let err = with(4_194_303).unwrap_err().to_string();
+        assert!(
+            err.contains("heap_bytes") && err.contains("at least 4194304"),
+            "{err}"
+        );
+        assert_eq!(PolicySource::BuiltIn.to_string(), "the built-in policies");
+        let dir = PolicySource::Dir(PathBuf::from("/etc/ptc/policies"));
+        assert_eq!(dir.to_string(), "/etc/ptc/policies");
+    }
+
+    /// `pool.warm` may be 256 (`MAX_WARM`) but not 257.
+    #[test]
+    fn a_warm_pool_of_256_is_accepted_and_257_is_refused() {
+        let d = dir_with_filter();
+        let with = |warm: usize| {
+            let text = format!("[pool]\nwarm = {warm}\n[isolation]\nseccomp = \"f.json\"\n");
+            Policy::from_toml("t", &d.join("t.toml"), &text)
+        };
+        assert_eq!(with(256).unwrap().warm, 256);
+        let err = with(257).unwrap_err().to_string();
+        assert!(
+            err.contains("pool.warm") && err.contains("at most 256"),
+            "{err}"
+        );
+    }
+
+    /// A deadline or CPU time of one day is accepted, a millisecond more is refused, and the
+    /// error names the field that was over.
+    #[test]
+    fn a_day_of_time_is_the_most_and_the_error_names_the_field() {
+        let d = dir_with_filter();
+        let with = |limits: &str| {
+            let text = format!("[limits]\n{limits}\n[isolation]\nseccomp = \"f.json\"\n");
+            Policy::from_toml("t", &d.join("t.toml"), &text)
+        };
+        let day = with("timeout_ms = 86400000\ncpu_ms = 86400000").unwrap();
+        assert_eq!(
+            (day.limits.timeout_ms, day.limits.cpu_ms),
+            (86_400_000, 86_400_000)
+        );
+        for (limits, field) in [
+            ("timeout_ms = 86400001\ncpu_ms = 1000", "limits.timeout_ms"),
+            ("timeout_ms = 1000\ncpu_ms = 86400001", "limits.cpu_ms"),
+            ("timeout_ms = 86400000\ncpu_ms = 86400001", "limits.cpu_ms"),
+            (
+                "timeout_ms = 86400001\ncpu_ms = 86400001",
+                "limits.timeout_ms",
+            ),
+        ] {
+            let err = with(limits).unwrap_err().to_string();
+            assert!(
+                err.contains(field) && err.contains("at most 86400000"),
+                "{err}"
+            );
+        }
+    }
 }

@@ -213,7 +213,9 @@ mod tests {
     #[tokio::test]
     async fn global_queue_is_bounded() {
         let a = Arc::new(Admission::new(1, 1, 4, 4));
+        assert_eq!(a.running(1), 0);
         let held = a.admit(1).await.unwrap();
+        assert_eq!(a.running(1), 1);
         let a2 = Arc::clone(&a);
         let waiter = tokio::spawn(async move { a2.admit(2).await.map(|_| ()) });
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -221,6 +223,9 @@ mod tests {
         assert_eq!(a.admit(3).await.unwrap_err(), Busy::Queue);
         drop(held);
         waiter.await.unwrap().unwrap();
-        assert_eq!(a.waiting(), 0);
+        assert_eq!((a.running(1), a.waiting()), (0, 0));
+        let (b, c) = (a.admit(4).await.unwrap(), Admission::new(3, 0, 2, 0));
+        let two = (c.admit(5).await.unwrap(), c.admit(5).await.unwrap());
+        assert_eq!(c.running(3), 2, "{b:?} {two:?}");
     }
 }

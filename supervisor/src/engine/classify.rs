@@ -381,4 +381,118 @@ mod tests {
         assert_eq!(step.history, vec![Value::Int(7)]);
         assert_eq!(step.usage.cpu_ms, 3);
     }
+
+    fn outcome(limits: &Limits) -> Outcome<'_> {
+        Outcome {
+            limits,
+            base: Base::default(),
+            records: Vec::new(),
+            start: Instant::now(),
+        }
+    }
+
+    fn ended(ending: Ending, code: Option<i32>, signal: Option<i32>, cpu_ms: u64) -> Observed {
+        Observed {
+            ending,
+            exit: ExitInfo {
+                code,
+                signal,
+                cpu_ms,
+                stderr: None,
+            },
+            killed_late: false,
+        }
+    }
+
+    fn detail(f: &Fail, key: &str) -> Option<Value> {
+        match &f.details {
+            Value::Map(m) => m.get(&Value::string(key)).cloned(),
+            _ => None,
+        }
+    }
+
+    /// A SIGKILL is the CPU limit's only when the runner used its CPU seconds (within 20 ms);
+    /// SIGXCPU always is; a runner that used much CPU and then exited is a crash (mutation
+    /// testing: each operator of the `cpu_kill` rule was unchecked).
+    #[test]
+    fn cpu_limit_endings_are_told_from_crashes() {
+        let limits = Limits {
+            cpu_ms: 1000,
+            ..Limits::default()
+        };
+        let cases = [
+            (None, Some(SIGKILL), 980, FailReason::Timeout),
+            (None, Some(SIGKILL), 979, FailReason::RunnerCrashed),
+            (None, Some(SIGXCPU), 5, FailReason::Timeout),
+            (Some(0), None, 5000, FailReason::RunnerCrashed),
+        ];
+        for (code, signal, cpu, want) in cases {
+            let step = classify(ended(Ending::Eof, code, signal, cpu), outcome(&limits));
+            let fail = step.fail.unwrap();
+            assert_eq!(fail.reason, want, "{code:?} {signal:?} {cpu}");
+            let limit = detail(&fail, "limit");
+            if want == FailReason::Timeout {
+                assert_eq!(limit, Some(Value::string("cpu")));
+                assert_eq!(
+                    detail(&fail, "cpu_ms"),
+                    Some(Value::Int(i64::try_from(cpu).unwrap()))
+                );
+            } else {
+                assert_eq!(limit, None);
+            }
+            assert_eq!(step.usage.cpu_ms, cpu);
+        }
+    }
+
+    /// A runner's failed Step keeps its prints, warnings, signature and counted usage; only the
+    /// engine's own measures (clock, CPU, tool calls) replace what it sent.
+    #[test]
+    fn a_failed_runner_step_keeps_its_prints_warnings_and_usage() {
+        let mut claimed = Step::failed(
+            Fail::new(FailReason::EvalError, "e"),
+            Value::Nil,
+            Vec::new(),
+        );
+        claimed.prints = vec!["p".into()];
+        claimed.warnings = vec!["w".into()];
+        claimed.signature = Some("-> :int".into());
+        claimed.usage.eval_steps = 42;
+        claimed.usage.memory_bytes = 4096;
+        let limits = Limits::default();
+        let step = accept(claimed, outcome(&limits), 3);
+        assert_eq!(step.fail.unwrap().reason, FailReason::EvalError);
+        assert_eq!(
+            (step.prints, step.warnings),
+            (vec!["p".to_string()], vec!["w".to_string()])
+        );
+        assert_eq!(step.signature.as_deref(), Some("-> :int"));
+        assert_eq!((step.usage.eval_steps, step.usage.memory_bytes), (42, 4096));
+        assert_eq!(step.usage.cpu_ms, 3);
+    }
+
+    /// The supervisor's cap is `max_prints_bytes + 256` bytes exactly, counted over all prints,
+    /// and cuts back to a char boundary (mutation testing: each operator of the loop survived the
+    /// one loose test above).
+    #[test]
+    fn prints_are_capped_at_exactly_the_budget() {
+        let exact = vec!["a".repeat(100), "b".repeat(156)];
+        let mut p = exact.clone();
+        cap_prints(&mut p, 0);
+        assert_eq!(p, exact, "256 bytes fit a budget of 0 + 256");
+
+        let mut p = vec![
+            "a".repeat(100),
+            "b".repeat(100),
+            "c".repeat(100),
+            "d".into(),
+        ];
+        cap_prints(&mut p, 0);
+        let cut = format!("{}{PRINTS_CUT}", "c".repeat(56));
+        assert_eq!(p, vec!["a".repeat(100), "b".repeat(100), cut]);
+
+        // Byte 256 falls inside a two-byte "é": the cut steps back one byte, not to zero.
+        let mut p = vec![format!("a{}", "é".repeat(200))];
+        cap_prints(&mut p, 0);
+        assert_eq!(p, vec![format!("a{}{PRINTS_CUT}", "é".repeat(127))]);
+    }
 }
