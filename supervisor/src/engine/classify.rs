@@ -382,12 +382,18 @@ mod tests {
         assert_eq!(step.usage.cpu_ms, 3);
     }
 
+    /// A run whose program has started (its `Imported` came at CPU 0).
     fn outcome(limits: &Limits) -> Outcome<'_> {
         Outcome {
             limits,
             base: Base::default(),
             records: Vec::new(),
             start: Instant::now(),
+            import_allowance_ms: 0,
+            started: Some(Started {
+                at: Instant::now(),
+                cpu_ms: 0,
+            }),
         }
     }
 
