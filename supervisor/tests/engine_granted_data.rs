@@ -175,7 +175,8 @@ fn limit_of(step: &Step) -> Option<Value> {
 
 #[tokio::test]
 async fn an_endless_program_after_a_large_import_ends_at_its_own_deadline() {
-    let engine = engine_with(|_| {});
+    // No step budget, so the wall clock is what ends the loop however fast the host is.
+    let engine = engine_with(|l| l.max_steps = u64::MAX);
     let (_, ctx) = rows_filling(4 << 20);
     let step = run(&engine, "(count data/rows) (loop [] (recur))", ctx).await;
     assert_eq!(step.reason(), Some(FailReason::Timeout), "{step:?}");
@@ -191,8 +192,12 @@ async fn the_programs_cpu_limit_counts_from_the_end_of_its_import() {
     // A 20 s deadline, so only the CPU limit (1 s) can end the loop: before the import it allows
     // 1 s plus the import's allowance (20 s per MiB of the 16 MiB a context may have); once the
     // data is in, the program's second from there. Had the allowance stayed, the loop would
-    // have run to the 20 s deadline.
-    let engine = engine_with(|l| l.timeout_ms = 20_000);
+    // have run to the 20 s deadline. No step budget either: on a fast host ten million steps
+    // take less than the CPU second.
+    let engine = engine_with(|l| {
+        l.timeout_ms = 20_000;
+        l.max_steps = u64::MAX;
+    });
     let (_, ctx) = rows_filling(4 << 20);
     let step = run(&engine, "(loop [] (recur))", ctx).await;
     assert_eq!(step.reason(), Some(FailReason::Timeout), "{step:?}");
