@@ -45,9 +45,11 @@
 //!     the socket), write `Finished`, exit 0.
 //!
 //! A runner forked by the zygote (`zygote.rs`, the other file of the runner's hardening code) takes
-//! the same path from step 2 via [`run_forked`]; of step 9 it only reruns the warm-up program (the
-//! lazy state was built once in the zygote; the rerun takes the copy-on-write faults before
-//! `Ready`). Either way the process `_exit`s right after its last frame.
+//! the same path from step 2 via [`run_forked`], without step 9: the lazy state was built once in
+//! the zygote, and is inherited. (It used to rerun the warm-up program to take its copy-on-write
+//! faults before `Ready`; that cost ≈ 10 % of the CPU of an execution over all processes for a
+//! latency gain within noise, BENCHMARKS.md.) Either way the process `_exit`s right after its
+//! last frame.
 //!
 //! A failing step is a [`SetupError`] naming the step and its errno: the runner writes
 //! `setup failed at <step>: <ERRNO>` to stderr and exits with its code from
@@ -179,9 +181,9 @@ fn harden_and_serve(probe: Option<Probe>, start: Start<'_>) -> Result<(), Exit> 
     };
     // The zygote's ruleset stays open until landlock is applied, then goes with the rest.
     close_fds_from(RULESET_FD + i32::from(prepared.is_some()))?;
-    match start {
-        Start::Exec => prime_runtime(),
-        Start::Forked(_) => rewarm(),
+    // A forked runner inherits the zygote's primed runtime (see `prime_runtime`).
+    if let Start::Exec = start {
+        prime_runtime();
     }
     let landlock = restrict_filesystem(setup.landlock, prepared)?;
     if prepared.is_some() {
@@ -436,15 +438,6 @@ pub(crate) fn prime_runtime() {
     // faulted in now, off the critical path of a warm-pool execution (halves Execute→Finished).
     let warm = ptc_runner::api::RunOptions::default();
     let _ = ptc_runner::api::run(WARM_UP, warm);
-    alloc::reset_peak();
-}
-
-/// A forked runner's half of the priming: the lazy state is already built (in the zygote), but the
-/// pages the interpreter writes are still shared copy-on-write with the zygote. Running the
-/// warm-up once more takes those page faults now, before `Ready`, instead of in `Execute` (it
-/// cut a warm-pool execution's latency by about a third).
-fn rewarm() {
-    let _ = ptc_runner::api::run(WARM_UP, ptc_runner::api::RunOptions::default());
     alloc::reset_peak();
 }
 
