@@ -97,6 +97,36 @@ async fn pooled_runners_are_forked_by_the_zygote_and_hold_only_fds_0_to_3() {
     assert_eq!(engine.zygote_pid(), Some(zygote));
 }
 
+/// A forked runner runs nothing before its program (no warm-up of its own): what the runtime
+/// initialises lazily, reading /proc where seccomp would now kill it (regex's pool, hash seeds,
+/// float formatting, stacker's bounds), must come primed from the zygote. Each program here is
+/// the first and only one of a fresh forked runner under the shipped filter.
+#[tokio::test]
+async fn a_forked_runners_first_program_uses_the_zygotes_primed_runtime() {
+    let dir = shipped_filter_dir("primed", "", 1);
+    let engine = engine_for(&real_runner(), &dir, SpawnMode::Zygote);
+    assert!(engine.wait_warm(Duration::from_secs(10)).await);
+    let cases = [
+        (r#"(re-find #"a+b" "xaab")"#, Value::string("aab")),
+        (
+            "(count (frequencies (map #(mod % 7) (range 1000))))",
+            Value::Int(7),
+        ),
+        (r#"(format "%.2f" (/ 10.0 4))"#, Value::string("2.50")),
+        (
+            "(defn depth [n] (if (= n 0) 0 (inc (depth (dec n))))) (depth 300)",
+            Value::Int(300),
+        ),
+    ];
+    let zygote = zygote_of(&engine).await;
+    for (program, expected) in cases {
+        let step = run(&engine, program).await;
+        assert_eq!(step.fail, None, "{program}: {step:?}");
+        assert_eq!(step.return_value, Some(expected), "{program}");
+    }
+    assert_eq!(engine.zygote_pid(), Some(zygote), "served by one zygote");
+}
+
 #[tokio::test]
 async fn cold_mode_spawns_runners_directly() {
     let dir = shipped_filter_dir("cold", "", 1);
