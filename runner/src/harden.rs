@@ -47,9 +47,9 @@
 //! A runner forked by the zygote (`zygote.rs`, the other file of the runner's hardening code) takes
 //! the same path from step 2 via [`run_forked`], without step 9: the lazy state was built once in
 //! the zygote, and is inherited. (It used to rerun the warm-up program to take its copy-on-write
-//! faults before `Ready`; that cost ≈ 10 % of the CPU of an execution over all processes for a
-//! latency gain within noise, BENCHMARKS.md.) Either way the process `_exit`s right after its
-//! last frame.
+//! faults before `Ready`: 6–10 % of an execution's CPU over all processes, for a latency gain
+//! this machine's noise hides; the faults now come during `Execute`, BENCHMARKS.md.) Either way
+//! the process `_exit`s right after its last frame.
 //!
 //! A failing step is a [`SetupError`] naming the step and its errno: the runner writes
 //! `setup failed at <step>: <ERRNO>` to stderr and exits with its code from
