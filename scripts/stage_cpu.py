@@ -10,7 +10,8 @@ zygote is single-threaded), the busiest single-threaded stage and the throughput
 engine at (1 s / its CPU per execution, whatever the number of cores), next to the wall time of
 one fork+exec of the same runner binary (it exits at its first hardening step: no IPC socket)
 and of /bin/true, measured in the same run. The runners' own CPU and minor faults per execution
-come from the zygotes' reaped-children counters (/proc/PID/stat cutime, cstime, cminflt).
+come from the zygotes' reaped-children counters (/proc/PID/stat cutime, cstime, cminflt); the kernel's
+worker threads' CPU per execution (machine-wide) is printed beside them, not added to the total.
 
 Before/after comparisons: give `--config` once per daemon (e.g. files that differ only in
 `runner = ...`); the daemons run side by side and are measured in alternate rounds (`--repeat`),
@@ -82,6 +83,25 @@ def delta(before, after):
         spent = ns - before.get(tid, (name, 0))[1]
         out[group(name)] = out.get(group(name), 0) + spent
     return out
+
+
+def kernel_threads():
+    """On-CPU ns of the kernel's worker threads (kworker, ksoftirqd, rcu*), summed: work the kernel
+    defers from the runners (freeing a task and its filter, the unix-socket garbage collector, RCU
+    callbacks). Machine-wide, so any other load's deferred work is in it too."""
+    total = 0
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            with open(f"/proc/{p}/comm") as f:
+                if not f.read().startswith(("kworker", "ksoftirqd", "rcu")):
+                    continue
+            with open(f"/proc/{p}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except OSError:
+            continue
+    return total
 
 
 def snapshot(daemon, zygotes):
@@ -161,23 +181,25 @@ class Daemon:
         pid = self.proc.pid
         zyg = zygotes_of(pid)
         before, f0, r0 = snapshot(pid, zyg), minor_faults(zyg), reaped(zyg)
+        k0 = kernel_threads()
         out = subprocess.run(bench + ["-n", str(n), "--format", "json"], check=True,
                              capture_output=True, text=True)
         # The last runners are reaped just after their Step came back: let them be.
         time.sleep(0.2)
         after, f1, r1 = snapshot(pid, zyg), minor_faults(zyg), reaped(zyg)
+        kernel_us = (kernel_threads() - k0) / n / 1000
         rep = json.loads(out.stdout)
         per = per_execution(before, after, n)
         runner_us = (r1[0] - r0[0]) / n / 1000
         runner_faults = (r1[1] - r0[1]) / n
-        return rep, per, (f1 - f0) / n, runner_us, runner_faults
+        return rep, per, (f1 - f0) / n, runner_us, runner_faults, kernel_us
 
     def stop(self):
         self.proc.terminate()
         self.proc.wait()
 
 
-def print_round(label, c, fe_wall, rep, per, zfaults, runner_us, runner_faults):
+def print_round(label, c, fe_wall, rep, per, zfaults, runner_us, runner_faults, kernel_us):
     stages = ", ".join(f"{k} {v:.1f}" for k, v in sorted(per.items(), key=lambda kv: -kv[1])
                        if v >= 0.05)
     single = {k: v for k, v in per.items() if k != "daemon/tokio workers"}
@@ -190,6 +212,7 @@ def print_round(label, c, fe_wall, rep, per, zfaults, runner_us, runner_faults):
           f"(caps {1e6 / single[busiest]:.0f} runs/s); zygote page faults/execution "
           f"{zfaults:.1f}; runner (reaped children) CPU {runner_us:.0f} µs, "
           f"{runner_faults:.0f} faults; daemon+zygotes+runner {total:.0f} µs/execution; "
+          f"kernel threads (machine-wide) {kernel_us:.0f} µs/execution; "
           f"CPU µs/execution: {stages}", flush=True)
 
 
