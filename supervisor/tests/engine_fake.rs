@@ -82,8 +82,10 @@ async fn deadline_kill_is_a_timeout_with_elapsed_time() {
     )
     .await;
     assert_eq!(step.reason(), Some(FailReason::Timeout), "{step:?}");
+    // Killed at the deadline, not when the runner's 10 s sleep ends; the bound is loose because
+    // a loaded host can be slow to schedule the kill (a 300 ms bound failed on a busy machine).
     assert!(
-        took >= Duration::from_millis(200) && took < Duration::from_millis(300),
+        took >= Duration::from_millis(200) && took < Duration::from_secs(5),
         "{took:?}"
     );
     let fail = step.fail.unwrap();
@@ -114,12 +116,13 @@ async fn sigsys_is_a_sandbox_violation() {
 
 #[tokio::test]
 async fn garbage_is_runner_crashed() {
-    let body = "cat $F0 >&3; rf; printf '\\000\\000\\000\\003abc' >&3; exec /bin/sleep 5";
-    let (step, took) = run_timed(&[ready()], body, "", request("x")).await;
+    let body = "cat $F0 >&3; rf; printf '\\000\\000\\000\\003abc' >&3; exec /bin/sleep 30";
+    let (step, took) = run_timed(&[ready()], body, "timeout_ms = 60000", request("x")).await;
     assert_eq!(step.reason(), Some(FailReason::RunnerCrashed), "{step:?}");
     assert!(step.fail.unwrap().message.contains("bad frame"));
-    // The misbehaving runner is killed at once, not left to the deadline.
-    assert!(took < Duration::from_millis(500));
+    // The misbehaving runner is killed at once, not left to the deadline (a minute) or its sleep;
+    // the bound is loose for loaded hosts.
+    assert!(took < Duration::from_secs(5), "{took:?}");
 }
 
 #[tokio::test]
@@ -353,7 +356,7 @@ async fn tool_that_never_answers_times_out() {
     let (step, took) = run_tools(&frames, body, "timeout_ms = 150", with_tools(&["hang"])).await;
     assert_eq!(step.reason(), Some(FailReason::Timeout), "{step:?}");
     assert!(
-        took >= Duration::from_millis(150) && took < Duration::from_millis(250),
+        took >= Duration::from_millis(150) && took < Duration::from_secs(5),
         "{took:?}"
     );
     assert_eq!(step.tool_calls.len(), 1);
