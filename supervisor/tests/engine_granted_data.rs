@@ -89,7 +89,9 @@ async fn run(engine: &Engine, program: &str, context: Value) -> Step {
 
 #[tokio::test]
 async fn a_context_of_max_context_bytes_fits_the_default_policys_memory() {
-    let engine = engine_with(|_| {});
+    // Memory alone: a debug build imports 16 MiB more slowly than the default import allowance
+    // on a loaded host (17 s against 16 s measured), so the clock is lifted.
+    let engine = engine_with(memory_only);
     let defaults = Limits::default();
     let (n, ctx) = rows_filling(defaults.max_context_bytes);
 
