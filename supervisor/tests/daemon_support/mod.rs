@@ -40,9 +40,14 @@ pub struct TestDaemon {
 impl TestDaemon {
     /// Starts a daemon with the shipped policies, the real runner and `extra` config TOML.
     pub async fn start(extra: &str) -> TestDaemon {
+        TestDaemon::start_with_policies(&common::shipped_policies(), extra).await
+    }
+
+    /// Starts a daemon with the policies in `policies`, the real runner and `extra` config TOML.
+    pub async fn start_with_policies(policies: &Path, extra: &str) -> TestDaemon {
         let dir = common::temp_dir("daemon");
         let socket = dir.join("ptc.sock");
-        let text = config_text(&socket, extra);
+        let text = config_text_with(&socket, policies, extra);
         let cfg_path = dir.join("ptc.toml");
         std::fs::write(&cfg_path, &text).unwrap();
         let config = Config::load(&cfg_path).unwrap();
@@ -69,10 +74,15 @@ impl TestDaemon {
 
 /// Config text with the socket, the shipped policies and the real runner.
 pub fn config_text(socket: &Path, extra: &str) -> String {
+    config_text_with(socket, &common::shipped_policies(), extra)
+}
+
+/// Config text with the socket, the policies in `policies` and the real runner.
+pub fn config_text_with(socket: &Path, policies: &Path, extra: &str) -> String {
     format!(
         "socket = \"{}\"\npolicies_dir = \"{}\"\nrunner = \"{}\"\n{extra}\n",
         socket.display(),
-        common::shipped_policies().display(),
+        policies.display(),
         common::real_runner().display()
     )
 }
