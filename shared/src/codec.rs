@@ -234,6 +234,60 @@ pub fn write_frame<T: Serialize + ?Sized, W: Write + ?Sized>(
     Ok(())
 }
 
+/// Decodes `bytes`, the whole of one encoded body part, with `seed` (trailing bytes refused);
+/// for values already in the wire encoding (`value::EncodedValue`), which are read into
+/// whatever their reader builds, without a frame around them.
+pub fn decode_seed<'de, T: serde::de::DeserializeSeed<'de>>(
+    bytes: &'de [u8],
+    seed: T,
+) -> Result<T::Value, CodecError> {
+    let max = u32::try_from(bytes.len()).map_err(|_| CodecError::TooLarge {
+        len: bytes.len() as u64,
+        max: u64::from(u32::MAX),
+    })?;
+    options(max)
+        .deserialize_seed(seed, bytes)
+        .map_err(|e| CodecError::Decode(e.to_string()))
+}
+
+/// The body encoding written by hand, for writers that stream a value without building it
+/// (the JSON context transcoder, `value::encoded`): bincode 1.3.3 with varint integers, as
+/// [`encode_frame`] writes. Each piece is pinned against bincode itself by tests.
+pub mod raw {
+    /// An unsigned integer (a length, a count, an enum tag).
+    pub fn put_varint(out: &mut Vec<u8>, v: u64) {
+        let mut buf = [0u8; 9];
+        let n = super::bincode_varint(v, &mut buf);
+        out.extend_from_slice(&buf[..n]);
+    }
+
+    /// The bytes [`put_varint`] writes for `v`.
+    pub fn varint_len(v: u64) -> usize {
+        match v {
+            0..=250 => 1,
+            251..=0xFFFF => 3,
+            0x1_0000..=0xFFFF_FFFF => 5,
+            _ => 9,
+        }
+    }
+
+    /// A signed integer: zig-zag, then varint.
+    pub fn put_i64(out: &mut Vec<u8>, i: i64) {
+        put_varint(out, ((i << 1) ^ (i >> 63)) as u64);
+    }
+
+    /// A float: its 8 bytes, little-endian (floats are never varint).
+    pub fn put_f64(out: &mut Vec<u8>, f: f64) {
+        out.extend_from_slice(&f.to_le_bytes());
+    }
+
+    /// A string: its byte length, then its bytes.
+    pub fn put_str(out: &mut Vec<u8>, s: &str) {
+        put_varint(out, s.len() as u64);
+        out.extend_from_slice(s.as_bytes());
+    }
+}
+
 /// Bytes of the longest frame a [`U64Frame`] writes.
 pub const U64_FRAME_MAX: usize = HEADER_LEN + U64_FRAME_PREFIX_MAX + 9;
 const U64_FRAME_PREFIX_MAX: usize = 16;

@@ -21,7 +21,7 @@ fn run(id: u64, program: &str, context: Value) -> ClientToServer {
         id,
         request: Box::new(RunRequest {
             program: program.into(),
-            context,
+            context: context.into(),
             ..RunRequest::default()
         }),
     }
