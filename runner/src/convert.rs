@@ -196,7 +196,7 @@ impl<'de> serde::de::Visitor<'de> for TokenImporter {
     fn visit_bytes<E: serde::de::Error>(self, b: &[u8]) -> Result<Imported, E> {
         decode_tokens(b, Importer::default())
             .map(Imported)
-            .map_err(E::custom)
+            .map_err(|e| E::custom(e.into_detail()))
     }
 }
 
@@ -324,18 +324,24 @@ mod tests {
     use super::*;
     use ptc_shared::codec::{DEFAULT_MAX_FRAME, HEADER_LEN, Message, decode_body, encode_frame};
 
+    /// What the engine sends: the context's encoding.
     #[derive(serde::Serialize, serde::Deserialize)]
-    struct Plain(S);
+    struct Plain(EncodedValue);
     impl Message for Plain {}
     #[derive(serde::Serialize, serde::Deserialize)]
     struct Direct(Imported);
     impl Message for Direct {}
 
     fn via_tokens(v: &S) -> Result<Value, String> {
-        let frame = encode_frame(&Plain(v.clone()), DEFAULT_MAX_FRAME).unwrap();
-        decode_body::<Direct>(&frame[HEADER_LEN..], DEFAULT_MAX_FRAME)
+        let frame = encode_frame(&Plain(v.into()), DEFAULT_MAX_FRAME).unwrap();
+        let direct = decode_body::<Direct>(&frame[HEADER_LEN..], DEFAULT_MAX_FRAME)
             .map(|d| d.0.0)
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_string());
+        // An in-process run decodes the same bytes with the same importer.
+        let in_process = import_encoded(&v.into());
+        assert_eq!(direct.as_ref().ok(), in_process.as_ref().ok());
+        assert_eq!(direct.is_err(), in_process.is_err());
+        direct
     }
 
     fn sample() -> S {

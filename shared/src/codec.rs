@@ -44,6 +44,17 @@ pub enum CodecError {
     Version { ours: u32, theirs: u32 },
 }
 
+impl CodecError {
+    /// The message alone, for a decode error inside a larger one (a field of a frame): the
+    /// frame's own error then says "malformed frame" once.
+    pub fn into_detail(self) -> String {
+        match self {
+            CodecError::Decode(m) => m,
+            other => other.to_string(),
+        }
+    }
+}
+
 /// A message type that carries the protocol version somewhere in it.
 ///
 /// `version()` is checked after every decode; `peek_version` lets a decoder name a version

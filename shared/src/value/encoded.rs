@@ -173,7 +173,7 @@ impl<'de> Visitor<'de> for BytesVisitor {
     }
 
     fn visit_byte_buf<E: serde::de::Error>(self, b: Vec<u8>) -> Result<EncodedValue, E> {
-        EncodedValue::from_bytes(b).map_err(E::custom)
+        EncodedValue::from_bytes(b).map_err(|e| E::custom(e.into_detail()))
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<EncodedValue, A::Error> {
