@@ -245,25 +245,10 @@ pub fn write_frame<T: Serialize + ?Sized, W: Write + ?Sized>(
     Ok(())
 }
 
-/// Decodes `bytes`, the whole of one encoded body part, with `seed` (trailing bytes refused);
-/// for values already in the wire encoding (`value::EncodedValue`), which are read into
-/// whatever their reader builds, without a frame around them.
-pub fn decode_seed<'de, T: serde::de::DeserializeSeed<'de>>(
-    bytes: &'de [u8],
-    seed: T,
-) -> Result<T::Value, CodecError> {
-    let max = u32::try_from(bytes.len()).map_err(|_| CodecError::TooLarge {
-        len: bytes.len() as u64,
-        max: u64::from(u32::MAX),
-    })?;
-    options(max)
-        .deserialize_seed(seed, bytes)
-        .map_err(|e| CodecError::Decode(e.to_string()))
-}
-
-/// The body encoding written by hand, for writers that stream a value without building it
-/// (the JSON context transcoder, `value::encoded`): bincode 1.3.3 with varint integers, as
-/// [`encode_frame`] writes. Each piece is pinned against bincode itself by tests.
+/// The body encoding by hand, for values that are streamed rather than built (the JSON context
+/// transcoder and the context's decoder, `value::encoded`): bincode 1.3.3 with varint integers,
+/// as [`encode_frame`] writes and [`decode_body`] reads. Each piece is pinned against bincode
+/// itself by tests (`value::encoded`'s).
 pub mod raw {
     /// An unsigned integer (a length, a count, an enum tag).
     pub fn put_varint(out: &mut Vec<u8>, v: u64) {
@@ -296,6 +281,80 @@ pub mod raw {
     pub fn put_str(out: &mut Vec<u8>, s: &str) {
         put_varint(out, s.len() as u64);
         out.extend_from_slice(s.as_bytes());
+    }
+    /// Reads what the `put_*` functions write, from a slice, with bincode's checks (a varint
+    /// marker it does not know, a `u32` out of range, a bool other than 0 or 1, a string that
+    /// is not UTF-8 or runs past the end): each is an error, never a panic. Strings borrow.
+    #[derive(Debug)]
+    pub struct Reader<'a> {
+        bytes: &'a [u8],
+    }
+
+    impl<'a> Reader<'a> {
+        pub fn new(bytes: &'a [u8]) -> Reader<'a> {
+            Reader { bytes }
+        }
+
+        /// Whether every byte has been read.
+        pub fn is_empty(&self) -> bool {
+            self.bytes.is_empty()
+        }
+
+        fn take(&mut self, n: usize) -> Result<&'a [u8], &'static str> {
+            if n > self.bytes.len() {
+                return Err("the encoding ends inside a value");
+            }
+            let (head, rest) = self.bytes.split_at(n);
+            self.bytes = rest;
+            Ok(head)
+        }
+
+        fn le<const N: usize>(&mut self) -> Result<[u8; N], &'static str> {
+            let mut out = [0u8; N];
+            out.copy_from_slice(self.take(N)?);
+            Ok(out)
+        }
+
+        pub fn u8(&mut self) -> Result<u8, &'static str> {
+            Ok(self.le::<1>()?[0])
+        }
+
+        pub fn varint(&mut self) -> Result<u64, &'static str> {
+            match self.u8()? {
+                small @ 0..=250 => Ok(u64::from(small)),
+                251 => Ok(u64::from(u16::from_le_bytes(self.le()?))),
+                252 => Ok(u64::from(u32::from_le_bytes(self.le()?))),
+                253 => Ok(u64::from_le_bytes(self.le()?)),
+                _ => Err("a varint marker this encoding never writes"),
+            }
+        }
+
+        /// A `u32` (an enum tag, a collection count).
+        pub fn u32(&mut self) -> Result<u32, &'static str> {
+            u32::try_from(self.varint()?).map_err(|_| "a u32 out of range")
+        }
+
+        pub fn bool(&mut self) -> Result<bool, &'static str> {
+            match self.u8()? {
+                0 => Ok(false),
+                1 => Ok(true),
+                _ => Err("a bool other than 0 or 1"),
+            }
+        }
+
+        pub fn i64(&mut self) -> Result<i64, &'static str> {
+            let z = self.varint()?;
+            Ok(((z >> 1) as i64) ^ -((z & 1) as i64))
+        }
+
+        pub fn f64(&mut self) -> Result<f64, &'static str> {
+            Ok(f64::from_le_bytes(self.le()?))
+        }
+
+        pub fn str(&mut self) -> Result<&'a str, &'static str> {
+            let len = usize::try_from(self.varint()?).map_err(|_| "a length out of range")?;
+            std::str::from_utf8(self.take(len)?).map_err(|_| "a string that is not UTF-8")
+        }
     }
 }
 

@@ -12,11 +12,12 @@
 //! (an encoding is built by [`TokenWriter`], or checked by decoding when it comes from a peer);
 //! equal values written the same way have equal bytes.
 
-use super::wire::{Kind, Token, TokenSink, assemble_seq};
+use super::wire::{Assembler, Kind, Token, TokenSink};
 use super::{Value, print::pr_str};
-use crate::codec::{CodecError, decode_seed, raw};
-use serde::de::{DeserializeSeed, SeqAccess, Visitor};
+use crate::codec::{CodecError, raw};
+use serde::de::{SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::borrow::Cow;
 use std::fmt;
 
 /// A value in the wire encoding (see the module header).
@@ -186,30 +187,43 @@ impl<'de> Visitor<'de> for BytesVisitor {
 }
 
 /// Decodes one token stream `bytes` (all of them) into what `sink` builds: the one reader of
-/// an encoded value, for [`EncodedValue`] and for the runner's `Execute` context alike.
+/// an encoded value, for [`EncodedValue`] and for the runner's `Execute` context alike. It
+/// reads the tokens by hand ([`raw::Reader`], with bincode's checks; `encoded_tests` pins it
+/// to bincode's decoder, malformed input included): a context is millions of tokens, and
+/// serde's enum visitor per token was most of the runner's import.
 pub fn decode_tokens<S: TokenSink>(bytes: &[u8], sink: S) -> Result<S::Out, CodecError> {
-    decode_seed(bytes, SinkSeed(sink))
+    read_tokens(bytes, sink).map_err(|m| CodecError::Decode(m.to_string()))
 }
 
-struct SinkSeed<S>(S);
-
-impl<'de, S: TokenSink> DeserializeSeed<'de> for SinkSeed<S> {
-    type Value = S::Out;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<S::Out, D::Error> {
-        d.deserialize_seq(self)
+fn read_tokens<S: TokenSink>(bytes: &[u8], sink: S) -> Result<S::Out, &'static str> {
+    let mut r = raw::Reader::new(bytes);
+    let claimed = r.varint()?;
+    let mut assembler = Assembler::new(sink);
+    // The count is a claim: every token read consumes a byte, so the loop ends with the bytes.
+    for _ in 0..claimed {
+        assembler.push(read_token(&mut r)?)?;
     }
+    if !r.is_empty() {
+        return Err("trailing bytes after the value");
+    }
+    assembler.finish()
 }
 
-impl<'de, S: TokenSink> Visitor<'de> for SinkSeed<S> {
-    type Value = S::Out;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a sequence of value tokens")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<S::Out, A::Error> {
-        assemble_seq(seq, self.0)
-    }
+/// One token, as `wire::Token`'s derived serde reads it from bincode.
+fn read_token<'a>(r: &mut raw::Reader<'a>) -> Result<Token<'a>, &'static str> {
+    Ok(match r.u32()? {
+        0 => Token::Nil,
+        1 => Token::Bool(r.bool()?),
+        2 => Token::Int(r.i64()?),
+        3 => Token::Float(r.f64()?),
+        4 => Token::Str(Cow::Borrowed(r.str()?)),
+        5 => Token::Keyword(Cow::Borrowed(r.str()?)),
+        6 => Token::Vector(r.u32()?),
+        7 => Token::List(r.u32()?),
+        8 => Token::Map(r.u32()?),
+        9 => Token::Set(r.u32()?),
+        _ => return Err("a token tag this encoding never writes"),
+    })
 }
 
 /// Builds nothing: the walk alone checks the stream (counts, depth, trailing tokens).

@@ -180,12 +180,63 @@ fn it_travels_as_one_byte_string() {
 }
 
 fn bincode_decode<T: serde::de::DeserializeOwned>(body: &[u8]) -> T {
-    struct Seed<T>(std::marker::PhantomData<T>);
-    impl<'de, T: serde::de::DeserializeOwned> serde::de::DeserializeSeed<'de> for Seed<T> {
-        type Value = T;
-        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
-            T::deserialize(d)
+    bincode_read(body).unwrap()
+}
+
+/// bincode's own decoder, with the codec's options.
+fn bincode_read<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, String> {
+    use bincode::Options;
+    bincode::DefaultOptions::new()
+        .with_varint_encoding()
+        .reject_trailing_bytes()
+        .deserialize(body)
+        .map_err(|e| e.to_string())
+}
+
+/// The hand-written reader accepts exactly what bincode's decoder accepts and reads the same
+/// values: every sample, and every sample damaged at every byte (set to each varint marker,
+/// to 0, 1, 255 and to its neighbour), cut short at every length, or followed by a byte.
+#[test]
+fn the_reader_is_bincodes_decoder() {
+    let check = |bytes: &[u8]| {
+        let ours = EncodedValue::from_bytes(bytes.to_vec()).and_then(|e| e.to_value());
+        let theirs = bincode_read::<Value>(bytes);
+        match (&ours, &theirs) {
+            (Ok(a), Ok(b)) => assert_eq!(crate::value::pr_str(a), crate::value::pr_str(b)),
+            (Err(_), Err(_)) => {}
+            _ => panic!("{bytes:?}: ours {ours:?}, bincode {theirs:?}"),
         }
+    };
+    let mut tried = 0;
+    for v in samples()
+        .into_iter()
+        .filter(|v| crate::codec::encoded_len(v).unwrap() < 300)
+    {
+        let good = bincode_of(&v);
+        check(&good);
+        for i in 0..good.len() {
+            for b in [
+                0u8,
+                1,
+                2,
+                4,
+                8,
+                250,
+                251,
+                252,
+                253,
+                254,
+                255,
+                good[i].wrapping_add(1),
+            ] {
+                let mut bad = good.clone();
+                bad[i] = b;
+                check(&bad);
+                tried += 1;
+            }
+            check(&good[..i]);
+        }
+        check(&[good.as_slice(), &[0]].concat());
     }
-    crate::codec::decode_seed(body, Seed(std::marker::PhantomData)).unwrap()
+    assert!(tried > 1000, "{tried}");
 }
