@@ -219,7 +219,19 @@ impl Run {
     }
 
     /// The context map (`data/name`), from a [`Value`], a `serde_json::Value` or an
-    /// [`EncodedValue`] (see [`IntoContext`]).
+    /// [`EncodedValue`] (see [`IntoContext`]). JSON text is best given encoded: it is read
+    /// straight into the wire encoding, with no tree, and a bad text is a typed error naming
+    /// the byte where reading stopped.
+    ///
+    /// ```
+    /// use ptc_shared::client::Run;
+    /// use ptc_shared::value::{EncodedValue, JsonTextError};
+    /// let ctx = EncodedValue::from_json_text(br#"{"rows": [1, 2]}"#, 16 << 20).unwrap();
+    /// let run = Run::new("(count data/rows)").context(ctx);
+    /// assert_eq!(run.request().context.encoded_len(), 15);
+    /// let bad = EncodedValue::from_json_text(br#"{"rows": [1, 2}"#, 16 << 20);
+    /// assert!(matches!(bad, Err(JsonTextError::Syntax { offset: 15, .. })));
+    /// ```
     pub fn context(mut self, context: impl IntoContext) -> Run {
         match context.into_context() {
             Ok(v) => self.request.context = v,
