@@ -269,7 +269,7 @@ pub mod raw {
 
     /// A signed integer: zig-zag, then varint.
     pub fn put_i64(out: &mut Vec<u8>, i: i64) {
-        put_varint(out, ((i << 1) ^ (i >> 63)) as u64);
+        put_varint(out, ((i << 1) ^ (i >> 63)).cast_unsigned());
     }
 
     /// A float: its 8 bytes, little-endian (floats are never varint).
@@ -344,7 +344,7 @@ pub mod raw {
 
         pub fn i64(&mut self) -> Result<i64, &'static str> {
             let z = self.varint()?;
-            Ok(((z >> 1) as i64) ^ -((z & 1) as i64))
+            Ok((z >> 1).cast_signed() ^ -(z & 1).cast_signed())
         }
 
         pub fn f64(&mut self) -> Result<f64, &'static str> {

@@ -378,7 +378,7 @@ impl TokenWriter {
         let new = self.buf.split_off(from.min(self.buf.len()));
         // The new tokens are counted already; the old ones go.
         let old_tokens = token_count_of(self.buf.get(at..end).unwrap_or_default());
-        let delta = new.len() as isize - (end - at) as isize;
+        let delta = new.len().cast_signed() - (end - at).cast_signed();
         self.buf.splice(at..end, new);
         self.tokens = self.tokens.saturating_sub(old_tokens);
         delta

@@ -1,4 +1,4 @@
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::cast_possible_wrap)]
 
 use super::*;
 use crate::codec::{DEFAULT_MAX_FRAME, HEADER_LEN, encode_frame};

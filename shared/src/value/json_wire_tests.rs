@@ -1,4 +1,4 @@
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::cast_possible_truncation)]
 
 use super::*;
 use crate::value::Value;
@@ -161,7 +161,7 @@ impl Gen {
             "9223372036854775808",
             "18446744073709551615",
         ];
-        let leaf = depth > 6 || self.next() % 3 == 0;
+        let leaf = depth > 6 || self.next().is_multiple_of(3);
         match (leaf, self.next() % 6) {
             (true, 0) => self.pick(&["null", "true", "false"]).to_string(),
             (true, 1 | 2) => self.pick(&nums).to_string(),
