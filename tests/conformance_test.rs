@@ -57,7 +57,7 @@ fn run_case(case: &Case) -> Step {
     };
     let opts = RunOptions {
         request: RunRequest {
-            context: case.context.clone(),
+            context: (&case.context).into(),
             memory: case.memory.clone(),
             history,
             ..RunRequest::default()

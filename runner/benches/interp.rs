@@ -91,7 +91,7 @@ fn aggregate(c: &mut Criterion) {
     python_baseline();
     let opts = RunOptions {
         request: RunRequest {
-            context: rows_context(100_000),
+            context: rows_context(100_000).into(),
             ..RunRequest::default()
         },
         limits: generous(),

@@ -4,7 +4,9 @@
 //! dates their ISO-8601 text, exceptions a map with `:message` and `:data`.
 
 use crate::value::{ExInfo, MapImpl, Text, Value};
-use ptc_shared::value::wire::{Kind, Token, TokenSink, assemble_seq};
+use ptc_shared::value::EncodedValue;
+use ptc_shared::value::encoded::decode_tokens;
+use ptc_shared::value::wire::{Kind, Token, TokenSink};
 use ptc_shared::value::{MAX_DEPTH, Map as SMap, Value as S};
 
 /// Plain data → interpreter value (a copy: `v` stays the caller's).
@@ -49,6 +51,14 @@ impl Importer {
             return Text::from(s);
         }
         self.text(&s)
+    }
+
+    /// A string borrowed from the frame (interned or copied once) or already owned.
+    fn text_cow(&mut self, s: std::borrow::Cow<'_, str>) -> Text {
+        match s {
+            std::borrow::Cow::Borrowed(b) => self.text(b),
+            std::borrow::Cow::Owned(o) => self.text_owned(o),
+        }
     }
 
     /// The one shared empty collection of `kind`.
@@ -155,16 +165,22 @@ pub struct Imported(pub Value);
 
 impl<'de> serde::Deserialize<'de> for Imported {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Imported, D::Error> {
-        d.deserialize_seq(TokenImporter)
+        d.deserialize_bytes(TokenImporter)
     }
+}
+
+/// An encoded value (a request's context) into interpreter values, as the runner imports its
+/// `Execute` context: for in-process runs, whose context arrives encoded too.
+pub fn import_encoded(e: &EncodedValue) -> Result<Value, String> {
+    e.decode_with(Importer::default())
+        .map_err(|e| e.to_string())
 }
 
 /// Written as plain data (what the supervisor sends); a value that is not data cannot be.
 impl serde::Serialize for Imported {
     fn serialize<Ser: serde::Serializer>(&self, s: Ser) -> Result<Ser::Ok, Ser::Error> {
-        to_shared(&self.0)
-            .map_err(serde::ser::Error::custom)?
-            .serialize(s)
+        let plain = to_shared(&self.0).map_err(serde::ser::Error::custom)?;
+        EncodedValue::encode(&plain).serialize(s)
     }
 }
 
@@ -174,11 +190,13 @@ impl<'de> serde::de::Visitor<'de> for TokenImporter {
     type Value = Imported;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("a sequence of value tokens")
+        f.write_str("an encoded value (a byte string of value tokens)")
     }
 
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<Imported, A::Error> {
-        assemble_seq(seq, Importer::default()).map(Imported)
+    fn visit_bytes<E: serde::de::Error>(self, b: &[u8]) -> Result<Imported, E> {
+        decode_tokens(b, Importer::default())
+            .map(Imported)
+            .map_err(|e| E::custom(e.into_detail()))
     }
 }
 
@@ -188,13 +206,13 @@ impl<'de> serde::de::Visitor<'de> for TokenImporter {
 impl TokenSink for Importer {
     type Out = Value;
 
-    fn scalar(&mut self, tok: Token) -> Value {
+    fn scalar(&mut self, tok: Token<'_>) -> Value {
         match tok {
             Token::Bool(b) => Value::Bool(b),
             Token::Int(i) => Value::Int(i),
             Token::Float(f) => Value::Float(f),
-            Token::Str(s) => Value::Str(self.text_owned(s)),
-            Token::Keyword(s) => Value::Keyword(self.text_owned(s)),
+            Token::Str(s) => Value::Str(self.text_cow(s)),
+            Token::Keyword(s) => Value::Keyword(self.text_cow(s)),
             _ => Value::Nil,
         }
     }
@@ -306,18 +324,24 @@ mod tests {
     use super::*;
     use ptc_shared::codec::{DEFAULT_MAX_FRAME, HEADER_LEN, Message, decode_body, encode_frame};
 
+    /// What the engine sends: the context's encoding.
     #[derive(serde::Serialize, serde::Deserialize)]
-    struct Plain(S);
+    struct Plain(EncodedValue);
     impl Message for Plain {}
     #[derive(serde::Serialize, serde::Deserialize)]
     struct Direct(Imported);
     impl Message for Direct {}
 
     fn via_tokens(v: &S) -> Result<Value, String> {
-        let frame = encode_frame(&Plain(v.clone()), DEFAULT_MAX_FRAME).unwrap();
-        decode_body::<Direct>(&frame[HEADER_LEN..], DEFAULT_MAX_FRAME)
+        let frame = encode_frame(&Plain(v.into()), DEFAULT_MAX_FRAME).unwrap();
+        let direct = decode_body::<Direct>(&frame[HEADER_LEN..], DEFAULT_MAX_FRAME)
             .map(|d| d.0.0)
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_string());
+        // An in-process run decodes the same bytes with the same importer.
+        let in_process = import_encoded(&v.into());
+        assert_eq!(direct.as_ref().ok(), in_process.as_ref().ok());
+        assert_eq!(direct.is_err(), in_process.is_err());
+        direct
     }
 
     fn sample() -> S {

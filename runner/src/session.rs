@@ -8,7 +8,7 @@
 
 use crate::analyze::analyze_program;
 use crate::api::{RunOptions, ToolHost};
-use crate::convert::{from_shared, import, is_data, to_shared};
+use crate::convert::{from_shared, import, import_encoded, is_data, to_shared};
 use crate::error::{ErrorBody, EvalError, Limit};
 use crate::eval::Interp;
 use crate::reader::read_all;
@@ -63,7 +63,7 @@ fn execute_signed(
         Err(f) => return with_sig(failed_step(opts, f)),
     };
     let mut checked = clone_opts(opts);
-    checked.request.context = context;
+    checked.context_value = Some(import(context));
     checked.request.signature = None;
     let mut step = with_sig(execute_unsigned(source, &mut checked, tool_names, host));
     if let Some(v) = step.return_value.take() {
@@ -94,15 +94,29 @@ fn shared_context(opts: &mut RunOptions) -> Result<S, Fail> {
                 format!("context is not data: {m}"),
             )
         }),
-        None => Ok(std::mem::take(&mut opts.request.context)),
+        // Taken, so that the options cloned for the checked run do not copy it.
+        None => std::mem::take(&mut opts.request.context)
+            .to_value()
+            .map_err(|e| unreadable(&e)),
     }
 }
 
-/// Takes the context out of `opts` in interpreter values (moved, never copied).
-fn take_context(opts: &mut RunOptions) -> crate::value::Value {
-    opts.context_value
-        .take()
-        .unwrap_or_else(|| import(std::mem::take(&mut opts.request.context)))
+/// Takes the context out of `opts` in interpreter values (moved, or decoded straight from its
+/// encoding).
+fn take_context(opts: &mut RunOptions) -> Result<crate::value::Value, Fail> {
+    if let Some(v) = opts.context_value.take() {
+        return Ok(v);
+    }
+    let encoded = std::mem::take(&mut opts.request.context);
+    import_encoded(&encoded).map_err(|e| unreadable(&e))
+}
+
+/// A context whose encoding does not decode (it was checked where it was built or received).
+fn unreadable(e: &dyn std::fmt::Display) -> Fail {
+    Fail::new(
+        FailReason::InvalidRequest,
+        format!("context cannot be read: {e}"),
+    )
 }
 
 /// The options of `opts` without its tools (closures are neither cloneable nor needed here)
@@ -193,10 +207,10 @@ pub fn run_compiled(
     host: &mut dyn ToolHost,
 ) -> Step {
     let context = match &opts.context_value {
-        Some(v) => v.clone(),
-        None => from_shared(&opts.request.context),
+        Some(v) => Ok(v.clone()),
+        None => import_encoded(&opts.request.context).map_err(|e| unreadable(&e)),
     };
-    match evaluate(compiled, opts, context, tool_names, host) {
+    match context.and_then(|c| evaluate(compiled, opts, c, tool_names, host)) {
         Ok(step) => step,
         Err(fail) => failed_step(opts, fail),
     }
@@ -209,7 +223,7 @@ fn run_inner(
     host: &mut dyn ToolHost,
 ) -> Result<Step, Fail> {
     let compiled = compile(source, opts, tool_names)?;
-    let context = take_context(opts);
+    let context = take_context(opts)?;
     evaluate(&compiled, opts, context, tool_names, host)
 }
 

@@ -86,7 +86,7 @@ fn run_case(case: &Case, tools: &[String]) -> End {
         .collect();
     let req = RunRequest {
         program: case.program.clone(),
-        context: case.context.clone(),
+        context: (&case.context).into(),
         memory: case.memory.clone(),
         tools,
         ..RunRequest::default()

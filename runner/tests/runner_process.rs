@@ -412,7 +412,7 @@ fn start_with(program: &str, context: Value, limits: Limits) -> Runner {
     r.harden(support::setup_for(&limits));
     let req = RunRequest {
         program: program.into(),
-        context,
+        context: context.into(),
         ..RunRequest::default()
     };
     r.send(&execute_frame(req, limits));

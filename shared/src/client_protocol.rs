@@ -30,13 +30,15 @@ use crate::codec::{Message, peek_tag_and_u32};
 use crate::llm::{LlmError, LlmRequest, LlmResponse};
 pub use crate::mission::MissionRequest;
 use crate::protocol::ToolDecl;
+use crate::value::EncodedValue;
 use crate::{FailReason, Limits, Step, Value};
 use serde::{Deserialize, Serialize};
 
 /// Bumped on every incompatible change to these messages (independent of the runner protocol;
 /// 2: the `Step` carried by `Step` frames changed, see `protocol::PROTOCOL_VERSION`; 3: the
-/// `Mission`, `LlmCall`, `LlmResult` and `Status` frames).
-pub const CLIENT_PROTOCOL_VERSION: u32 = 3;
+/// `Mission`, `LlmCall`, `LlmResult` and `Status` frames; 4: `RunRequest.context` is one byte
+/// string of value tokens, `value::EncodedValue`).
+pub const CLIENT_PROTOCOL_VERSION: u32 = 4;
 
 /// Default maximum frame body on a client connection (16 MiB; the daemon's config may lower it).
 pub const CLIENT_MAX_FRAME: u32 = 16 << 20;
@@ -49,8 +51,9 @@ pub const CLIENT_MAX_FRAME: u32 = 16 << 20;
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunRequest {
     pub program: String,
-    /// The context map (`data/k`); `Nil` means empty.
-    pub context: Value,
+    /// The context map (`data/k`), already in the wire encoding (a JSON context is transcoded
+    /// straight into it, `EncodedValue::from_json_text`); `nil` means empty.
+    pub context: EncodedValue,
     /// The user namespace from earlier runs; `Nil` means empty.
     pub memory: Value,
     /// `*1 *2 *3`, newest first.

@@ -44,6 +44,17 @@ pub enum CodecError {
     Version { ours: u32, theirs: u32 },
 }
 
+impl CodecError {
+    /// The message alone, for a decode error inside a larger one (a field of a frame): the
+    /// frame's own error then says "malformed frame" once.
+    pub fn into_detail(self) -> String {
+        match self {
+            CodecError::Decode(m) => m,
+            other => other.to_string(),
+        }
+    }
+}
+
 /// A message type that carries the protocol version somewhere in it.
 ///
 /// `version()` is checked after every decode; `peek_version` lets a decoder name a version
@@ -232,6 +243,119 @@ pub fn write_frame<T: Serialize + ?Sized, W: Write + ?Sized>(
     w.write_all(&frame)?;
     w.flush()?;
     Ok(())
+}
+
+/// The body encoding by hand, for values that are streamed rather than built (the JSON context
+/// transcoder and the context's decoder, `value::encoded`): bincode 1.3.3 with varint integers,
+/// as [`encode_frame`] writes and [`decode_body`] reads. Each piece is pinned against bincode
+/// itself by tests (`value::encoded`'s).
+pub mod raw {
+    /// An unsigned integer (a length, a count, an enum tag).
+    pub fn put_varint(out: &mut Vec<u8>, v: u64) {
+        let mut buf = [0u8; 9];
+        let n = super::bincode_varint(v, &mut buf);
+        out.extend_from_slice(&buf[..n]);
+    }
+
+    /// The bytes [`put_varint`] writes for `v`.
+    pub fn varint_len(v: u64) -> usize {
+        match v {
+            0..=250 => 1,
+            251..=0xFFFF => 3,
+            0x1_0000..=0xFFFF_FFFF => 5,
+            _ => 9,
+        }
+    }
+
+    /// A signed integer: zig-zag, then varint.
+    pub fn put_i64(out: &mut Vec<u8>, i: i64) {
+        put_varint(out, ((i << 1) ^ (i >> 63)).cast_unsigned());
+    }
+
+    /// A float: its 8 bytes, little-endian (floats are never varint).
+    pub fn put_f64(out: &mut Vec<u8>, f: f64) {
+        out.extend_from_slice(&f.to_le_bytes());
+    }
+
+    /// A string: its byte length, then its bytes.
+    pub fn put_str(out: &mut Vec<u8>, s: &str) {
+        put_varint(out, s.len() as u64);
+        out.extend_from_slice(s.as_bytes());
+    }
+    /// Reads what the `put_*` functions write, from a slice, with bincode's checks (a varint
+    /// marker it does not know, a `u32` out of range, a bool other than 0 or 1, a string that
+    /// is not UTF-8 or runs past the end): each is an error, never a panic. Strings borrow.
+    #[derive(Debug)]
+    pub struct Reader<'a> {
+        bytes: &'a [u8],
+    }
+
+    impl<'a> Reader<'a> {
+        pub fn new(bytes: &'a [u8]) -> Reader<'a> {
+            Reader { bytes }
+        }
+
+        /// Whether every byte has been read.
+        pub fn is_empty(&self) -> bool {
+            self.bytes.is_empty()
+        }
+
+        fn take(&mut self, n: usize) -> Result<&'a [u8], &'static str> {
+            if n > self.bytes.len() {
+                return Err("the encoding ends inside a value");
+            }
+            let (head, rest) = self.bytes.split_at(n);
+            self.bytes = rest;
+            Ok(head)
+        }
+
+        fn le<const N: usize>(&mut self) -> Result<[u8; N], &'static str> {
+            let mut out = [0u8; N];
+            out.copy_from_slice(self.take(N)?);
+            Ok(out)
+        }
+
+        pub fn u8(&mut self) -> Result<u8, &'static str> {
+            Ok(self.le::<1>()?[0])
+        }
+
+        pub fn varint(&mut self) -> Result<u64, &'static str> {
+            match self.u8()? {
+                small @ 0..=250 => Ok(u64::from(small)),
+                251 => Ok(u64::from(u16::from_le_bytes(self.le()?))),
+                252 => Ok(u64::from(u32::from_le_bytes(self.le()?))),
+                253 => Ok(u64::from_le_bytes(self.le()?)),
+                _ => Err("a varint marker this encoding never writes"),
+            }
+        }
+
+        /// A `u32` (an enum tag, a collection count).
+        pub fn u32(&mut self) -> Result<u32, &'static str> {
+            u32::try_from(self.varint()?).map_err(|_| "a u32 out of range")
+        }
+
+        pub fn bool(&mut self) -> Result<bool, &'static str> {
+            match self.u8()? {
+                0 => Ok(false),
+                1 => Ok(true),
+                _ => Err("a bool other than 0 or 1"),
+            }
+        }
+
+        pub fn i64(&mut self) -> Result<i64, &'static str> {
+            let z = self.varint()?;
+            Ok((z >> 1).cast_signed() ^ -(z & 1).cast_signed())
+        }
+
+        pub fn f64(&mut self) -> Result<f64, &'static str> {
+            Ok(f64::from_le_bytes(self.le()?))
+        }
+
+        pub fn str(&mut self) -> Result<&'a str, &'static str> {
+            let len = usize::try_from(self.varint()?).map_err(|_| "a length out of range")?;
+            std::str::from_utf8(self.take(len)?).map_err(|_| "a string that is not UTF-8")
+        }
+    }
 }
 
 /// Bytes of the longest frame a [`U64Frame`] writes.

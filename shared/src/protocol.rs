@@ -17,6 +17,7 @@
 use crate::client_protocol::RunRequest;
 use crate::codec::{Message, peek_tag_and_u32};
 use crate::tool_calls::ToolFailure;
+use crate::value::EncodedValue;
 use crate::{Limits, Step, Value};
 use serde::{Deserialize, Serialize};
 use serde_bytes::ByteBuf;
@@ -24,8 +25,9 @@ use serde_bytes::ByteBuf;
 /// Bumped on every incompatible change to these messages (3: `Execute` carries the `RunRequest`;
 /// `Step` gained `returned` and `trace`, `Fail` its `program_reason`, `Usage` its token, request
 /// and turn counts; 4: `Setup.grant_bytes`, and `Execute` carries the context beside the request;
-/// 5: `Imported`, which starts the program's clock).
-pub const PROTOCOL_VERSION: u32 = 5;
+/// 5: `Imported`, which starts the program's clock; 6: the context is one byte string of value
+/// tokens, `value::EncodedValue`).
+pub const PROTOCOL_VERSION: u32 = 6;
 
 /// The runner's IPC socket is always this file descriptor.
 pub const RUNNER_IPC_FD: i32 = 3;
@@ -236,10 +238,11 @@ impl ToolDecl {
 /// place, the engine's `prepare`.
 ///
 /// The request's context travels beside it, in `context` (the engine moves it out of
-/// `request`, whose `context` is then nil): the runner decodes it as `C`, straight into its own
-/// values, with no `Value` tree in between. Both ends write and read the same value tokens.
+/// `request`, whose `context` is then nil): one byte string of value tokens ([`EncodedValue`]),
+/// which the runner decodes as `C`, straight into its own values, with no `Value` tree in
+/// between.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Execute<C = Value> {
+pub struct Execute<C = EncodedValue> {
     /// Must be [`PROTOCOL_VERSION`]; first field so a mismatch is recognisable.
     pub version: u32,
     pub limits: Limits,
@@ -252,7 +255,7 @@ pub struct Execute<C = Value> {
 }
 
 /// Frames the supervisor sends to a runner.
-pub type SupervisorToRunner = SupervisorToRunnerOf<Value>;
+pub type SupervisorToRunner = SupervisorToRunnerOf<EncodedValue>;
 
 /// [`SupervisorToRunner`] with `Execute`'s context decoded as `C` (the runner's own values).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -415,7 +418,7 @@ mod tests {
         let exec = SupervisorToRunner::Execute(Box::new(Execute {
             version: PROTOCOL_VERSION,
             limits: Limits::default(),
-            context: Value::Vector(vec![Value::Int(1), Value::string("x")]),
+            context: Value::Vector(vec![Value::Int(1), Value::string("x")]).into(),
             request: RunRequest {
                 program: "(+ 1 2)".into(),
                 history: vec![Value::Float(1.5)],

@@ -11,11 +11,15 @@
 use indexmap::{IndexMap, IndexSet};
 use std::hash::{Hash, Hasher};
 
+pub mod encoded;
 mod json;
+mod json_wire;
 pub mod print;
 pub mod wire;
 
+pub use encoded::{EncodedValue, TokenWriter};
 pub use json::JsonError;
+pub use json_wire::JsonTextError;
 pub use print::{format_float, pr_str, pr_str_capped, print_str};
 
 /// Deepest nesting any `Value` may have when it crosses a boundary.

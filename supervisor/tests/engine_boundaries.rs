@@ -131,7 +131,7 @@ async fn context_size_holds_at_its_boundary() {
     let attempt = |n: u64| {
         let req = RunRequest {
             program: "(count data/s)".into(),
-            context: ctx.clone(),
+            context: (&ctx).into(),
             limits: Some(Limits {
                 max_context_bytes: n,
                 ..Limits::default()

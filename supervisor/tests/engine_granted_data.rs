@@ -81,7 +81,7 @@ fn memory_only(l: &mut Limits) {
 async fn run(engine: &Engine, program: &str, context: Value) -> Step {
     let req = RunRequest {
         program: program.into(),
-        context,
+        context: context.into(),
         ..RunRequest::default()
     };
     engine.execute(req, Arc::new(NoTools)).await

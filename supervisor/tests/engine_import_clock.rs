@@ -8,7 +8,6 @@
 mod common;
 
 use common::*;
-use ptc_shared::codec::encoded_len;
 use ptc_shared::protocol::{RunnerToSupervisor, ToolDecl, import_allowance_ms};
 use ptc_shared::{FailReason, Limits, Step, Value};
 use ptc_supervisor::engine::{NoTools, RunRequest};
@@ -32,7 +31,7 @@ async fn run(frames: &[RunnerToSupervisor], body: &str, req: RunRequest) -> (Ste
 /// A request whose context is a string of `bytes` bytes.
 fn with_context(bytes: usize) -> RunRequest {
     RunRequest {
-        context: Value::string("x".repeat(bytes)),
+        context: Value::string("x".repeat(bytes)).into(),
         ..request("(count data)")
     }
 }
@@ -48,7 +47,7 @@ fn allowance(req: &RunRequest) -> u64 {
         timeout_ms: TIMEOUT_MS,
         ..Limits::default()
     };
-    import_allowance_ms(&limits, encoded_len(&req.context).unwrap())
+    import_allowance_ms(&limits, req.context.encoded_len())
 }
 
 #[tokio::test]

@@ -48,7 +48,7 @@ mod run;
 
 pub use agent::{Agent, IntoMissionInput};
 pub use blocking::BlockingClient;
-pub use run::{BoxFuture, IntoToolValue, Run, Tool, ToolSet};
+pub use run::{BoxFuture, IntoContext, IntoToolValue, Run, Tool, ToolSet};
 
 use crate::client_protocol::RunRequest;
 use crate::llm::LlmSet;

@@ -7,6 +7,7 @@
 use crate::Value;
 use crate::client_protocol::RunRequest;
 use crate::protocol::ToolDecl;
+use crate::value::EncodedValue;
 use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
@@ -32,6 +33,26 @@ impl IntoToolValue for Value {
 impl IntoToolValue for serde_json::Value {
     fn into_tool_value(self) -> Result<Value, String> {
         Value::from_json(&self).map_err(|e| e.to_string())
+    }
+}
+
+/// What [`Run::context`] takes: a [`Value`], a `serde_json::Value`, or a context already in the
+/// wire encoding ([`EncodedValue::from_json_text`] reads JSON text straight into one, with no
+/// tree in between: the way for large contexts).
+pub trait IntoContext {
+    /// The context's encoding; `Err` becomes an `invalid_request`.
+    fn into_context(self) -> Result<EncodedValue, String>;
+}
+
+impl<T: IntoToolValue> IntoContext for T {
+    fn into_context(self) -> Result<EncodedValue, String> {
+        self.into_tool_value().map(EncodedValue::from)
+    }
+}
+
+impl IntoContext for EncodedValue {
+    fn into_context(self) -> Result<EncodedValue, String> {
+        Ok(self)
     }
 }
 
@@ -197,9 +218,22 @@ impl Run {
         }
     }
 
-    /// The context map (`data/name`), from a [`Value`] or a `serde_json::Value`.
-    pub fn context(mut self, context: impl IntoToolValue) -> Run {
-        match context.into_tool_value() {
+    /// The context map (`data/name`), from a [`Value`], a `serde_json::Value` or an
+    /// [`EncodedValue`] (see [`IntoContext`]). JSON text is best given encoded: it is read
+    /// straight into the wire encoding, with no tree, and a bad text is a typed error naming
+    /// the byte where reading stopped.
+    ///
+    /// ```
+    /// use ptc_shared::client::Run;
+    /// use ptc_shared::value::{EncodedValue, JsonTextError};
+    /// let ctx = EncodedValue::from_json_text(br#"{"rows": [1, 2]}"#, 16 << 20).unwrap();
+    /// let run = Run::new("(count data/rows)").context(ctx);
+    /// assert_eq!(run.request().context.encoded_len(), 15);
+    /// let bad = EncodedValue::from_json_text(br#"{"rows": [1, 2}"#, 16 << 20);
+    /// assert!(matches!(bad, Err(JsonTextError::Syntax { offset: 15, .. })));
+    /// ```
+    pub fn context(mut self, context: impl IntoContext) -> Run {
+        match context.into_context() {
             Ok(v) => self.request.context = v,
             Err(e) => self.error = Some(format!("context: {e}")),
         }

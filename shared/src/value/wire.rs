@@ -8,18 +8,21 @@ use super::{MAX_DEPTH, Map, Set, Value};
 use serde::de::{Error as _, SeqAccess, Visitor};
 use serde::ser::SerializeSeq;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::borrow::Cow;
 use std::cell::Cell;
 
 /// One wire token. Public so that another value type can be decoded from the same stream
 /// (the runner builds its interpreter values straight from an `Execute`'s context tokens).
+/// Strings borrow from the frame where the format allows (bincode from a slice does): a
+/// string that is interned or copied anyway costs no allocation of its own.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub enum Token {
+pub enum Token<'a> {
     Nil,
     Bool(bool),
     Int(i64),
     Float(f64),
-    Str(String),
-    Keyword(String),
+    Str(#[serde(borrow)] Cow<'a, str>),
+    Keyword(#[serde(borrow)] Cow<'a, str>),
     /// Collection headers carry their element count; map counts are entries (2 values each).
     Vector(u32),
     List(u32),
@@ -182,11 +185,11 @@ pub enum Kind {
 pub trait TokenSink {
     type Out;
     /// Sees every token before it is built: where a decode budget is charged.
-    fn admit(&mut self, _tok: &Token) -> Result<(), &'static str> {
+    fn admit(&mut self, _tok: &Token<'_>) -> Result<(), &'static str> {
         Ok(())
     }
     /// A token that is not a collection header, as a value.
-    fn scalar(&mut self, tok: Token) -> Self::Out;
+    fn scalar(&mut self, tok: Token<'_>) -> Self::Out;
     /// A finished collection (a map's items alternate key, value).
     fn collection(&mut self, kind: Kind, items: Vec<Self::Out>) -> Self::Out;
 }
@@ -197,37 +200,48 @@ struct Plain;
 impl TokenSink for Plain {
     type Out = Value;
 
-    fn admit(&mut self, tok: &Token) -> Result<(), &'static str> {
+    fn admit(&mut self, tok: &Token<'_>) -> Result<(), &'static str> {
         charge(match tok {
             Token::Str(s) | Token::Keyword(s) => s.len(),
             _ => 0,
         })
     }
 
-    fn scalar(&mut self, tok: Token) -> Value {
-        match tok {
-            Token::Bool(b) => Value::Bool(b),
-            Token::Int(i) => Value::Int(i),
-            Token::Float(f) => Value::Float(f),
-            Token::Str(s) => Value::Str(s),
-            Token::Keyword(s) => Value::Keyword(s),
-            _ => Value::Nil,
-        }
+    fn scalar(&mut self, tok: Token<'_>) -> Value {
+        plain_scalar(tok)
     }
 
     fn collection(&mut self, kind: Kind, items: Vec<Value>) -> Value {
-        match kind {
-            Kind::Vector => Value::Vector(items),
-            Kind::List => Value::List(items),
-            Kind::Set => Value::Set(items.into_iter().collect::<Set>()),
-            Kind::Map => {
-                let mut m = Map::with_capacity(items.len() / 2);
-                let mut it = items.into_iter();
-                while let (Some(k), Some(v)) = (it.next(), it.next()) {
-                    m.insert(k, v);
-                }
-                Value::Map(m)
+        plain_collection(kind, items)
+    }
+}
+
+/// A token that is not a collection header, as a plain value.
+pub(crate) fn plain_scalar(tok: Token<'_>) -> Value {
+    match tok {
+        Token::Bool(b) => Value::Bool(b),
+        Token::Int(i) => Value::Int(i),
+        Token::Float(f) => Value::Float(f),
+        Token::Str(s) => Value::Str(s.into_owned()),
+        Token::Keyword(s) => Value::Keyword(s.into_owned()),
+        _ => Value::Nil,
+    }
+}
+
+/// A finished collection as a plain value (a map's items alternate key, value; a repeated key
+/// keeps its first position and its last value).
+pub(crate) fn plain_collection(kind: Kind, items: Vec<Value>) -> Value {
+    match kind {
+        Kind::Vector => Value::Vector(items),
+        Kind::List => Value::List(items),
+        Kind::Set => Value::Set(items.into_iter().collect::<Set>()),
+        Kind::Map => {
+            let mut m = Map::with_capacity(items.len() / 2);
+            let mut it = items.into_iter();
+            while let (Some(k), Some(v)) = (it.next(), it.next()) {
+                m.insert(k, v);
             }
+            Value::Map(m)
         }
     }
 }
@@ -238,7 +252,7 @@ pub fn assemble_seq<'de, A: SeqAccess<'de>, S: TokenSink>(
     sink: S,
 ) -> Result<S::Out, A::Error> {
     let mut b = Assembler::new(sink);
-    while let Some(tok) = seq.next_element::<Token>()? {
+    while let Some(tok) = seq.next_element::<Token<'de>>()? {
         b.push(tok).map_err(A::Error::custom)?;
     }
     b.finish().map_err(A::Error::custom)
@@ -278,7 +292,7 @@ impl<S: TokenSink> Assembler<S> {
     }
 
     /// Adds one token; every token becomes exactly one value.
-    pub fn push(&mut self, tok: Token) -> Result<(), &'static str> {
+    pub fn push(&mut self, tok: Token<'_>) -> Result<(), &'static str> {
         if self.done.is_some() {
             return Err("trailing value tokens");
         }

@@ -8,6 +8,7 @@
 use crate::engine::{Engine, RunRequest, ToolHandler};
 use ptc_shared::protocol::ToolDecl;
 use ptc_shared::signature::Mode;
+use ptc_shared::value::EncodedValue;
 use ptc_shared::{Step, Value};
 use std::sync::Arc;
 
@@ -46,7 +47,7 @@ pub async fn execute(engine: &Engine, turn: Turn, tools: Arc<dyn ToolHandler>) -
     };
     let req = RunRequest {
         program: turn.program,
-        context: turn.context,
+        context: EncodedValue::encode(&turn.context),
         memory: turn.memory,
         history: turn.history,
         tools: turn.tools,

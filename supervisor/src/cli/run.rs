@@ -2,7 +2,7 @@
 //! and choose one client; the engine (or, in-process, the interpreter) decides the limits, so a
 //! flag means the same with and without `--connect`.
 
-use super::input::read_data_file;
+use super::input::{read_context_file, read_data_file};
 use super::tools::{CliTool, parse_tool_flag, read_tools_file};
 use clap::{Args, ValueEnum};
 use ptc_shared::Step;
@@ -181,7 +181,7 @@ fn build_run(args: &RunArgs, policy: Option<String>) -> Result<Run, String> {
         .map_err(|_| format!("unknown validation mode `{}`", args.validation))?;
     let mut run = Run::new(source).validation(validation);
     if let Some(p) = &args.context {
-        run = run.context(read_data_file(p)?);
+        run = run.context(read_context_file(p)?);
     }
     if let Some(p) = &args.memory {
         run = run.memory(read_data_file(p)?);

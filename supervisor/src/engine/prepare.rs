@@ -8,14 +8,15 @@
 //!
 //! Then everything that can fail without a runner fails here (tool signatures, program and
 //! context size), and the runner's `Execute` frame is built and encoded, once: the context is
-//! sized without being written, and encoded only inside that frame. Its size also sets the
+//! already in the wire encoding (`EncodedValue`), so it is sized by its length and copied into
+//! that frame as one byte string. Its size also sets the
 //! import's allowance (`import_allowance_ms`): the first deadline, until the runner says
 //! `Imported`, is `timeout_ms` plus that allowance (see `converse`).
 
 use super::classify::{Base, limit_fail};
 use super::pool::Pool;
 use ptc_shared::client_protocol::RunRequest;
-use ptc_shared::codec::{DEFAULT_MAX_FRAME, encode_frame, encoded_len};
+use ptc_shared::codec::{DEFAULT_MAX_FRAME, encode_frame};
 use ptc_shared::protocol::{Execute, PROTOCOL_VERSION, SupervisorToRunner, import_allowance_ms};
 use ptc_shared::tool_calls::ToolCalls;
 use ptc_shared::{Fail, FailReason, Limits};
@@ -136,8 +137,8 @@ fn requested(req: &RunRequest, base: Limits) -> Limits {
     }
 }
 
-/// Program and context sizes, checked before a runner is taken (the context without encoding
-/// it: it is encoded once, in the `Execute` frame). Returns the context's encoded size.
+/// Program and context sizes, checked before a runner is taken (the context arrives encoded:
+/// the frame copies its bytes). Returns the context's encoded size.
 fn check_sizes(req: &RunRequest, limits: &Limits) -> Result<u64, Fail> {
     let program = req.program.len() as u64;
     if program > limits.max_program_bytes {
@@ -147,12 +148,8 @@ fn check_sizes(req: &RunRequest, limits: &Limits) -> Result<u64, Fail> {
         );
         return Err(limit_fail(msg, "max_program_bytes"));
     }
-    let context = encoded_len(&req.context).map_err(|e| {
-        Fail::new(
-            FailReason::InvalidRequest,
-            format!("context cannot be sent: {e}"),
-        )
-    })?;
+    // Already encoded: its size is its length.
+    let context = req.context.encoded_len();
     if context > limits.max_context_bytes {
         let msg = format!(
             "context is {context} bytes, the limit is {}",
