@@ -5,7 +5,7 @@
 //! `history`, i.e. `def`s and `*1 *2 *3`); the server that holds sessions owns their table, TTL,
 //! cap and memory bound. `lisp_session_eval` answers with [`super::render_step`] and
 //! `include_memory`, so its payload is `lisp_eval`'s plus `memory`; its failures use the closed
-//! [`Reason`] set (an unknown id is `unknown_session`, an idle one `session_expired`, a full
+//! [`Reason`](super::Reason) set (an unknown id is `unknown_session`, an idle one `session_expired`, a full
 //! table `session_limit`, stored memory over the bound `memory_limit` naming
 //! [`SESSION_MEMORY_LIMIT`]).
 //!
@@ -13,13 +13,13 @@
 //! the bytes); every preview is capped by [`Caps::memory_preview_bytes`] and a cut is marked
 //! with `truncated`.
 
-use super::{Caps, Payload, Reason, key_text, preview};
+use super::{Caps, Payload, key_text, preview};
 use crate::step::{Fail, FailReason};
 use crate::value::Value;
 use serde_json::{Map as JMap, Value as Json};
 
 /// The limit named (in `details.limit` and the message) when a session's memory outgrows its
-/// bound; [`Reason::of`] maps it to `memory_limit`.
+/// bound; [`Reason::of`](super::Reason::of) maps it to `memory_limit`.
 pub const SESSION_MEMORY_LIMIT: &str = "session_memory_bytes";
 
 /// The session tools, in the order a server lists them.
@@ -207,6 +207,7 @@ fn done(o: JMap<String, Json>) -> Payload {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lisp_eval::Reason;
     use crate::value::Map;
 
     fn memory() -> Value {

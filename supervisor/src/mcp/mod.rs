@@ -22,11 +22,14 @@
 pub mod args;
 pub mod input;
 pub mod preparse;
+mod session_tools;
+pub mod sessions;
 
 use crate::client::{Client, RunHandle};
 use input::{FRAME_BYTES_META, FramedInput, MAX_FRAME_BYTES};
 use preparse::{PREPARSED_META, Preparser};
 use ptc_shared::Step;
+use ptc_shared::lisp_eval::session::SessionTool;
 use ptc_shared::lisp_eval::{
     ErrorOptions, Payload, Profile, Reason, SuccessOptions, TOOL_NAME, render_error, render_step,
     to_json_value,
@@ -39,6 +42,7 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use sessions::{SessionConfig, Sessions};
 use std::borrow::Cow;
 use std::sync::Arc;
 use tokio::sync::{Semaphore, watch};
@@ -63,6 +67,8 @@ pub struct Options {
     /// How long a call's arguments read by the fast path wait for its handler
     /// ([`preparse::PARKED_TTL`] by default).
     pub parked_ttl: std::time::Duration,
+    /// Offer the stateful session tools, bounded so (off by default).
+    pub sessions: Option<SessionConfig>,
 }
 
 impl Default for Options {
@@ -71,6 +77,7 @@ impl Default for Options {
             policy: None,
             max_concurrency: default_concurrency(),
             parked_ttl: preparse::PARKED_TTL,
+            sessions: None,
         }
     }
 }
@@ -123,6 +130,7 @@ where
         capacity: options.max_concurrency.clamp(1, MAX_CONCURRENCY),
         eof,
         preparser,
+        sessions: options.sessions.map(Sessions::new),
     };
     let running = server
         .serve(transport)
@@ -144,6 +152,8 @@ struct LispEval {
     eof: watch::Receiver<bool>,
     /// Arguments the input stream already parsed, by `_meta[PREPARSED_META]`.
     preparser: Preparser,
+    /// The session table, when the session tools are offered.
+    sessions: Option<Sessions>,
 }
 
 impl LispEval {
@@ -174,28 +184,41 @@ impl LispEval {
             Ok(c) => c,
             Err(e) => return e.render(),
         };
-        let Ok(_slot) = Arc::clone(&self.slots).try_acquire_owned() else {
-            let msg = format!(
-                "all {} execution slots are in use; retry shortly",
-                self.capacity
-            );
-            return error(Reason::Busy, &msg);
+        let Some(_slot) = self.slot() else {
+            return self.busy();
         };
-        let run = match &self.policy {
-            Some(p) => call.run.policy(p.clone()),
-            None => call.run,
-        };
-        self.finish(self.client.start(run), call.schema, ctx).await
+        match self.wait(self.start(call.run), ctx).await {
+            Ok(step) => render(&step, call.schema, false),
+            Err(stopped) => stopped,
+        }
     }
 
-    /// Waits for the run, unless the client cancels or the input ended [`EOF_GRACE`] ago:
-    /// then the handle is dropped here, which kills the runner.
-    async fn finish(
-        &self,
-        run: RunHandle,
-        schema: bool,
-        ctx: RequestContext<RoleServer>,
-    ) -> Payload {
+    /// An execution slot, if one is free (the caller answers `busy` otherwise).
+    fn slot(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        Arc::clone(&self.slots).try_acquire_owned().ok()
+    }
+
+    fn busy(&self) -> Payload {
+        let msg = format!(
+            "all {} execution slots are in use; retry shortly",
+            self.capacity
+        );
+        error(Reason::Busy, &msg)
+    }
+
+    /// Starts `run` under the server's policy.
+    fn start(&self, run: crate::client::Run) -> RunHandle {
+        let run = match &self.policy {
+            Some(p) => run.policy(p.clone()),
+            None => run,
+        };
+        self.client.start(run)
+    }
+
+    /// Waits for the run's Step, unless the client cancels or the input ended [`EOF_GRACE`]
+    /// ago: then the handle is dropped here, which kills the runner, and the answer is the
+    /// error payload.
+    async fn wait(&self, run: RunHandle, ctx: RequestContext<RoleServer>) -> Result<Step, Payload> {
         let mut eof = self.eof.clone();
         let input_closed = async move {
             if eof.wait_for(|closed| *closed).await.is_err() {
@@ -204,17 +227,20 @@ impl LispEval {
             tokio::time::sleep(EOF_GRACE).await;
         };
         tokio::select! {
-            step = run => render(step, schema),
-            () = ctx.ct.cancelled() => error(Reason::Cancelled, "cancelled by the client"),
-            () = input_closed => error(Reason::ShuttingDown, "the server's input closed and the call did not finish in time; it was stopped"),
+            step = run => Ok(match step { Ok(s) | Err(s) => s }),
+            () = ctx.ct.cancelled() => Err(error(Reason::Cancelled, "cancelled by the client")),
+            () = input_closed => Err(error(Reason::ShuttingDown, "the server's input closed and the call did not finish in time; it was stopped")),
         }
     }
 }
 
-/// The payload of a finished run; with a schema, the checked value goes out as `validated`.
-fn render(step: Result<Step, Step>, schema: bool) -> Payload {
-    let (Ok(step) | Err(step)) = step;
-    let mut opts = SuccessOptions::default();
+/// The payload of a finished run; with a schema, the checked value goes out as `validated`;
+/// a session's eval adds `memory`.
+fn render(step: &Step, schema: bool, include_memory: bool) -> Payload {
+    let mut opts = SuccessOptions {
+        include_memory,
+        ..SuccessOptions::default()
+    };
     if schema && step.fail.is_none() {
         let value = step.return_value.clone().unwrap_or_default();
         match to_json_value(&value) {
@@ -222,7 +248,7 @@ fn render(step: Result<Step, Step>, schema: bool) -> Payload {
             Err(e) => return error(Reason::ValidationError, &e.to_string()),
         }
     }
-    render_step(&step, &opts)
+    render_step(step, &opts)
 }
 
 fn error(reason: Reason, message: &str) -> Payload {
@@ -237,7 +263,25 @@ fn envelope(p: Payload) -> CallToolResult {
     }
 }
 
-/// The one tool this server offers.
+/// What the server tells a client at `initialize`.
+const INSTRUCTIONS: &str =
+    "One tool, lisp_eval: run a PTC-Lisp program in a fresh sandbox, with data from `context`.";
+
+/// The same, when the session tools are offered.
+const INSTRUCTIONS_WITH_SESSIONS: &str = "lisp_eval runs a PTC-Lisp program in a fresh sandbox, with data from `context`, and remembers nothing. To keep `def`s and *1 *2 *3 from one program to the next, start a session (lisp_session_start) and run programs with lisp_session_eval; close it when done.";
+
+impl LispEval {
+    /// The tools offered, for the message about an unknown one.
+    fn tool_names(&self) -> String {
+        if self.sessions.is_none() {
+            return format!("only {TOOL_NAME}");
+        }
+        let names: Vec<&str> = SessionTool::ALL.iter().map(|t| t.name()).collect();
+        format!("{TOOL_NAME}, {}", names.join(", "))
+    }
+}
+
+/// The tool every server offers.
 fn lisp_eval_tool() -> Tool {
     Tool::new(
         TOOL_NAME,
@@ -258,9 +302,11 @@ impl ServerHandler for LispEval {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("ptc", env!("CARGO_PKG_VERSION")))
             .with_protocol_version(ProtocolVersion::V_2025_11_25)
-            .with_instructions(
-                "One tool, lisp_eval: run a PTC-Lisp program in a fresh sandbox, with data from `context`.",
-            )
+            .with_instructions(if self.sessions.is_some() {
+                INSTRUCTIONS_WITH_SESSIONS
+            } else {
+                INSTRUCTIONS
+            })
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
@@ -272,7 +318,11 @@ impl ServerHandler for LispEval {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(vec![lisp_eval_tool()]))
+        let mut tools = vec![lisp_eval_tool()];
+        if self.sessions.is_some() {
+            tools.extend(session_tools::tools());
+        }
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     async fn call_tool(
@@ -280,13 +330,26 @@ impl ServerHandler for LispEval {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        if request.name != TOOL_NAME {
+        if request.name == TOOL_NAME {
+            return Ok(envelope(self.call(request.arguments, context).await).into());
+        }
+        let tool = SessionTool::from_name(&request.name);
+        let Some((tool, sessions)) = tool.zip(self.sessions.as_ref()) else {
+            let hint = if tool.is_some() {
+                "; the session tools need `ptc mcp --sessions`"
+            } else {
+                ""
+            };
             let msg = format!(
-                "unknown tool `{}` (this server has only {TOOL_NAME})",
-                request.name
+                "unknown tool `{}` (this server has {}){hint}",
+                request.name,
+                self.tool_names()
             );
             return Err(McpError::invalid_params(msg, None));
-        }
-        Ok(envelope(self.call(request.arguments, context).await).into())
+        };
+        let payload = self
+            .session_call(sessions, tool, request.arguments, context)
+            .await;
+        Ok(envelope(payload).into())
     }
 }
