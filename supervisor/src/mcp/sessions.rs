@@ -352,3 +352,156 @@ fn parse_id(id: &str) -> Option<u64> {
 fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ptc_shared::value::Map;
+
+    fn config(max_sessions: usize, max_memory_bytes: u64) -> SessionConfig {
+        SessionConfig {
+            idle_ttl: Duration::from_secs(60),
+            max_sessions,
+            max_memory_bytes,
+        }
+    }
+
+    fn id_of(p: Result<Payload, SessionError>) -> String {
+        p.ok()
+            .and_then(|p| p.json["session_id"].as_str().map(str::to_string))
+            .unwrap_or_default()
+    }
+
+    fn step_with(name: &str, v: Value) -> Step {
+        let mut m = Map::new();
+        m.insert(Value::string(name), v.clone());
+        Step {
+            return_value: Some(v.clone()),
+            memory: Value::Map(m.clone()),
+            memory_delta: Value::Map(m),
+            history: vec![v],
+            ..Step::default()
+        }
+    }
+
+    #[test]
+    fn the_cap_is_exact_and_a_closed_session_frees_its_place() {
+        let s = Sessions::new(config(2, 1000));
+        let a = id_of(s.start());
+        let b = id_of(s.start());
+        assert_eq!((a.as_str(), b.as_str()), ("s1", "s2"));
+        assert_eq!(s.start().err(), Some(SessionError::Limit(2)));
+        assert!(s.close(&a).is_ok());
+        assert_eq!(s.close(&a).err(), Some(SessionError::Unknown(a.clone())));
+        assert_eq!(id_of(s.start()), "s3");
+    }
+
+    #[test]
+    fn a_session_expires_after_its_idle_ttl_and_not_before() {
+        let s = Sessions::new(config(4, 1000));
+        let t0 = Instant::now();
+        let id = id_of(s.start_at(t0));
+        let ttl = s.config().idle_ttl;
+        let lease = s.checkout_at(&id, t0 + ttl - Duration::from_millis(1));
+        drop(lease);
+        // The lease's end counts as use: the TTL runs from there.
+        let used = Instant::now();
+        assert!(
+            s.checkout_at(&id, used + ttl - Duration::from_millis(1))
+                .is_ok()
+        );
+        let later = Instant::now() + ttl;
+        let err = s.checkout_at(&id, later).err();
+        assert_eq!(err, Some(SessionError::Expired { id, ttl_ms: 60_000 }));
+        assert_eq!(
+            s.checkout("s99").err(),
+            Some(SessionError::Unknown("s99".into()))
+        );
+    }
+
+    #[test]
+    fn a_running_session_never_expires_and_takes_one_eval_at_a_time() {
+        let s = Sessions::new(config(4, 1000));
+        let t0 = Instant::now();
+        let id = id_of(s.start_at(t0));
+        let lease = s.checkout_at(&id, t0).ok();
+        let far = t0 + Duration::from_secs(3600);
+        assert_eq!(
+            s.checkout_at(&id, far).err(),
+            Some(SessionError::Running(id.clone()))
+        );
+        assert_eq!(s.close(&id).err(), Some(SessionError::Running(id.clone())));
+        drop(lease);
+        assert!(s.checkout(&id).is_ok());
+    }
+
+    #[test]
+    fn commits_are_transactional_and_bounded() {
+        let s = Sessions::new(config(4, 64));
+        let id = id_of(s.start());
+        let lease = s.checkout(&id).ok();
+        assert!(lease.is_some_and(|l| l.commit(&step_with("x", Value::Int(1))).is_ok()));
+        let big = step_with("y", Value::string("z".repeat(100)));
+        let fail = s.checkout(&id).ok().and_then(|l| l.commit(&big).err());
+        let (reason, msg) = fail
+            .as_ref()
+            .map(Reason::of)
+            .unwrap_or((Reason::Busy, String::new()));
+        assert_eq!(reason, Reason::MemoryLimit);
+        assert!(
+            msg.contains("session_memory_bytes") && msg.contains("bound of 64"),
+            "{msg}"
+        );
+        // Dropped without a commit (a failed or cancelled call): nothing changes.
+        drop(s.checkout(&id));
+        let kept = s
+            .checkout(&id)
+            .ok()
+            .map(|l| (l.memory.clone(), l.history.clone()));
+        assert_eq!(
+            kept,
+            Some((step_with("x", Value::Int(1)).memory, vec![Value::Int(1)]))
+        );
+        let listed = s.list().json;
+        assert_eq!(
+            listed["sessions"][0]["stored_keys"],
+            serde_json::json!(["x"])
+        );
+        assert_eq!(listed["sessions"][0]["evals"], 4);
+    }
+
+    #[test]
+    fn ended_ids_are_remembered_within_a_bound_and_bad_ids_are_unknown() {
+        let s = Sessions::new(config(1, 100));
+        let first = id_of(s.start());
+        assert!(s.close(&first).is_ok());
+        for _ in 0..ENDED_MAX {
+            let id = id_of(s.start());
+            assert!(s.close(&id).is_ok());
+        }
+        assert_eq!(s.table.lock().map(|t| t.ended.len()).ok(), Some(ENDED_MAX));
+        for bad in [
+            "",
+            "s",
+            "s0",
+            "s01",
+            "1",
+            "S1",
+            "s1x",
+            "s99999999999999999999999",
+        ] {
+            assert_eq!(
+                s.checkout(bad).err(),
+                Some(SessionError::Unknown(bad.into()))
+            );
+        }
+    }
+
+    #[test]
+    fn configured_bounds_are_clamped() {
+        let c = Sessions::new(config(0, u64::MAX)).config();
+        assert_eq!((c.max_sessions, c.max_memory_bytes), (1, MAX_MEMORY_BYTES));
+        let c = Sessions::new(config(usize::MAX, 1)).config();
+        assert_eq!(c.max_sessions, MAX_SESSIONS);
+    }
+}
