@@ -16,6 +16,9 @@
 //!   `cancelled` answer is suppressed by rmcp, as the protocol asks). At end of input, calls
 //!   already running get [`EOF_GRACE`] to finish (so `printf ... | ptc mcp` works) and are then
 //!   stopped the same way, answered `shutting_down`; the process exits with no runner left.
+//! - With [`Options::sessions`], five more tools keep a session's memory and `*1 *2 *3`
+//!   between calls ([`sessions`] owns the table and its bounds, `session_tools` the handlers);
+//!   without it they are neither listed nor callable.
 //! - Protocol versions: 2025-11-25 preferred, 2025-06-18 accepted; rmcp answers a client
 //!   asking for anything else with 2025-11-25 and leaves the choice to the client.
 
