@@ -6,11 +6,13 @@ Run with scripts/test-python.sh, or set PTC_BIN. Every test starts its own `ptc 
 
 import functools
 import json
+import os
+import subprocess
 
 import anyio
 import pytest
 
-from test_mcp import long_policy, payload, server
+from test_mcp import ENV, PTC, long_policy, payload, server
 
 pytestmark = pytest.mark.anyio
 
@@ -250,3 +252,20 @@ async def test_unknown_ids(sid):
             p = await tool(session, name, **args)
             assert p["reason"] == "unknown_session", (name, p)
             assert json.dumps(sid) in json.dumps(p["message"]) or f"`{sid}`" in p["message"]
+
+
+@pytest.mark.parametrize(
+    "flags,needle",
+    [
+        (["--max-sessions", "3"], "--sessions"),
+        (["--session-ttl-ms", "10"], "--sessions"),
+        (["--sessions", "--max-sessions", "1025"], "1025"),
+        (["--sessions", "--max-sessions", "0"], "0"),
+        (["--sessions", "--session-ttl-ms", "0"], "0"),
+        (["--sessions", "--session-memory-bytes", str(4 * 1024 * 1024 + 1)], "4194305"),
+    ],
+)
+def test_session_flags_are_checked(flags, needle):
+    done = subprocess.run([PTC, "mcp", *flags], stdin=subprocess.DEVNULL, capture_output=True, env={**os.environ, **ENV}, timeout=30)
+    assert done.returncode == 2, done
+    assert needle in done.stderr.decode()
