@@ -23,31 +23,38 @@
 //!   asking for anything else with 2025-11-25 and leaves the choice to the client.
 
 pub mod args;
+mod direct;
 pub mod input;
+pub mod out;
 pub mod preparse;
 mod session_tools;
 pub mod sessions;
 
 use crate::client::{Client, RunHandle};
+use direct::{Direct, DirectCalls};
 use input::{FRAME_BYTES_META, FramedInput, MAX_FRAME_BYTES};
 use preparse::{PREPARSED_META, Preparser};
 use ptc_shared::Step;
+use ptc_shared::lisp_eval::ArgsError;
 use ptc_shared::lisp_eval::session::SessionTool;
 use ptc_shared::lisp_eval::{
     ErrorOptions, Payload, Profile, Reason, SuccessOptions, TOOL_NAME, render_error, render_step,
     to_json_value,
 };
+use rmcp::model::CancelledNotificationParam;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
     ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
     Tool, ToolAnnotations,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 use sessions::{SessionConfig, Sessions};
 use std::borrow::Cow;
+use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use tokio::sync::{Semaphore, watch};
 
 /// The protocol versions this server speaks, oldest first.
@@ -120,11 +127,7 @@ where
 {
     let (eof_tx, eof) = watch::channel(false);
     let preparser = Preparser::with_ttl(options.parked_ttl);
-    let input = FramedInput::new(read, MAX_FRAME_BYTES, eof_tx).with_preparser(preparser.clone());
-    // Our own limit comes first; rmcp's (with room for the newline) never fires.
-    let transport = AsyncRwTransport::<RoleServer, _, _>::new(input, write)
-        .with_max_line_length(MAX_FRAME_BYTES + 2);
-    let server = LispEval {
+    let server = Arc::new(LispEval {
         client,
         policy: options.policy,
         slots: Arc::new(Semaphore::new(
@@ -132,15 +135,27 @@ where
         )),
         capacity: options.max_concurrency.clamp(1, MAX_CONCURRENCY),
         eof,
-        preparser,
+        preparser: preparser.clone(),
         sessions: options.sessions.map(Sessions::new),
-    };
+        direct: DirectCalls::default(),
+    });
+    let (lines, rmcp_out, writer) = out::spawn(write);
+    let input = FramedInput::new(read, MAX_FRAME_BYTES, eof_tx)
+        .with_preparser(preparser)
+        .with_direct(Direct::new(Arc::clone(&server), lines));
+    // Our own limit comes first; rmcp's (with room for the newline) never fires.
+    let transport = AsyncRwTransport::<RoleServer, _, _>::new(input, rmcp_out)
+        .with_max_line_length(MAX_FRAME_BYTES + 2);
     let running = server
         .serve(transport)
         .await
         .map_err(|e| McpServeError::Init(e.to_string()))?;
     let reason = running.waiting().await?;
     tracing::info!(?reason, "MCP session ended");
+    // The output closes once every direct call has answered too.
+    if let Err(e) = writer.await? {
+        tracing::warn!(%e, "the output failed");
+    }
     Ok(())
 }
 
@@ -157,6 +172,8 @@ struct LispEval {
     preparser: Preparser,
     /// The session table, when the session tools are offered.
     sessions: Option<Sessions>,
+    /// Plain `lisp_eval` calls answered without rmcp's dispatch ([`direct`]).
+    direct: DirectCalls,
 }
 
 impl LispEval {
@@ -183,6 +200,16 @@ impl LispEval {
                 }
             },
         };
+        self.run_call(parsed, ctx.ct.cancelled_owned()).await
+    }
+
+    /// Runs a `lisp_eval` call whose arguments were checked (or not: then the error is the
+    /// answer) in a free slot, until it ends or `cancelled` completes.
+    async fn run_call(
+        &self,
+        parsed: Result<args::Call, ArgsError>,
+        cancelled: impl Future<Output = ()>,
+    ) -> Payload {
         let call = match parsed {
             Ok(c) => c,
             Err(e) => return e.render(),
@@ -190,7 +217,7 @@ impl LispEval {
         let Some(_slot) = self.slot() else {
             return self.busy();
         };
-        match self.wait(self.start(call.run), ctx).await {
+        match self.wait(self.start(call.run), cancelled).await {
             Ok(step) => render(&step, call.schema, false),
             Err(stopped) => stopped,
         }
@@ -218,10 +245,14 @@ impl LispEval {
         self.client.start(run)
     }
 
-    /// Waits for the run's Step, unless the client cancels or the input ended [`EOF_GRACE`]
-    /// ago: then the handle is dropped here, which kills the runner, and the answer is the
-    /// error payload.
-    async fn wait(&self, run: RunHandle, ctx: RequestContext<RoleServer>) -> Result<Step, Payload> {
+    /// Waits for the run's Step, unless the client cancels (`cancelled` completes) or the
+    /// input ended [`EOF_GRACE`] ago: then the handle is dropped here, which kills the runner,
+    /// and the answer is the error payload.
+    async fn wait(
+        &self,
+        run: RunHandle,
+        cancelled: impl Future<Output = ()>,
+    ) -> Result<Step, Payload> {
         let mut eof = self.eof.clone();
         let input_closed = async move {
             if eof.wait_for(|closed| *closed).await.is_err() {
@@ -231,7 +262,7 @@ impl LispEval {
         };
         tokio::select! {
             step = run => Ok(match step { Ok(s) | Err(s) => s }),
-            () = ctx.ct.cancelled() => Err(error(Reason::Cancelled, "cancelled by the client")),
+            () = cancelled => Err(error(Reason::Cancelled, "cancelled by the client")),
             () = input_closed => Err(error(Reason::ShuttingDown, "the server's input closed and the call did not finish in time; it was stopped")),
         }
     }
@@ -310,6 +341,20 @@ impl ServerHandler for LispEval {
             } else {
                 INSTRUCTIONS
             })
+    }
+
+    async fn on_initialized(&self, _context: NotificationContext<RoleServer>) {
+        self.direct.initialized.store(true, Ordering::Release);
+    }
+
+    async fn on_cancelled(
+        &self,
+        notification: CancelledNotificationParam,
+        _context: NotificationContext<RoleServer>,
+    ) {
+        if let Some(id) = &notification.request_id {
+            self.direct.cancel(id);
+        }
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {

@@ -89,7 +89,7 @@ impl LispEval {
             .run
             .memory(lease.memory.clone())
             .history(lease.history.clone());
-        let step = match self.wait(self.start(run), ctx).await {
+        let step = match self.wait(self.start(run), ctx.ct.cancelled_owned()).await {
             Ok(step) => step,
             Err(stopped) => return stopped,
         };
