@@ -16,6 +16,10 @@
 //!   `cancelled` answer is suppressed by rmcp, as the protocol asks). At end of input, calls
 //!   already running get [`EOF_GRACE`] to finish (so `printf ... | ptc mcp` works) and are then
 //!   stopped the same way, answered `shutting_down`; the process exits with no runner left.
+//! - Two ways in, one way to answer: a plain `lisp_eval` line after `initialized` is taken by
+//!   the input stream and answered by the direct path (`direct`: one task, no rmcp dispatch);
+//!   every other line goes through rmcp to [`ServerHandler`]. Both run a call with the same
+//!   code (`LispEval::run_call`) and write whole lines to one output ([`out`]).
 //! - With [`Options::sessions`], five more tools keep a session's memory and `*1 *2 *3`
 //!   between calls ([`sessions`] owns the table and its bounds, `session_tools` the handlers);
 //!   without it they are neither listed nor callable.
