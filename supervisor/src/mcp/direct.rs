@@ -192,7 +192,6 @@ mod tests {
             direct.contains(r#"\"result\":\"user=> {:a [1 2]}\",\"prints\":[\"p\"]"#),
             "{direct}"
         );
-        drop(send);
         assert!(cw.shutdown().await.is_ok());
         assert!(matches!(server.await, Ok(Ok(()))));
     }
