@@ -5,11 +5,12 @@
 //!   (never assembled at run time). A description states capabilities only.
 //! - [`Reason`]: the closed set of error reasons on this surface. [`Reason::of`] is the one
 //!   mapping from our [`FailReason`]s: compute budgets (wall clock, CPU, steps) are `timeout`,
-//!   the heap is `memory_limit`, every other limit is `runtime_error` with the limit named.
+//!   the heap (and a session's stored memory) is `memory_limit`, every other limit is `runtime_error` with the limit named.
 //! - [`render_success`] / [`render_error`] (and [`render_step`], which picks one): the JSON
 //!   payloads, keys in a fixed order so the bytes are stable (golden tests pin them). Options
 //!   are structs with `Default`; read from JSON ([`SuccessOptions::from_json`]) unknown options
 //!   are ignored, so a newer caller never breaks an older renderer.
+//! - [`session`]: the stateful session tools (names, descriptions, their own payloads).
 //! - [`validate_program`], [`to_json_value`] (errors name the path, `rows[0].ts`) and
 //!   [`parse_signature`] for callers outside this crate.
 //!
@@ -17,11 +18,14 @@
 //! program controls (result preview, prints, memory previews, `validated`) is capped and a cut
 //! is marked with `truncated: true`. Transport (JSON-RPC, MCP envelopes) is not here.
 
+pub mod session;
+
 use crate::signature::{Signature, SignatureError};
 use crate::step::{Fail, FailReason, Step};
 use crate::value::{MAX_DEPTH, Value, pr_str, pr_str_capped};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map as JMap, Value as Json};
+use session::SESSION_MEMORY_LIMIT;
 
 /// The tool's name on every surface.
 pub const TOOL_NAME: &str = "lisp_eval";
@@ -69,7 +73,7 @@ pub enum Reason {
     RuntimeError,
     /// A compute budget ran out: wall clock, CPU time or evaluation steps.
     Timeout,
-    /// The heap limit.
+    /// The heap limit, or a session's bound on its stored memory.
     MemoryLimit,
     /// The call's arguments are malformed or too large.
     ArgsError,
@@ -83,11 +87,17 @@ pub enum Reason {
     Cancelled,
     /// Server: the server is stopping (its input closed).
     ShuttingDown,
+    /// Sessions: no live session has this id (never started, or closed).
+    UnknownSession,
+    /// Sessions: the session was idle longer than its TTL and was ended.
+    SessionExpired,
+    /// Sessions: as many sessions are open as the server allows.
+    SessionLimit,
 }
 
 impl Reason {
     /// Every member, in declaration order.
-    pub const ALL: [Reason; 10] = [
+    pub const ALL: [Reason; 13] = [
         Reason::ParseError,
         Reason::RuntimeError,
         Reason::Timeout,
@@ -98,6 +108,9 @@ impl Reason {
         Reason::Busy,
         Reason::Cancelled,
         Reason::ShuttingDown,
+        Reason::UnknownSession,
+        Reason::SessionExpired,
+        Reason::SessionLimit,
     ];
 
     /// The wire name, e.g. `"memory_limit"`.
@@ -113,6 +126,9 @@ impl Reason {
             Reason::Busy => "busy",
             Reason::Cancelled => "cancelled",
             Reason::ShuttingDown => "shutting_down",
+            Reason::UnknownSession => "unknown_session",
+            Reason::SessionExpired => "session_expired",
+            Reason::SessionLimit => "session_limit",
         }
     }
 
@@ -160,7 +176,7 @@ impl std::fmt::Display for Reason {
     }
 }
 
-/// A `limit_exceeded` Fail: compute budgets are `timeout`, the heap `memory_limit`, the rest
+/// A `limit_exceeded` Fail: compute budgets are `timeout`, the heap and a session's memory `memory_limit`, the rest
 /// `runtime_error`; the limit's name (from `details.limit`) is always in the message.
 fn limit_reason(fail: &Fail) -> (Reason, String) {
     let limit = match &fail.details {
@@ -172,7 +188,7 @@ fn limit_reason(fail: &Fail) -> (Reason, String) {
     };
     let reason = match limit {
         Some("timeout_ms" | "cpu" | "cpu_ms" | "max_steps") => Reason::Timeout,
-        Some("heap_bytes") => Reason::MemoryLimit,
+        Some("heap_bytes" | SESSION_MEMORY_LIMIT) => Reason::MemoryLimit,
         _ => Reason::RuntimeError,
     };
     let name = limit.unwrap_or("a resource limit");

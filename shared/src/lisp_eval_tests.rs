@@ -166,7 +166,10 @@ fn error_golden_for_every_reason() {
             "validation_error",
             "busy",
             "cancelled",
-            "shutting_down"
+            "shutting_down",
+            "unknown_session",
+            "session_expired",
+            "session_limit"
         ]
     );
     for r in Reason::ALL {

@@ -1,12 +1,13 @@
 //! `ptc mcp`: the `lisp_eval` MCP server on stdin/stdout (see `ptc_supervisor::mcp`).
 //!
 //! Flags pick the client (an engine embedded in this process, or `--connect SOCKET` to a
-//! daemon), the policy and the concurrency; the server itself lives in the library. stdout is
+//! daemon), the policy, the concurrency and the optional sessions; the server itself lives in the library. stdout is
 //! the protocol, so diagnostics go to stderr (`RUST_LOG` sets the level, default `warn`).
 
 use clap::Args;
 use ptc_supervisor::client::{Client, Embedded};
 use ptc_supervisor::engine::EngineConfig;
+use ptc_supervisor::mcp::sessions::SessionConfig;
 use ptc_supervisor::mcp::{self, Options};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -25,6 +26,23 @@ pub struct McpArgs {
     /// Calls that may run at once (1 to 8); one more is answered `busy`. Default: min(8, CPUs).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u8).range(1..=8))]
     max_concurrency: Option<u8>,
+    /// Also offer stateful sessions (lisp_session_start, _eval, _inspect, _list, _close): a
+    /// session keeps its programs' `def`s and *1 *2 *3 from one call to the next.
+    #[arg(long)]
+    sessions: bool,
+    /// Sessions open at once (1 to 1024); starting one more is `session_limit`.
+    #[arg(long, value_name = "N", default_value_t = 16, requires = "sessions",
+          value_parser = clap::value_parser!(u16).range(1..=1024))]
+    max_sessions: u16,
+    /// A session with no call for this long is ended (`session_expired`).
+    #[arg(long, value_name = "MS", default_value_t = 600_000, requires = "sessions",
+          value_parser = clap::value_parser!(u64).range(1..))]
+    session_ttl_ms: u64,
+    /// Bytes one session may keep (its memory and *1 *2 *3, encoded; at most 4 MiB); an eval
+    /// that would keep more is `memory_limit` and keeps nothing.
+    #[arg(long, value_name = "BYTES", default_value_t = 1 << 20, requires = "sessions",
+          value_parser = clap::value_parser!(u64).range(1..=4 * 1024 * 1024))]
+    session_memory_bytes: u64,
 }
 
 pub fn mcp(args: McpArgs) -> ExitCode {
@@ -43,6 +61,11 @@ pub fn mcp(args: McpArgs) -> ExitCode {
             max_concurrency: args
                 .max_concurrency
                 .map_or_else(mcp::default_concurrency, usize::from),
+            sessions: args.sessions.then(|| SessionConfig {
+                idle_ttl: Duration::from_millis(args.session_ttl_ms),
+                max_sessions: usize::from(args.max_sessions),
+                max_memory_bytes: args.session_memory_bytes,
+            }),
             ..Options::default()
         };
         mcp::serve_stdio(client, options)

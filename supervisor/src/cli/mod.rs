@@ -66,6 +66,7 @@ enum Command {
     ///
     /// Example (an MCP client's config): {"command": "ptc", "args": ["mcp"]}
     /// Each call runs in a fresh sandboxed runner; stdin closing stops running calls and exits 0.
+    /// With --sessions, lisp_session_* tools keep `def`s and *1 *2 *3 between calls.
     /// Exit codes: 0 after the client closed stdin, 2 bad flags or an unusable policy/daemon.
     Mcp(mcp::McpArgs),
     /// Solve a mission with an LLM writing programs, turn by turn (SubAgent loop).

@@ -23,15 +23,34 @@ pub struct Call {
     pub schema: bool,
 }
 
-/// Checks the arguments of one call and builds its run (the context moves into the run,
-/// uncopied).
+/// Checks the arguments of one `lisp_eval` call and builds its run (the context moves into the
+/// run, uncopied).
 pub fn parse(args: Option<JMap<String, Json>>) -> Result<Call, ArgsError> {
-    let mut args = args.unwrap_or_default();
-    if let Some(k) = args.keys().find(|k| !ARGUMENTS.contains(&k.as_str())) {
-        return Err(ArgsError(format!(
-            "unknown argument `{k}` (lisp_eval takes program, context and output_schema)"
-        )));
+    let args = args.unwrap_or_default();
+    only(
+        &args,
+        &ARGUMENTS,
+        "lisp_eval takes program, context and output_schema",
+    )?;
+    parse_checked(args)
+}
+
+/// Checks `lisp_eval`'s arguments in the call of another tool (which removed its own first);
+/// `takes` names all the tool's arguments for the message about an unknown one.
+pub fn parse_as(args: JMap<String, Json>, takes: &str) -> Result<Call, ArgsError> {
+    only(&args, &ARGUMENTS, takes)?;
+    parse_checked(args)
+}
+
+/// An unknown argument (one not in `known`) is an error; `takes` says what the tool takes.
+pub fn only(args: &JMap<String, Json>, known: &[&str], takes: &str) -> Result<(), ArgsError> {
+    match args.keys().find(|k| !known.contains(&k.as_str())) {
+        Some(k) => Err(ArgsError(format!("unknown argument `{k}` ({takes})"))),
+        None => Ok(()),
     }
+}
+
+fn parse_checked(mut args: JMap<String, Json>) -> Result<Call, ArgsError> {
     let ctx = args.remove("context");
     let program = program(args.get("program"))?;
     let ctx = context(ctx)?;

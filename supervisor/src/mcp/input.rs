@@ -13,6 +13,7 @@
 //! End of input (a 0-byte read) flips the `eof` flag, so running calls stop at once
 //! (`shutting_down`) instead of finishing after the client has gone.
 
+use super::direct::Direct;
 use super::preparse::Preparser;
 use serde_json::Value as Json;
 use std::pin::Pin;
@@ -46,6 +47,8 @@ pub struct FramedInput<R> {
     eof: watch::Sender<bool>,
     /// Offered every complete line within the limit (the `lisp_eval` fast path).
     preparser: Option<Preparser>,
+    /// Offered every complete line within the limit first (the direct path).
+    direct: Option<Direct>,
 }
 
 impl<R: AsyncRead + Unpin> FramedInput<R> {
@@ -61,7 +64,14 @@ impl<R: AsyncRead + Unpin> FramedInput<R> {
             scratch: vec![0; CHUNK],
             eof,
             preparser: None,
+            direct: None,
         }
+    }
+
+    /// Offers each complete line to `direct` first, which may take it (see [`super::direct`]).
+    pub fn with_direct(mut self, direct: Direct) -> FramedInput<R> {
+        self.direct = Some(direct);
+        self
     }
 
     /// Offers each complete line to `preparser`, which may replace it (see [`super::preparse`]).
@@ -107,6 +117,10 @@ impl<R: AsyncRead + Unpin> FramedInput<R> {
                     return;
                 }
             },
+            None if self.direct.as_ref().is_some_and(|d| d.take(&self.line)) => {
+                self.line.clear();
+                return;
+            }
             None => match self.preparser.as_ref().and_then(|p| p.offer(&self.line)) {
                 Some(stub) => {
                     self.line.clear();

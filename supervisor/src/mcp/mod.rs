@@ -16,31 +16,49 @@
 //!   `cancelled` answer is suppressed by rmcp, as the protocol asks). At end of input, calls
 //!   already running get [`EOF_GRACE`] to finish (so `printf ... | ptc mcp` works) and are then
 //!   stopped the same way, answered `shutting_down`; the process exits with no runner left.
+//! - Two ways in, one way to answer: a plain `lisp_eval` line after `initialized` is taken by
+//!   the input stream and answered by the direct path (`direct`: one task, no rmcp dispatch);
+//!   every other line goes through rmcp to [`ServerHandler`]. Both run a call with the same
+//!   code (`LispEval::run_call`) and write whole lines to one output ([`out`]).
+//! - With [`Options::sessions`], five more tools keep a session's memory and `*1 *2 *3`
+//!   between calls ([`sessions`] owns the table and its bounds, `session_tools` the handlers);
+//!   without it they are neither listed nor callable.
 //! - Protocol versions: 2025-11-25 preferred, 2025-06-18 accepted; rmcp answers a client
 //!   asking for anything else with 2025-11-25 and leaves the choice to the client.
 
 pub mod args;
+mod direct;
 pub mod input;
+pub mod out;
 pub mod preparse;
+mod session_tools;
+pub mod sessions;
 
 use crate::client::{Client, RunHandle};
+use direct::{Direct, DirectCalls};
 use input::{FRAME_BYTES_META, FramedInput, MAX_FRAME_BYTES};
 use preparse::{PREPARSED_META, Preparser};
 use ptc_shared::Step;
+use ptc_shared::lisp_eval::ArgsError;
+use ptc_shared::lisp_eval::session::SessionTool;
 use ptc_shared::lisp_eval::{
     ErrorOptions, Payload, Profile, Reason, SuccessOptions, TOOL_NAME, render_error, render_step,
     to_json_value,
 };
+use rmcp::model::CancelledNotificationParam;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
     ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
     Tool, ToolAnnotations,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
+use sessions::{SessionConfig, Sessions};
 use std::borrow::Cow;
+use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use tokio::sync::{Semaphore, watch};
 
 /// The protocol versions this server speaks, oldest first.
@@ -63,6 +81,8 @@ pub struct Options {
     /// How long a call's arguments read by the fast path wait for its handler
     /// ([`preparse::PARKED_TTL`] by default).
     pub parked_ttl: std::time::Duration,
+    /// Offer the stateful session tools, bounded so (off by default).
+    pub sessions: Option<SessionConfig>,
 }
 
 impl Default for Options {
@@ -71,6 +91,7 @@ impl Default for Options {
             policy: None,
             max_concurrency: default_concurrency(),
             parked_ttl: preparse::PARKED_TTL,
+            sessions: None,
         }
     }
 }
@@ -110,11 +131,7 @@ where
 {
     let (eof_tx, eof) = watch::channel(false);
     let preparser = Preparser::with_ttl(options.parked_ttl);
-    let input = FramedInput::new(read, MAX_FRAME_BYTES, eof_tx).with_preparser(preparser.clone());
-    // Our own limit comes first; rmcp's (with room for the newline) never fires.
-    let transport = AsyncRwTransport::<RoleServer, _, _>::new(input, write)
-        .with_max_line_length(MAX_FRAME_BYTES + 2);
-    let server = LispEval {
+    let server = Arc::new(LispEval {
         client,
         policy: options.policy,
         slots: Arc::new(Semaphore::new(
@@ -122,14 +139,27 @@ where
         )),
         capacity: options.max_concurrency.clamp(1, MAX_CONCURRENCY),
         eof,
-        preparser,
-    };
+        preparser: preparser.clone(),
+        sessions: options.sessions.map(Sessions::new),
+        direct: DirectCalls::default(),
+    });
+    let (lines, rmcp_out, writer) = out::spawn(write);
+    let input = FramedInput::new(read, MAX_FRAME_BYTES, eof_tx)
+        .with_preparser(preparser)
+        .with_direct(Direct::new(Arc::clone(&server), lines));
+    // Our own limit comes first; rmcp's (with room for the newline) never fires.
+    let transport = AsyncRwTransport::<RoleServer, _, _>::new(input, rmcp_out)
+        .with_max_line_length(MAX_FRAME_BYTES + 2);
     let running = server
         .serve(transport)
         .await
         .map_err(|e| McpServeError::Init(e.to_string()))?;
     let reason = running.waiting().await?;
     tracing::info!(?reason, "MCP session ended");
+    // The output closes once every direct call has answered too.
+    if let Err(e) = writer.await? {
+        tracing::warn!(%e, "the output failed");
+    }
     Ok(())
 }
 
@@ -144,6 +174,10 @@ struct LispEval {
     eof: watch::Receiver<bool>,
     /// Arguments the input stream already parsed, by `_meta[PREPARSED_META]`.
     preparser: Preparser,
+    /// The session table, when the session tools are offered.
+    sessions: Option<Sessions>,
+    /// Plain `lisp_eval` calls answered without rmcp's dispatch ([`direct`]).
+    direct: DirectCalls,
 }
 
 impl LispEval {
@@ -170,32 +204,59 @@ impl LispEval {
                 }
             },
         };
+        self.run_call(parsed, ctx.ct.cancelled_owned()).await
+    }
+
+    /// Runs a `lisp_eval` call whose arguments were checked (or not: then the error is the
+    /// answer) in a free slot, until it ends or `cancelled` completes.
+    async fn run_call(
+        &self,
+        parsed: Result<args::Call, ArgsError>,
+        cancelled: impl Future<Output = ()>,
+    ) -> Payload {
         let call = match parsed {
             Ok(c) => c,
             Err(e) => return e.render(),
         };
-        let Ok(_slot) = Arc::clone(&self.slots).try_acquire_owned() else {
-            let msg = format!(
-                "all {} execution slots are in use; retry shortly",
-                self.capacity
-            );
-            return error(Reason::Busy, &msg);
+        let Some(_slot) = self.slot() else {
+            return self.busy();
         };
-        let run = match &self.policy {
-            Some(p) => call.run.policy(p.clone()),
-            None => call.run,
-        };
-        self.finish(self.client.start(run), call.schema, ctx).await
+        match self.wait(self.start(call.run), cancelled).await {
+            Ok(step) => render(&step, call.schema, false),
+            Err(stopped) => stopped,
+        }
     }
 
-    /// Waits for the run, unless the client cancels or the input ended [`EOF_GRACE`] ago:
-    /// then the handle is dropped here, which kills the runner.
-    async fn finish(
+    /// An execution slot, if one is free (the caller answers `busy` otherwise).
+    fn slot(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        Arc::clone(&self.slots).try_acquire_owned().ok()
+    }
+
+    fn busy(&self) -> Payload {
+        let msg = format!(
+            "all {} execution slots are in use; retry shortly",
+            self.capacity
+        );
+        error(Reason::Busy, &msg)
+    }
+
+    /// Starts `run` under the server's policy.
+    fn start(&self, run: crate::client::Run) -> RunHandle {
+        let run = match &self.policy {
+            Some(p) => run.policy(p.clone()),
+            None => run,
+        };
+        self.client.start(run)
+    }
+
+    /// Waits for the run's Step, unless the client cancels (`cancelled` completes) or the
+    /// input ended [`EOF_GRACE`] ago: then the handle is dropped here, which kills the runner,
+    /// and the answer is the error payload.
+    async fn wait(
         &self,
         run: RunHandle,
-        schema: bool,
-        ctx: RequestContext<RoleServer>,
-    ) -> Payload {
+        cancelled: impl Future<Output = ()>,
+    ) -> Result<Step, Payload> {
         let mut eof = self.eof.clone();
         let input_closed = async move {
             if eof.wait_for(|closed| *closed).await.is_err() {
@@ -204,17 +265,20 @@ impl LispEval {
             tokio::time::sleep(EOF_GRACE).await;
         };
         tokio::select! {
-            step = run => render(step, schema),
-            () = ctx.ct.cancelled() => error(Reason::Cancelled, "cancelled by the client"),
-            () = input_closed => error(Reason::ShuttingDown, "the server's input closed and the call did not finish in time; it was stopped"),
+            step = run => Ok(match step { Ok(s) | Err(s) => s }),
+            () = cancelled => Err(error(Reason::Cancelled, "cancelled by the client")),
+            () = input_closed => Err(error(Reason::ShuttingDown, "the server's input closed and the call did not finish in time; it was stopped")),
         }
     }
 }
 
-/// The payload of a finished run; with a schema, the checked value goes out as `validated`.
-fn render(step: Result<Step, Step>, schema: bool) -> Payload {
-    let (Ok(step) | Err(step)) = step;
-    let mut opts = SuccessOptions::default();
+/// The payload of a finished run; with a schema, the checked value goes out as `validated`;
+/// a session's eval adds `memory`.
+fn render(step: &Step, schema: bool, include_memory: bool) -> Payload {
+    let mut opts = SuccessOptions {
+        include_memory,
+        ..SuccessOptions::default()
+    };
     if schema && step.fail.is_none() {
         let value = step.return_value.clone().unwrap_or_default();
         match to_json_value(&value) {
@@ -222,7 +286,7 @@ fn render(step: Result<Step, Step>, schema: bool) -> Payload {
             Err(e) => return error(Reason::ValidationError, &e.to_string()),
         }
     }
-    render_step(&step, &opts)
+    render_step(step, &opts)
 }
 
 fn error(reason: Reason, message: &str) -> Payload {
@@ -237,7 +301,25 @@ fn envelope(p: Payload) -> CallToolResult {
     }
 }
 
-/// The one tool this server offers.
+/// What the server tells a client at `initialize`.
+const INSTRUCTIONS: &str =
+    "One tool, lisp_eval: run a PTC-Lisp program in a fresh sandbox, with data from `context`.";
+
+/// The same, when the session tools are offered.
+const INSTRUCTIONS_WITH_SESSIONS: &str = "lisp_eval runs a PTC-Lisp program in a fresh sandbox, with data from `context`, and remembers nothing. To keep `def`s and *1 *2 *3 from one program to the next, start a session (lisp_session_start) and run programs with lisp_session_eval; close it when done.";
+
+impl LispEval {
+    /// The tools offered, for the message about an unknown one.
+    fn tool_names(&self) -> String {
+        if self.sessions.is_none() {
+            return format!("only {TOOL_NAME}");
+        }
+        let names: Vec<&str> = SessionTool::ALL.iter().map(|t| t.name()).collect();
+        format!("{TOOL_NAME}, {}", names.join(", "))
+    }
+}
+
+/// The tool every server offers.
 fn lisp_eval_tool() -> Tool {
     Tool::new(
         TOOL_NAME,
@@ -258,9 +340,25 @@ impl ServerHandler for LispEval {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("ptc", env!("CARGO_PKG_VERSION")))
             .with_protocol_version(ProtocolVersion::V_2025_11_25)
-            .with_instructions(
-                "One tool, lisp_eval: run a PTC-Lisp program in a fresh sandbox, with data from `context`.",
-            )
+            .with_instructions(if self.sessions.is_some() {
+                INSTRUCTIONS_WITH_SESSIONS
+            } else {
+                INSTRUCTIONS
+            })
+    }
+
+    async fn on_initialized(&self, _context: NotificationContext<RoleServer>) {
+        self.direct.initialized.store(true, Ordering::Release);
+    }
+
+    async fn on_cancelled(
+        &self,
+        notification: CancelledNotificationParam,
+        _context: NotificationContext<RoleServer>,
+    ) {
+        if let Some(id) = &notification.request_id {
+            self.direct.cancel(id);
+        }
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
@@ -272,7 +370,11 @@ impl ServerHandler for LispEval {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(vec![lisp_eval_tool()]))
+        let mut tools = vec![lisp_eval_tool()];
+        if self.sessions.is_some() {
+            tools.extend(session_tools::tools());
+        }
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     async fn call_tool(
@@ -280,13 +382,26 @@ impl ServerHandler for LispEval {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        if request.name != TOOL_NAME {
+        if request.name == TOOL_NAME {
+            return Ok(envelope(self.call(request.arguments, context).await).into());
+        }
+        let tool = SessionTool::from_name(&request.name);
+        let Some((tool, sessions)) = tool.zip(self.sessions.as_ref()) else {
+            let hint = if tool.is_some() {
+                "; the session tools need `ptc mcp --sessions`"
+            } else {
+                ""
+            };
             let msg = format!(
-                "unknown tool `{}` (this server has only {TOOL_NAME})",
-                request.name
+                "unknown tool `{}` (this server has {}){hint}",
+                request.name,
+                self.tool_names()
             );
             return Err(McpError::invalid_params(msg, None));
-        }
-        Ok(envelope(self.call(request.arguments, context).await).into())
+        };
+        let payload = self
+            .session_call(sessions, tool, request.arguments, context)
+            .await;
+        Ok(envelope(payload).into())
     }
 }

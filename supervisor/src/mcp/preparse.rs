@@ -166,14 +166,7 @@ impl Preparser {
         if !parked.has_room(line.len()) {
             return None;
         }
-        let call: Line = serde_json::from_slice(line).ok()?;
-        let plain = call.jsonrpc == "2.0"
-            && call.method == "tools/call"
-            && call.params.name == ptc_shared::lisp_eval::TOOL_NAME
-            && (call.id.is_string() || call.id.is_number());
-        if !plain {
-            return None;
-        }
+        let call = plain_call(line)?;
         let key = parked.next;
         parked.next = key.wrapping_add(1);
         parked.bytes = parked.bytes.saturating_add(line.len());
@@ -181,15 +174,15 @@ impl Preparser {
             key,
             at: now,
             bytes: line.len(),
-            args: call.params.arguments,
+            args: call.args,
         });
         let mut meta = serde_json::Map::new();
-        if let Some(m) = call.params.meta {
-            meta.insert("progressToken".into(), m.progress_token);
+        if let Some(t) = call.progress_token {
+            meta.insert("progressToken".into(), t);
         }
         meta.insert(PREPARSED_META.into(), key.into());
         let stub = serde_json::json!({"jsonrpc": "2.0", "id": call.id, "method": "tools/call",
-            "params": {"name": call.params.name, "arguments": {}, "_meta": meta}});
+            "params": {"name": ptc_shared::lisp_eval::TOOL_NAME, "arguments": {}, "_meta": meta}});
         Some(stub.to_string().into_bytes())
     }
 
@@ -201,6 +194,33 @@ impl Preparser {
         parked.bytes = parked.bytes.saturating_sub(entry.bytes);
         Some(entry.args)
     }
+}
+
+/// A plain `lisp_eval` call read from its line: its id (a number or a string), its progress
+/// token if it had one, and its arguments.
+#[derive(Debug)]
+pub struct PlainCall {
+    pub id: Json,
+    pub progress_token: Option<Json>,
+    pub args: Parsed,
+}
+
+/// The call on `line` if it has exactly the strict shape described above (and fits
+/// [`FAST_LINE_MAX`]); anything else is `None`, for the general path.
+pub fn plain_call(line: &[u8]) -> Option<PlainCall> {
+    if line.len() > FAST_LINE_MAX || !contains(line, b"\"tools/call\"") {
+        return None;
+    }
+    let call: Line = serde_json::from_slice(line).ok()?;
+    let plain = call.jsonrpc == "2.0"
+        && call.method == "tools/call"
+        && call.params.name == ptc_shared::lisp_eval::TOOL_NAME
+        && (call.id.is_string() || call.id.is_number());
+    plain.then(|| PlainCall {
+        id: call.id,
+        progress_token: call.params.meta.map(|m| m.progress_token),
+        args: call.params.arguments,
+    })
 }
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
