@@ -24,11 +24,12 @@ pub type PHashMap = imbl::GenericHashMap<Value, Value, FixedState, imbl::shared_
 pub type PSet = imbl::GenericHashSet<Value, FixedState, imbl::shared_ptr::RcK>;
 pub type POrdMap = imbl::OrdMap<Value, Value>;
 
-/// The text of a string, keyword or symbol: shared, immutable, and one pointer wide (the text
-/// sits behind the count), so that a `Value` is two words and an `EvalResult` comes back in
-/// registers.
+/// The text of a string, keyword or symbol: shared, immutable, and one pointer wide, so that a
+/// `Value` is two words and an `EvalResult` comes back in registers. Texts up to 23 bytes (keys,
+/// categories, names, most results of `str`) sit inside the counted box itself: one allocation
+/// per string, not two (a `Box<str>` behind the count).
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Text(Rc<Box<str>>);
+pub struct Text(Rc<smol_str::SmolStr>);
 
 impl Text {
     pub fn ptr_eq(a: &Text, b: &Text) -> bool {
@@ -39,31 +40,31 @@ impl Text {
 impl std::ops::Deref for Text {
     type Target = str;
     fn deref(&self) -> &str {
-        &self.0
+        self.0.as_str()
     }
 }
 
 impl std::borrow::Borrow<str> for Text {
     fn borrow(&self) -> &str {
-        &self.0
+        self.0.as_str()
     }
 }
 
 impl AsRef<str> for Text {
     fn as_ref(&self) -> &str {
-        &self.0
+        self.0.as_str()
     }
 }
 
 impl From<&str> for Text {
     fn from(s: &str) -> Text {
-        Text(Rc::new(Box::from(s)))
+        Text(Rc::new(smol_str::SmolStr::new(s)))
     }
 }
 
 impl From<String> for Text {
     fn from(s: String) -> Text {
-        Text(Rc::new(s.into_boxed_str()))
+        Text(Rc::new(smol_str::SmolStr::from(s)))
     }
 }
 
@@ -75,13 +76,13 @@ impl From<&String> for Text {
 
 impl std::fmt::Debug for Text {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Debug::fmt(&**self.0, f)
+        std::fmt::Debug::fmt(self.0.as_str(), f)
     }
 }
 
 impl std::fmt::Display for Text {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(self.0.as_str())
     }
 }
 
