@@ -24,12 +24,11 @@ pub type PHashMap = imbl::GenericHashMap<Value, Value, FixedState, imbl::shared_
 pub type PSet = imbl::GenericHashSet<Value, FixedState, imbl::shared_ptr::RcK>;
 pub type POrdMap = imbl::OrdMap<Value, Value>;
 
-/// The text of a string, keyword or symbol: shared, immutable, and one pointer wide, so that a
-/// `Value` is two words and an `EvalResult` comes back in registers. Texts up to 23 bytes (keys,
-/// categories, names, most results of `str`) sit inside the counted box itself: one allocation
-/// per string, not two (a `Box<str>` behind the count).
+/// The text of a string, keyword or symbol: shared, immutable, and one pointer wide (the text
+/// sits behind the count), so that a `Value` is two words and an `EvalResult` comes back in
+/// registers.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Text(Rc<smol_str::SmolStr>);
+pub struct Text(Rc<Box<str>>);
 
 impl Text {
     pub fn ptr_eq(a: &Text, b: &Text) -> bool {
@@ -40,31 +39,31 @@ impl Text {
 impl std::ops::Deref for Text {
     type Target = str;
     fn deref(&self) -> &str {
-        self.0.as_str()
+        &self.0
     }
 }
 
 impl std::borrow::Borrow<str> for Text {
     fn borrow(&self) -> &str {
-        self.0.as_str()
+        &self.0
     }
 }
 
 impl AsRef<str> for Text {
     fn as_ref(&self) -> &str {
-        self.0.as_str()
+        &self.0
     }
 }
 
 impl From<&str> for Text {
     fn from(s: &str) -> Text {
-        Text(Rc::new(smol_str::SmolStr::new(s)))
+        Text(Rc::new(Box::from(s)))
     }
 }
 
 impl From<String> for Text {
     fn from(s: String) -> Text {
-        Text(Rc::new(smol_str::SmolStr::from(s)))
+        Text(Rc::new(s.into_boxed_str()))
     }
 }
 
@@ -76,13 +75,13 @@ impl From<&String> for Text {
 
 impl std::fmt::Debug for Text {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Debug::fmt(self.0.as_str(), f)
+        std::fmt::Debug::fmt(&**self.0, f)
     }
 }
 
 impl std::fmt::Display for Text {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.0.as_str())
+        f.write_str(&self.0)
     }
 }
 

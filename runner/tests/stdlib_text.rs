@@ -219,31 +219,3 @@ fn deep_data_does_not_overflow_the_stack() {
         "40001"
     );
 }
-
-/// Strings up to 23 bytes live inside their counted box, longer ones behind it
-/// (`runner::value::Text`): both sides of that line, and a multi-byte character across it,
-/// compare, hash, sort, print and measure alike, whichever way they were made.
-#[test]
-fn strings_either_side_of_the_inline_limit_behave_alike() {
-    for n in [0, 1, 22, 23, 24, 25, 64] {
-        let s = "x".repeat(n);
-        let prog = format!(
-            r#"(let [a "{s}" b (apply str (repeat {n} "x")) m {{a 1}}]
-                 [(= a b) (get m b) (count b) (hash-set a b) (compare a b) (sort [b "w" a])])"#
-        );
-        let want = format!(r#"[true 1 {n} #{{"{s}"}} 0 ("w" "{s}" "{s}")]"#);
-        let want = if n == 0 {
-            r#"[true 1 0 #{""} 0 ("" "" "w")]"#.to_string()
-        } else {
-            want
-        };
-        assert_eq!(eval(&prog), want, "{n} bytes");
-    }
-    // 21 ASCII bytes and a 3-byte character: 24 bytes, past the inline limit.
-    assert_eq!(
-        eval(
-            r#"(let [s (str (apply str (repeat 21 "a")) "€")] [(count s) (subs s 20) (= s (str/join [s]))])"#
-        ),
-        r#"[22 "a€" true]"#
-    );
-}
