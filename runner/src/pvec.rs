@@ -549,6 +549,10 @@ mod tests {
         );
     }
 
+    fn int(n: usize) -> i64 {
+        i64::try_from(n).unwrap_or(i64::MAX)
+    }
+
     /// A small deterministic generator (xorshift), so failures reproduce.
     struct Rng(u64);
     impl Rng {
@@ -607,9 +611,9 @@ mod tests {
                 format!("truncate {n}")
             }
             10 => {
-                let extra: Vec<i64> = (0..a % 100).map(|k| x + k as i64).collect();
+                let extra: Vec<i64> = (0..a % 100).map(|k| x + int(k)).collect();
                 let [flat, tree] = both(&extra);
-                v.append(if a % 2 == 0 { flat } else { tree });
+                v.append(if a.is_multiple_of(2) { flat } else { tree });
                 m.extend(extra);
                 "append".into()
             }
@@ -647,13 +651,13 @@ mod tests {
 
     #[test]
     fn both_forms_agree_with_a_vec_under_random_updates() {
-        for seed in 1..=12u64 {
-            let start: Vec<i64> = (0..(seed as i64 * 23) % 150).collect();
-            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        for seed in 1..=12usize {
+            let start: Vec<i64> = (0..int(seed * 23 % 150)).collect();
+            let mut rng = Rng((seed as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
             let [mut flat, mut tree] = both(&start);
             let (mut mf, mut mt) = (start.clone(), start);
             for step in 0..400 {
-                let (op, a, x) = (rng.below(14), rng.below(1000), rng.below(10_000) as i64);
+                let (op, a, x) = (rng.below(14), rng.below(1000), int(rng.below(10_000)));
                 let what = update(&mut flat, &mut mf, op, a, x);
                 check(
                     &flat,
@@ -672,7 +676,7 @@ mod tests {
 
     #[test]
     fn a_shared_long_flat_vector_is_converted_once_and_never_goes_stale() {
-        let n = SMALL as i64 * 4;
+        let n = int(SMALL * 4);
         let model: Vec<i64> = (0..n).collect();
         let [mut flat, _] = both(&model);
         // Copies and slices of the shared original are trees; the original stays flat.
@@ -695,7 +699,7 @@ mod tests {
 
     #[test]
     fn short_collections_stay_flat_through_copies_and_shifts() {
-        let model: Vec<i64> = (0..SMALL as i64).collect();
+        let model: Vec<i64> = (0..int(SMALL)).collect();
         let [mut flat, _] = both(&model);
         assert!(flat.clone().is_flat_form());
         flat.push_front(Value::Int(-1));
