@@ -30,6 +30,7 @@ fuzz_target!(|data: &[u8]| {
             Tool::new("echo", Ok),
             Tool::new("boom", |_| Err("boom".into())),
         ],
+        ..RunOptions::default()
     };
     // A panic aborts here (libfuzzer-sys's hook); a Step that says the interpreter itself
     // failed is a bug too, even if something upstream caught it.

@@ -14,6 +14,7 @@ pub mod edn;
 pub mod error;
 pub mod eval;
 pub mod print;
+pub mod pvec;
 pub mod reader;
 pub mod session;
 pub mod value;

@@ -631,6 +631,5 @@ fn subvec(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
         usize::try_from(start).unwrap_or(0),
         usize::try_from(end).unwrap_or(0),
     );
-    let mut v = (**xs).clone();
-    Ok(Value::Vector(Coll::new(v.slice(s..e))))
+    Ok(Value::Vector(Coll::new(xs.slice(s..e))))
 }
