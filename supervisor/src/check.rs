@@ -619,6 +619,69 @@ mod tests {
     }
 
     #[test]
+    fn rlimits_are_read_as_proc_shows_them() {
+        let proc = std::fs::read_to_string("/proc/self/limits").unwrap();
+        let shown = |title: &str| -> (Option<u64>, Option<u64>) {
+            let line = proc.lines().find(|l| l.starts_with(title)).unwrap();
+            let mut v = line[title.len()..]
+                .split_whitespace()
+                .map(|x| x.parse().ok());
+            (v.next().flatten(), v.next().flatten())
+        };
+        let titles = [
+            ("data", "Max data size"),
+            ("as", "Max address space"),
+            ("cpu", "Max cpu time"),
+            ("nofile", "Max open files"),
+            ("fsize", "Max file size"),
+            ("core", "Max core file size"),
+            ("nproc", "Max processes"),
+        ];
+        let got = rlimits();
+        assert_eq!(got.len(), titles.len());
+        for (r, (name, title)) in got.iter().zip(titles) {
+            assert_eq!((r.name, (r.soft, r.hard)), (name, shown(title)));
+        }
+        // Every test process has a finite number of files.
+        assert!(got[3].hard.is_some(), "{:?}", got[3]);
+    }
+
+    #[test]
+    fn the_report_reads_as_written() {
+        let r = HostReport {
+            kernel: "6.1.0".into(),
+            euid: 1000,
+            seccomp: true,
+            seccomp_actions: vec!["kill_process".into(), "allow".into()],
+            landlock_abi: 0,
+            namespaces: vec![NamespaceProbe {
+                namespace: Namespace::Net,
+                available: false,
+                how: "x".into(),
+            }],
+            cgroup_v2: CgroupReport {
+                mounted: true,
+                path: None,
+                delegated: false,
+                controllers: vec![],
+            },
+            rlimits: vec![RlimitReport {
+                name: "cpu",
+                soft: Some(5),
+                hard: None,
+            }],
+        };
+        let want = "kernel            6.1.0 (euid 1000)\n\
+            runner user       uid 1000 (not root: run_as cannot apply; no capabilities to drop)\n\
+            seccomp           yes (kill_process allow)\n\
+            landlock          no\n\
+            namespace net     no (x)\n\
+            cgroup v2         yes (delegated: no, -, controllers: )\n\
+            rlimit cpu        soft 5 hard unlimited\n";
+        assert_eq!(r.to_string(), want);
+    }
+
+    #[test]
     fn a_root_supervisor_never_leaves_runners_root() {
         let mut root = poor_host();
         root.euid = 0;
