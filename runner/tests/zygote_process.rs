@@ -241,7 +241,7 @@ fn deep_recursion_in_a_forked_runner_is_a_clean_failure() {
 #[test]
 fn a_forked_runner_writes_to_the_stderr_it_was_given() {
     let mut z = Zygote::start(RUNNER, &[]);
-    let (_read, write) = nix::unistd::pipe().unwrap();
+    let (_read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap();
     let mut f = z.fork_with_stderr(&setup(), write.as_raw_fd());
     f.runner.ready();
     let ours = std::fs::read_link(format!("/proc/self/fd/{}", write.as_raw_fd())).unwrap();
