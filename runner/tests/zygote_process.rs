@@ -10,6 +10,7 @@ use ptc_shared::client_protocol::RunRequest;
 use ptc_shared::protocol::zygote::{Report, Request};
 use ptc_shared::protocol::{RunnerToSupervisor, SupervisorToRunner, exit_code};
 use ptc_shared::{Limits, Value};
+use std::os::fd::AsRawFd;
 use support::zygote::Zygote;
 use support::{
     End, PROBE, RUNNER, Runner, execute_frame, fds_of, proc_file, setup, setup_for, soft_limit,
@@ -235,4 +236,87 @@ fn deep_recursion_in_a_forked_runner_is_a_clean_failure() {
         soft_limit(&limits, "Max stack size"),
         expected.stack_bytes.to_string()
     );
+}
+
+#[test]
+fn a_forked_runner_writes_to_the_stderr_it_was_given() {
+    let mut z = Zygote::start(RUNNER, &[]);
+    let (_read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap();
+    let mut f = z.fork_with_stderr(&setup(), write.as_raw_fd());
+    f.runner.ready();
+    let ours = std::fs::read_link(format!("/proc/self/fd/{}", write.as_raw_fd())).unwrap();
+    let fds = fds_of(f.runner.pid());
+    assert_eq!(fds[&2], ours.to_string_lossy(), "{fds:?}");
+    assert!(fds[&3].starts_with("socket:"), "{fds:?}");
+}
+
+#[test]
+fn a_fork_without_room_for_its_pidfd_fails_alone_with_emfile() {
+    // The zygote's own descriptors are 0..n; room for a request's two and not for a pidfd.
+    let n = fds_of(Zygote::start(RUNNER, &[]).pid()).len();
+    let mut z = Zygote::start_with_nofile(RUNNER, &[], n + 2);
+    assert_eq!(fds_of(z.pid()).len(), n);
+    for id in [77, 78] {
+        let (_ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+        let null = std::fs::File::open("/dev/null").unwrap();
+        z.send(
+            &Request::Fork { id },
+            &[theirs.as_raw_fd(), null.as_raw_fd()],
+        );
+        // The child it could not give a pidfd for is killed; the failure comes before its
+        // exit. The second request fails the same way: the first one's fds were closed.
+        loop {
+            match z.report() {
+                (Report::ForkFailed { id: got, errno }, None) => {
+                    assert_eq!((got, errno), (id, libc::EMFILE));
+                    break;
+                }
+                (Report::Exited { signal, .. }, None) => assert_eq!(signal, Some(libc::SIGKILL)),
+                other => panic!("expected ForkFailed, got {other:?}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn a_zygote_that_cannot_report_an_exit_leaves() {
+    use nix::sys::signal::{Signal, kill};
+    let mut z = Zygote::start(RUNNER, &[]);
+    let zpid = nix::unistd::Pid::from_raw(i32::try_from(z.pid()).unwrap());
+    let mut f = z.fork(&setup());
+    f.runner.ready();
+    // Stopped, the zygote cannot reap: its runner finishes and stays a zombie, and the engine
+    // closes the socket. Resumed, it sees both at once and reaps first: the Exited report
+    // cannot be sent, and the zygote exits PARENT_GONE instead of retrying.
+    kill(zpid, Signal::SIGSTOP).unwrap();
+    f.runner.send(&execute("1", Limits::default()));
+    assert_eq!(finished(&mut f.runner).return_value, Some(Value::Int(1)));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while stat_state(f.runner.pid()) != 'Z' {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the runner never exited"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let mut child = z.close();
+    kill(zpid, Signal::SIGCONT).unwrap();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("the zygote kept trying to report to a closed socket");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    assert_eq!(status.code(), Some(exit_code::PARENT_GONE));
+}
+
+/// The state letter of `/proc/<pid>/stat` (`Z` for a zombie).
+fn stat_state(pid: u32) -> char {
+    let stat = proc_file(pid, "stat");
+    let rest = stat.rsplit_once(')').unwrap().1;
+    rest.trim_start().chars().next().unwrap()
 }

@@ -94,11 +94,14 @@ pub fn host_report_for(namespaces: &[Namespace]) -> HostReport {
             .map(|u| u.release().to_string_lossy().into_owned())
             .unwrap_or_default(),
         euid: nix::unistd::geteuid().as_raw(),
-        seccomp: seccomp_actions.iter().any(|a| a == "kill_process"),
+        seccomp: kills_process(&seccomp_actions),
         seccomp_actions,
         landlock_abi: landlock_abi(),
         namespaces: probe_namespaces(namespaces),
-        cgroup_v2: cgroup_report(),
+        cgroup_v2: cgroup_report(
+            &std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default(),
+            &read_trim("/proc/self/cgroup").unwrap_or_default(),
+        ),
         rlimits: rlimits(),
     }
 }
@@ -176,6 +179,11 @@ impl HostReport {
     }
 }
 
+/// Whether the kernel's list of seccomp actions has the one every runner filter relies on.
+fn kills_process(actions: &[String]) -> bool {
+    actions.iter().any(|a| a == "kill_process")
+}
+
 fn read_trim(path: impl AsRef<Path>) -> Option<String> {
     std::fs::read_to_string(path)
         .ok()
@@ -224,8 +232,15 @@ fn probe_namespaces(wanted: &[Namespace]) -> Vec<NamespaceProbe> {
             })
             .collect();
     };
+    probe_with(&[tool], nix::unistd::geteuid().is_root(), wanted)
+}
+
+/// Probes each wanted namespace by running `tool` (a command line: a binary and any leading
+/// arguments) with unshare(1)'s flags, as root or not. Split out so a test can stand in a fake
+/// unshare(1) for a host whose kernel refuses some namespaces.
+fn probe_with(tool: &[&str], root: bool, wanted: &[Namespace]) -> Vec<NamespaceProbe> {
     let user_ok = run_unshare(tool, &["--user"]);
-    let root = nix::unistd::geteuid().is_root();
+    let shown = tool.join(" ");
     Namespace::ALL
         .iter()
         .map(|&namespace| {
@@ -246,14 +261,18 @@ fn probe_namespaces(wanted: &[Namespace]) -> Vec<NamespaceProbe> {
             NamespaceProbe {
                 namespace,
                 available,
-                how: format!("{tool} {flag}"),
+                how: format!("{shown} {flag}"),
             }
         })
         .collect()
 }
 
-fn run_unshare(tool: &str, flags: &[&str]) -> bool {
-    std::process::Command::new(tool)
+fn run_unshare(tool: &[&str], flags: &[&str]) -> bool {
+    let Some((program, lead)) = tool.split_first() else {
+        return false;
+    };
+    std::process::Command::new(program)
+        .args(lead)
         .args(flags)
         .arg("/bin/true")
         .env_clear()
@@ -264,22 +283,19 @@ fn run_unshare(tool: &str, flags: &[&str]) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-fn cgroup_report() -> CgroupReport {
-    let mount = std::fs::read_to_string("/proc/self/mountinfo")
-        .ok()
-        .and_then(|m| {
-            m.lines().find_map(|l| {
-                // Fields: id parent maj:min root mountpoint options ... - fstype source superoptions
-                let (left, right) = l.split_once(" - ")?;
-                (right.split_whitespace().next()? == "cgroup2")
-                    .then(|| left.split_whitespace().nth(4).map(PathBuf::from))
-                    .flatten()
-            })
-        });
-    let own = read_trim("/proc/self/cgroup").and_then(|c| {
-        c.lines()
-            .find_map(|l| l.strip_prefix("0::").map(str::to_string))
+/// Our cgroup v2 directory from the texts of `/proc/self/mountinfo` and `/proc/self/cgroup`
+/// (passed in so a test can describe a host it is not running on).
+fn cgroup_report(mountinfo: &str, own_cgroup: &str) -> CgroupReport {
+    let mount = mountinfo.lines().find_map(|l| {
+        // Fields: id parent maj:min root mountpoint options ... - fstype source superoptions
+        let (left, right) = l.split_once(" - ")?;
+        (right.split_whitespace().next()? == "cgroup2")
+            .then(|| left.split_whitespace().nth(4).map(PathBuf::from))
+            .flatten()
     });
+    let own = own_cgroup
+        .lines()
+        .find_map(|l| l.strip_prefix("0::").map(str::to_string));
     let path = match (&mount, own) {
         (Some(m), Some(o)) => Some(m.join(o.trim_start_matches('/'))),
         _ => None,
@@ -458,6 +474,211 @@ mod tests {
             no_seccomp.enforce(&policy(best)).is_err(),
             "seccomp is never optional"
         );
+    }
+
+    /// A stand-in for unshare(1) (run by `sh -c`, so no file is executed while another test
+    /// thread may hold it open): succeeds only for the flag lists in `works`.
+    fn fake_unshare(works: &str) -> String {
+        format!("case \"$*\" in {works}) exit 0;; esac; exit 1")
+    }
+
+    fn probed(tool: &[&str], root: bool, wanted: &[Namespace]) -> Vec<(String, bool)> {
+        probe_with(tool, root, wanted)
+            .into_iter()
+            .map(|p| (format!("{} {}", p.namespace.as_str(), p.how), p.available))
+            .collect()
+    }
+
+    #[test]
+    fn unprivileged_namespaces_are_probed_inside_a_user_namespace() {
+        // A kernel that lets a user namespace hold a net namespace but not an ipc one, and
+        // refuses `--net` to an unprivileged caller outside one.
+        let script = fake_unshare("'--user /bin/true'|'--user --net /bin/true'");
+        let tool = ["/bin/sh", "-c", &script, "unshare"];
+        let got = probed(
+            &tool,
+            false,
+            &[Namespace::User, Namespace::Net, Namespace::Ipc],
+        );
+        let how = |f: &str| format!("/bin/sh -c {script} unshare --{f}");
+        let skipped = "not probed: no policy enters it";
+        let want = [
+            (format!("user {}", how("user")), true),
+            (format!("pid {skipped}"), false),
+            (format!("net {}", how("net")), true),
+            (format!("mount {skipped}"), false),
+            (format!("ipc {}", how("ipc")), false),
+            (format!("uts {skipped}"), false),
+        ];
+        assert_eq!(got, want);
+        // Without a user namespace nothing else is tried.
+        let none = fake_unshare("'--net /bin/true'|'--user --net /bin/true'");
+        let tool = ["/bin/sh", "-c", &none, "unshare"];
+        let got = probed(&tool, false, &[Namespace::Net]);
+        assert!(!got[2].1, "{got:?}");
+    }
+
+    #[test]
+    fn root_probes_each_namespace_on_its_own() {
+        // Root needs no user namespace; this kernel refuses a net namespace inside one.
+        let script = fake_unshare("'--user /bin/true'|'--net /bin/true'");
+        let tool = ["/bin/sh", "-c", &script, "unshare"];
+        let got = probed(&tool, true, &[Namespace::User, Namespace::Net]);
+        assert_eq!((got[0].1, got[2].1), (true, true), "{got:?}");
+        assert!(probed(&[], true, &[Namespace::Net]).iter().all(|p| !p.1));
+    }
+
+    #[test]
+    fn this_hosts_namespaces_are_probed_with_unshare() {
+        let r = host_report_for(&[Namespace::Net]);
+        let net = &r.namespaces[2];
+        assert_eq!(net.namespace, Namespace::Net);
+        let Some(tool) = UNSHARE.iter().find(|p| Path::new(p).exists()) else {
+            assert_eq!(net.how, "not tested: unshare(1) is not installed");
+            return;
+        };
+        assert_eq!(net.how, format!("{tool} --net"));
+        // Root (as under CI) can always make a net namespace; the test asks the kernel itself.
+        let direct = std::process::Command::new(tool)
+            .args(["--net", "/bin/true"])
+            .status()
+            .is_ok_and(|s| s.success());
+        if r.euid == 0 {
+            assert_eq!(net.available, direct);
+        }
+        let ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+        assert!(!ci || net.available, "CI runs as root on a full kernel");
+        assert!(!r.namespaces[0].available, "user was not asked for");
+    }
+
+    #[test]
+    fn seccomp_needs_the_kill_process_action() {
+        let list = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert!(!kills_process(&list(&[
+            "kill_thread",
+            "trap",
+            "errno",
+            "allow"
+        ])));
+        assert!(kills_process(&list(&["kill_process"])));
+        assert!(!kills_process(&[]));
+    }
+
+    #[test]
+    fn landlock_abi_is_what_this_kernel_version_shipped() {
+        // Landlock's ABI grew with the kernel: 1 in 5.13, 2 in 5.19, 3 in 6.2, 5 in 6.10 (4
+        // only added network rights), 6 in 6.12. Backports can only raise it.
+        let r = host_report();
+        let mut v = r.kernel.split(|c: char| !c.is_ascii_digit());
+        let major: u32 = v.next().and_then(|x| x.parse().ok()).unwrap_or(0);
+        let minor: u32 = v.next().and_then(|x| x.parse().ok()).unwrap_or(0);
+        let shipped = [
+            ((6, 12), 6),
+            ((6, 10), 5),
+            ((6, 2), 3),
+            ((5, 19), 2),
+            ((5, 13), 1),
+        ]
+        .into_iter()
+        .find(|(at, _)| (major, minor) >= *at)
+        .map_or(0, |(_, abi)| abi);
+        assert!(
+            r.landlock_abi == 0 || r.landlock_abi >= shipped,
+            "kernel {} reports landlock ABI {}",
+            r.kernel,
+            r.landlock_abi
+        );
+        assert!([0, 1, 2, 3, 5, 6].contains(&r.landlock_abi));
+    }
+
+    #[test]
+    fn the_cgroup_is_found_from_the_mount_table_and_our_membership() {
+        let d = std::env::temp_dir().join(format!("ptc-check-cg-{}", std::process::id()));
+        std::fs::create_dir_all(d.join("a/b")).unwrap();
+        let mountinfo = format!(
+            "22 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n\
+             41 31 0:38 / {} rw,nosuid - cgroup2 cgroup2 rw\n",
+            d.display()
+        );
+        let own = "4:memory:/elsewhere\n0::/a/b";
+        let cg = cgroup_report(&mountinfo, own);
+        assert_eq!(cg.path, Some(d.join("a/b")));
+        assert!(
+            cg.mounted && cg.controllers.is_empty() && !cg.delegated,
+            "{cg:?}"
+        );
+        std::fs::write(d.join("a/b/cgroup.controllers"), "cpu memory pids\n").unwrap();
+        let cg = cgroup_report(&mountinfo, own);
+        assert_eq!(cg.controllers, ["cpu", "memory", "pids"]);
+        assert!(cg.delegated, "our own directory is writable: {cg:?}");
+        let v1 = cgroup_report(&mountinfo, "4:memory:/elsewhere");
+        assert!(v1.mounted && v1.path.is_none() && !v1.delegated);
+        let none = cgroup_report("22 1 8:1 / / rw - ext4 /dev/sda1 rw", own);
+        assert!(!none.mounted && none.path.is_none());
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn rlimits_are_read_as_proc_shows_them() {
+        let proc = std::fs::read_to_string("/proc/self/limits").unwrap();
+        let shown = |title: &str| -> (Option<u64>, Option<u64>) {
+            let line = proc.lines().find(|l| l.starts_with(title)).unwrap();
+            let mut v = line[title.len()..]
+                .split_whitespace()
+                .map(|x| x.parse().ok());
+            (v.next().flatten(), v.next().flatten())
+        };
+        let titles = [
+            ("data", "Max data size"),
+            ("as", "Max address space"),
+            ("cpu", "Max cpu time"),
+            ("nofile", "Max open files"),
+            ("fsize", "Max file size"),
+            ("core", "Max core file size"),
+            ("nproc", "Max processes"),
+        ];
+        let got = rlimits();
+        assert_eq!(got.len(), titles.len());
+        for (r, (name, title)) in got.iter().zip(titles) {
+            assert_eq!((r.name, (r.soft, r.hard)), (name, shown(title)));
+        }
+        // Every test process has a finite number of files.
+        assert!(got[3].hard.is_some(), "{:?}", got[3]);
+    }
+
+    #[test]
+    fn the_report_reads_as_written() {
+        let r = HostReport {
+            kernel: "6.1.0".into(),
+            euid: 1000,
+            seccomp: true,
+            seccomp_actions: vec!["kill_process".into(), "allow".into()],
+            landlock_abi: 0,
+            namespaces: vec![NamespaceProbe {
+                namespace: Namespace::Net,
+                available: false,
+                how: "x".into(),
+            }],
+            cgroup_v2: CgroupReport {
+                mounted: true,
+                path: None,
+                delegated: false,
+                controllers: vec![],
+            },
+            rlimits: vec![RlimitReport {
+                name: "cpu",
+                soft: Some(5),
+                hard: None,
+            }],
+        };
+        let want = "kernel            6.1.0 (euid 1000)\n\
+            runner user       uid 1000 (not root: run_as cannot apply; no capabilities to drop)\n\
+            seccomp           yes (kill_process allow)\n\
+            landlock          no\n\
+            namespace net     no (x)\n\
+            cgroup v2         yes (delegated: no, -, controllers: )\n\
+            rlimit cpu        soft 5 hard unlimited\n";
+        assert_eq!(r.to_string(), want);
     }
 
     #[test]

@@ -55,6 +55,19 @@ impl Fd {
 impl Zygote {
     /// Starts `bin --zygote [args]` and waits for its `Hello`.
     pub fn start(bin: &str, args: &[&str]) -> Zygote {
+        Zygote::start_script(PLACE_FDS, bin, args)
+    }
+
+    /// As [`Zygote::start`], holding at most `nofile` descriptors (RLIMIT_NOFILE).
+    pub fn start_with_nofile(bin: &str, args: &[&str], nofile: usize) -> Zygote {
+        // The fds are placed first: a shell under a low limit cannot save fds while redirecting.
+        let script = format!(
+            r#"exec 3<&0 </dev/null 2>/dev/null 7</dev/null; ulimit -n {nofile}; exec /usr/bin/env -i "$0" "$@""#
+        );
+        Zygote::start_script(&script, bin, args)
+    }
+
+    fn start_script(script: &str, bin: &str, args: &[&str]) -> Zygote {
         let (ours, theirs) = socketpair(
             AddressFamily::Unix,
             SockType::SeqPacket,
@@ -64,7 +77,7 @@ impl Zygote {
         .unwrap();
         let child = Command::new("/bin/sh")
             .arg("-c")
-            .arg(PLACE_FDS)
+            .arg(script)
             .arg(bin)
             .arg(ARG)
             .args(args)
@@ -96,22 +109,28 @@ impl Zygote {
 
     /// Asks for one runner; `setup` (a whole frame) is queued in its socket first.
     pub fn fork(&mut self, setup: &ptc_shared::protocol::Setup) -> Forked {
+        let null = std::fs::File::options()
+            .write(true)
+            .open("/dev/null")
+            .unwrap();
+        self.fork_with_stderr(setup, null.as_raw_fd())
+    }
+
+    /// As [`Zygote::fork`], with `stderr` as the runner's fd 2.
+    pub fn fork_with_stderr(
+        &mut self,
+        setup: &ptc_shared::protocol::Setup,
+        stderr: RawFd,
+    ) -> Forked {
         let (ours, theirs) = UnixStream::pair().unwrap();
         ours.set_read_timeout(Some(std::time::Duration::from_secs(30)))
             .unwrap();
         let msg = ptc_shared::protocol::SupervisorToRunner::Setup(setup.clone());
         let frame = encode_frame(&msg, ptc_shared::codec::DEFAULT_MAX_FRAME).unwrap();
         std::io::Write::write_all(&mut &ours, &frame).unwrap();
-        let null = std::fs::File::options()
-            .write(true)
-            .open("/dev/null")
-            .unwrap();
         self.next_id += 1;
         let id = self.next_id;
-        self.send(
-            &Request::Fork { id },
-            &[theirs.as_raw_fd(), null.as_raw_fd()],
-        );
+        self.send(&Request::Fork { id }, &[theirs.as_raw_fd(), stderr]);
         loop {
             match self.report() {
                 (Report::Forked { id: got, pid }, Some(pidfd)) if got == id => {
