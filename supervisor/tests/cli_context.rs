@@ -9,26 +9,6 @@ mod daemon_support;
 use daemon_support::*;
 use ptc_shared::Value;
 use ptc_shared::value::EncodedValue;
-use std::process::{Command, Output};
-
-enum Mode {
-    Connect(std::path::PathBuf),
-    Sandboxed,
-    InProcess,
-}
-
-fn run_in(mode: &Mode, args: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ptc"));
-    cmd.arg("run")
-        .env("PTC_RUNNER", common::real_runner())
-        .env("PTC_POLICIES", common::shipped_policies());
-    match mode {
-        Mode::Connect(socket) => cmd.arg("--connect").arg(socket),
-        Mode::Sandboxed => &mut cmd,
-        Mode::InProcess => cmd.arg("--in-process"),
-    };
-    cmd.args(args).output().unwrap()
-}
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).trim().to_string()

@@ -143,27 +143,6 @@ fn policies_lists_and_validates() {
     );
 }
 
-/// `ptc run` with `args` in one of the three modes: through the daemon at `socket`, sandboxed
-/// (embedded engine), or in-process.
-fn run_in(mode: &Mode, args: &[&str]) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ptc"));
-    cmd.arg("run")
-        .env("PTC_RUNNER", common::real_runner())
-        .env("PTC_POLICIES", common::shipped_policies());
-    match mode {
-        Mode::Connect(socket) => cmd.arg("--connect").arg(socket),
-        Mode::Sandboxed => &mut cmd,
-        Mode::InProcess => cmd.arg("--in-process"),
-    };
-    cmd.args(args).output().unwrap()
-}
-
-enum Mode {
-    Connect(std::path::PathBuf),
-    Sandboxed,
-    InProcess,
-}
-
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).trim().to_string()
 }

@@ -244,3 +244,25 @@ pub async fn gone_within(pid: i32, max: Duration) -> Option<Duration> {
     }
     None
 }
+
+/// Where `ptc run` runs a program: through the daemon at a socket, sandboxed by an embedded
+/// engine, or in-process.
+pub enum Mode {
+    Connect(PathBuf),
+    Sandboxed,
+    InProcess,
+}
+
+/// `ptc run` with `args` in `mode`, against the real runner and the shipped policies.
+pub fn run_in(mode: &Mode, args: &[&str]) -> std::process::Output {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_ptc"));
+    cmd.arg("run")
+        .env("PTC_RUNNER", common::real_runner())
+        .env("PTC_POLICIES", common::shipped_policies());
+    match mode {
+        Mode::Connect(socket) => cmd.arg("--connect").arg(socket),
+        Mode::Sandboxed => &mut cmd,
+        Mode::InProcess => cmd.arg("--in-process"),
+    };
+    cmd.args(args).output().unwrap()
+}
