@@ -6,16 +6,44 @@ use ptc_tests::bins::bin;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// A fresh, empty directory under the system temp dir.
-fn empty_dir(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("ptc-installed-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
-    dir
+/// A fresh, empty directory under the system temp dir, removed when dropped: each test copies two
+/// debug binaries (hundreds of MB), which must not pile up in /tmp run after run.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("ptc-installed-{tag}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        Scratch(dir)
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn empty_dir(tag: &str) -> Scratch {
+    Scratch::new(tag)
 }
 
 /// `ptc` and `ptc-runner`, copied (not linked) into an empty directory.
-fn install(tag: &str) -> PathBuf {
+fn install(tag: &str) -> Scratch {
     let dir = empty_dir(&format!("bin-{tag}"));
     for name in ["ptc", "ptc-runner"] {
         let to = dir.join(name);
