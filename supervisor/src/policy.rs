@@ -415,14 +415,30 @@ mod tests {
     const FILTER: &str = r#"{"runner": {"mismatch_action": "kill_process", "match_action": "allow",
         "filter": [{"syscall": "read"}, {"syscall": "write"}, {"syscall": "exit_group"}]}}"#;
 
-    fn dir_with_filter() -> PathBuf {
+    /// A test directory, removed with what it holds when dropped.
+    struct Scratch(PathBuf);
+
+    impl std::ops::Deref for Scratch {
+        type Target = Path;
+        fn deref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn dir_with_filter() -> Scratch {
         // One directory per call: tests run in parallel and rewrite the filter file.
         static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let d = std::env::temp_dir().join(format!("ptc-policy-test-{}-{n}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
         std::fs::write(d.join("f.json"), FILTER).unwrap();
-        d
+        Scratch(d)
     }
 
     #[test]
@@ -541,7 +557,7 @@ mod tests {
         let err = missing.load().unwrap_err().to_string();
         assert!(err.contains("ptc-no-such-policies-dir"), "{err}");
         let d = dir_with_filter();
-        let err = PolicySource::Dir(d.clone()).load().unwrap_err().to_string();
+        let err = PolicySource::Dir(d.to_path_buf()).load().unwrap_err().to_string();
         assert!(err.contains("no policy files"), "{err}");
         std::fs::write(
             d.join("bad.toml"),
@@ -549,13 +565,13 @@ mod tests {
         )
         .unwrap();
         std::fs::write(d.join("good.toml"), "[isolation]\nseccomp = \"f.json\"\n").unwrap();
-        let err = PolicySource::Dir(d.clone()).load().unwrap_err().to_string();
+        let err = PolicySource::Dir(d.to_path_buf()).load().unwrap_err().to_string();
         assert!(
             err.contains("bad.toml") && err.contains("absent.json"),
             "{err}"
         );
         std::fs::remove_file(d.join("bad.toml")).unwrap();
-        let only = PolicySource::Dir(d).load().unwrap();
+        let only = PolicySource::Dir(d.to_path_buf()).load().unwrap();
         assert_eq!(
             only.keys().collect::<Vec<_>>(),
             ["good"],

@@ -52,7 +52,7 @@ fn run_as(uid: u32, socket: &std::path::Path) -> String {
 async fn one_uid_at_its_cap_is_busy_and_others_are_served() {
     let daemon = TestDaemon::start("per_uid_connections = 3\nidle_timeout_ms = 1500\n").await;
     let socket = daemon.socket.clone();
-    let dir = daemon.dir.clone();
+    let dir = daemon.dir.to_path_buf();
     tokio::task::spawn_blocking(move || {
         let mut held: Vec<Raw> = (0..3).map(|_| Raw::connect(&socket)).collect();
         for r in &mut held {

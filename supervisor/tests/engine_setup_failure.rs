@@ -54,7 +54,7 @@ const FORKED_STEPS: [&str; 2] = ["dup2", "setsid"];
 /// in the zygote leaves each child to build its own ruleset, and name the step itself.
 const ZYGOTE_ONCE_STEPS: [&str; 1] = ["landlock_ruleset"];
 
-fn policy_dir(tag: &str) -> PathBuf {
+fn policy_dir(tag: &str) -> common::TempDir {
     shipped_filter_dir(tag, "", 0)
 }
 

@@ -88,5 +88,6 @@ mod tests {
         let mut buf = [0u8; 64];
         let len = rx.recv(&mut buf).unwrap();
         assert_eq!(&buf[..len], b"READY=1\nSTATUS=ok");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

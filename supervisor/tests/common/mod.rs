@@ -15,14 +15,44 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// A fresh temporary directory, unique per call.
-pub fn temp_dir(tag: &str) -> PathBuf {
+/// A fresh temporary directory, unique per call, removed with everything in it when the guard
+/// is dropped (also when the test panics), so repeated runs leave nothing behind in /tmp.
+pub fn temp_dir(tag: &str) -> TempDir {
     static N: AtomicUsize = AtomicUsize::new(0);
     let n = N.fetch_add(1, Ordering::Relaxed);
     let d = std::env::temp_dir().join(format!("ptc-engine-{tag}-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    d
+    TempDir(d)
+}
+
+/// A directory that is removed when dropped; reads as the `Path` it names.
+#[derive(Debug)]
+pub struct TempDir(PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TempDir {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for TempDir {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// A minimal seccomp filter: enough to compile (fake runners never install it).
@@ -188,7 +218,7 @@ pub fn shipped_policies() -> PathBuf {
 }
 
 /// A policy directory with the shipped seccomp filter and the given limits and pool size.
-pub fn shipped_filter_dir(tag: &str, limits: &str, warm: usize) -> PathBuf {
+pub fn shipped_filter_dir(tag: &str, limits: &str, warm: usize) -> TempDir {
     let dir = temp_dir(tag);
     let filter = shipped_policies().join("seccomp/runner.json");
     let text = format!(

@@ -32,7 +32,7 @@ pub fn answered_three_quickly(answer: Option<ServerToClient>, took: Duration, be
 /// A daemon running inside the test process.
 pub struct TestDaemon {
     pub socket: PathBuf,
-    pub dir: PathBuf,
+    pub dir: common::TempDir,
     ctl: mpsc::Sender<Control>,
     task: tokio::task::JoinHandle<()>,
 }
@@ -90,6 +90,8 @@ pub fn config_text_with(socket: &Path, policies: &Path, extra: &str) -> String {
 /// A `ptc serve` process.
 pub struct DaemonProcess {
     pub child: std::process::Child,
+    /// Holds the socket, config and log; removed when the process handle is dropped.
+    pub dir: common::TempDir,
     pub socket: PathBuf,
     pub config: PathBuf,
     pub log: PathBuf,
@@ -112,6 +114,7 @@ impl DaemonProcess {
             .unwrap();
         let d = DaemonProcess {
             child,
+            dir,
             socket,
             config,
             log,
