@@ -557,7 +557,10 @@ mod tests {
         let err = missing.load().unwrap_err().to_string();
         assert!(err.contains("ptc-no-such-policies-dir"), "{err}");
         let d = dir_with_filter();
-        let err = PolicySource::Dir(d.to_path_buf()).load().unwrap_err().to_string();
+        let err = PolicySource::Dir(d.to_path_buf())
+            .load()
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("no policy files"), "{err}");
         std::fs::write(
             d.join("bad.toml"),
@@ -565,7 +568,10 @@ mod tests {
         )
         .unwrap();
         std::fs::write(d.join("good.toml"), "[isolation]\nseccomp = \"f.json\"\n").unwrap();
-        let err = PolicySource::Dir(d.to_path_buf()).load().unwrap_err().to_string();
+        let err = PolicySource::Dir(d.to_path_buf())
+            .load()
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("bad.toml") && err.contains("absent.json"),
             "{err}"

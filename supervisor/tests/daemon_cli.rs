@@ -253,14 +253,16 @@ fn every_run_flag_is_honoured_in_every_mode() {
             &["--policy", "strict", "--max-steps", "5000000", "-e", "1"],
             "error: invalid_request: `max_steps` of 5000000 is looser than policy `strict`",
         );
+        // Tools from a file answer inside `ptc` itself: eleven `cat` processes could outlast
+        // strict's 250 ms clock on a loaded host, and the limit under test is the tool calls.
         fails(
             &[
                 "--policy",
                 "strict",
                 "-e",
-                "(dotimes [i 11] (tool/echo {}))",
-                "--tool",
-                "echo=cat",
+                "(dotimes [i 11] (tool/orders {}))",
+                "--tools",
+                &tools,
             ],
             "error: limit_exceeded: tool call limit of 10",
         );
