@@ -2,7 +2,7 @@
 //! condp if-let when-let if-some when-some when-first -> ->> as-> cond-> cond->> some-> some->>
 //! dotimes defn defn- comment assert`. Hidden temporaries use names a program cannot write.
 
-use super::{AResult, Analyzer, err};
+use super::{AResult, AnalysisError, Analyzer, err};
 use crate::error::Pos;
 use crate::reader::{Form, FormKind};
 
@@ -36,11 +36,7 @@ pub(super) fn expand(
 ) -> AResult<Option<Form>> {
     let need = |n: usize, shape: &str| -> AResult<()> {
         if args.len() < n {
-            Err(err(
-                pos,
-                format!("malformed ({name} ...)"),
-                Some(format!("expected {shape}")),
-            ))
+            Err(malformed(name, shape, pos))
         } else {
             Ok(())
         }
@@ -60,32 +56,8 @@ pub(super) fn expand(
         ));
     }
     let f = match name {
-        "when" => {
-            need(1, "(when test body...)")?;
-            list(
-                vec![
-                    sym("if", pos),
-                    args[0].clone(),
-                    prepend(vec![sym("do", pos)], &args[1..], pos),
-                ],
-                pos,
-            )
-        }
-        "when-not" => {
-            need(1, "(when-not test body...)")?;
-            list(
-                vec![
-                    sym("if", pos),
-                    args[0].clone(),
-                    Form {
-                        kind: FormKind::Nil,
-                        pos,
-                    },
-                    prepend(vec![sym("do", pos)], &args[1..], pos),
-                ],
-                pos,
-            )
-        }
+        "when" => when_like(name, "if", false, args, pos)?,
+        "when-not" => when_like(name, "if", true, args, pos)?,
         "if-not" => {
             need(2, "(if-not test then else?)")?;
             let els = args.get(2).cloned().unwrap_or(Form {
@@ -101,83 +73,14 @@ pub(super) fn expand(
         "cond" => cond(args, pos)?,
         "condp" => condp(a, args, pos)?,
         "if-let" | "if-some" => if_let(a, name, args, pos)?,
-        "when-let" | "when-some" => {
-            need(1, "(when-let [x test] body...)")?;
-            let target = if name == "when-let" {
-                "if-let"
-            } else {
-                "if-some"
-            };
-            list(
-                vec![
-                    sym(target, pos),
-                    args[0].clone(),
-                    prepend(vec![sym("do", pos)], &args[1..], pos),
-                ],
-                pos,
-            )
-        }
-        "when-first" => {
-            need(1, "(when-first [x coll] body...)")?;
-            let b = super::forms::binding_vector("when-first", args.first(), pos)?;
-            let [x, coll] = b else {
-                return Err(err(pos, "when-first takes one binding", None));
-            };
-            let tmp = a.fresh_name("wf");
-            let bind = vector(
-                vec![
-                    sym(&tmp, pos),
-                    list(vec![sym("seq", pos), coll.clone()], pos),
-                ],
-                pos,
-            );
-            let inner = list(
-                vec![
-                    sym("let", pos),
-                    vector(
-                        vec![
-                            x.clone(),
-                            list(vec![sym("first", pos), sym(&tmp, pos)], pos),
-                        ],
-                        pos,
-                    ),
-                    prepend(vec![sym("do", pos)], &args[1..], pos),
-                ],
-                pos,
-            );
-            list(vec![sym("when-let", pos), bind, inner], pos)
-        }
+        "when-let" => when_like(name, "if-let", false, args, pos)?,
+        "when-some" => when_like(name, "if-some", false, args, pos)?,
+        "when-first" => when_first(a, args, pos)?,
         "->" | "->>" => thread(name == "->>", args, pos)?,
-        "as->" => {
-            need(2, "(as-> expr name forms...)")?;
-            let mut bindings = vec![args[1].clone(), args[0].clone()];
-            for f in &args[2..] {
-                bindings.push(args[1].clone());
-                bindings.push(f.clone());
-            }
-            list(
-                vec![sym("let", pos), vector(bindings, pos), args[1].clone()],
-                pos,
-            )
-        }
+        "as->" => as_thread(args, pos)?,
         "cond->" | "cond->>" => cond_thread(a, name == "cond->>", args, pos)?,
         "some->" | "some->>" => some_thread(a, name == "some->>", args, pos)?,
-        "dotimes" => {
-            let b = super::forms::binding_vector("dotimes", args.first(), pos)?;
-            let [i, n] = b else {
-                return Err(err(
-                    pos,
-                    "dotimes takes one binding",
-                    Some("write (dotimes [i n] body)".into()),
-                ));
-            };
-            let range = list(vec![sym("range", pos), n.clone()], pos);
-            prepend(
-                vec![sym("doseq", pos), vector(vec![i.clone(), range], pos)],
-                &args[1..],
-                pos,
-            )
-        }
+        "dotimes" => dotimes(args, pos)?,
         "defn" | "defn-" => defn(args, pos)?,
         "lazy-cat" => prepend(vec![sym("clojure.core/concat", pos)], args, pos),
         "letfn" => letfn(a, args, pos)?,
@@ -188,6 +91,109 @@ pub(super) fn expand(
         _ => return Ok(None),
     };
     Ok(Some(f))
+}
+
+/// `when`, `when-not`, `when-let` and `when-some`: `(HEAD test [nil] (do body...))`, with `nil`
+/// as the then-branch for `when-not`.
+fn when_like(name: &str, head: &str, nil_first: bool, args: &[Form], pos: Pos) -> AResult<Form> {
+    let Some((test, body)) = args.split_first() else {
+        let shape = if head == "if" {
+            format!("({name} test body...)")
+        } else {
+            "(when-let [x test] body...)".to_string()
+        };
+        return Err(malformed(name, &shape, pos));
+    };
+    let mut items = vec![sym(head, pos), test.clone()];
+    if nil_first {
+        items.push(Form {
+            kind: FormKind::Nil,
+            pos,
+        });
+    }
+    items.push(prepend(vec![sym("do", pos)], body, pos));
+    Ok(list(items, pos))
+}
+
+/// `(when-first [x coll] body...)`: `coll` is evaluated once, through a fresh local.
+fn when_first(a: &mut Analyzer<'_>, args: &[Form], pos: Pos) -> AResult<Form> {
+    if args.is_empty() {
+        return Err(malformed(
+            "when-first",
+            "(when-first [x coll] body...)",
+            pos,
+        ));
+    }
+    let b = super::forms::binding_vector("when-first", args.first(), pos)?;
+    let [x, coll] = b else {
+        return Err(err(pos, "when-first takes one binding", None));
+    };
+    let tmp = a.fresh_name("wf");
+    let bind = vector(
+        vec![
+            sym(&tmp, pos),
+            list(vec![sym("seq", pos), coll.clone()], pos),
+        ],
+        pos,
+    );
+    let inner = list(
+        vec![
+            sym("let", pos),
+            vector(
+                vec![
+                    x.clone(),
+                    list(vec![sym("first", pos), sym(&tmp, pos)], pos),
+                ],
+                pos,
+            ),
+            prepend(vec![sym("do", pos)], &args[1..], pos),
+        ],
+        pos,
+    );
+    Ok(list(vec![sym("when-let", pos), bind, inner], pos))
+}
+
+/// `(as-> expr name forms...)`: a `let` rebinding `name` to each form in turn.
+fn as_thread(args: &[Form], pos: Pos) -> AResult<Form> {
+    let [expr, name, forms @ ..] = args else {
+        return Err(malformed("as->", "(as-> expr name forms...)", pos));
+    };
+    let mut bindings = vec![name.clone(), expr.clone()];
+    for f in forms {
+        bindings.push(name.clone());
+        bindings.push(f.clone());
+    }
+    Ok(list(
+        vec![sym("let", pos), vector(bindings, pos), name.clone()],
+        pos,
+    ))
+}
+
+/// `(dotimes [i n] body...)`: a `doseq` over `(range n)`.
+fn dotimes(args: &[Form], pos: Pos) -> AResult<Form> {
+    let b = super::forms::binding_vector("dotimes", args.first(), pos)?;
+    let [i, n] = b else {
+        return Err(err(
+            pos,
+            "dotimes takes one binding",
+            Some("write (dotimes [i n] body)".into()),
+        ));
+    };
+    let range = list(vec![sym("range", pos), n.clone()], pos);
+    Ok(prepend(
+        vec![sym("doseq", pos), vector(vec![i.clone(), range], pos)],
+        &args[1..],
+        pos,
+    ))
+}
+
+/// The error of a macro called with too few forms.
+fn malformed(name: &str, shape: &str, pos: Pos) -> AnalysisError {
+    err(
+        pos,
+        format!("malformed ({name} ...)"),
+        Some(format!("expected {shape}")),
+    )
 }
 
 fn cond(args: &[Form], pos: Pos) -> AResult<Form> {
