@@ -21,13 +21,27 @@ fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).trim().to_string()
 }
 
-fn temp_file(name: &str, body: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("ptc-cli-{}", std::process::id()));
-    let _ = std::fs::create_dir_all(&dir);
-    let path = dir.join(name);
+/// A file in the temp dir, named per process, removed when the guard drops.
+fn temp_file(name: &str, body: &str) -> TempFile {
+    let path = std::env::temp_dir().join(format!("ptc-cli-{}-{name}", std::process::id()));
     let mut f = std::fs::File::create(&path).unwrap_or_else(|e| panic!("{e}"));
     let _ = f.write_all(body.as_bytes());
-    path
+    TempFile(path)
+}
+
+struct TempFile(std::path::PathBuf);
+
+impl std::ops::Deref for TempFile {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 #[test]
