@@ -1,6 +1,6 @@
 //! The production `ptc-runner` binary as a process: what it holds once hardened (fds, environment,
-//! rlimits, seccomp and no_new_privs, dumpability, observed from outside through /proc), the conversation
-//! Setup → Ready → Execute → Finished, and the exit code of each way the conversation can break.
+//! rlimits, seccomp and no_new_privs, dumpability, observed from outside through /proc), the
+//! conversation Setup → Ready → Execute → Finished, and the exit code of each way the conversation can break.
 #![allow(clippy::unwrap_used)]
 // Tool replies mirror the protocol's `Result<Value, ToolFailure>`, whose error holds a Fail.
 #![allow(clippy::result_large_err)]
@@ -9,7 +9,7 @@ mod support;
 
 use ptc_shared::client_protocol::RunRequest;
 use ptc_shared::protocol::{
-    PROTOCOL_VERSION, RunnerToSupervisor, SupervisorToRunner, ToolDecl, exit_code,
+    LandlockStatus, PROTOCOL_VERSION, RunnerToSupervisor, SupervisorToRunner, ToolDecl, exit_code,
 };
 use ptc_shared::signature::Mode;
 use ptc_shared::tool_calls::ToolFailure;
@@ -363,6 +363,22 @@ fn a_runner_started_by_an_ordinary_user_is_not_dumpable_once_hardened() {
     r.send(&execute("(+ 1 2)"));
     assert_eq!(finished(&mut r).return_value, Some(Value::Int(3)));
     assert_eq!(end(r.wait()), End::Code(0));
+}
+
+#[test]
+fn ready_says_whether_landlock_was_asked_for() {
+    // Asked for, landlock is applied as far as this kernel can (`Enforced`, `Partial`, or
+    // `Unsupported` where it has none): the answer is never `NotRequested`, which is kept for a
+    // Setup that did not ask.
+    let mut asked = spawn(RUNNER, &[]);
+    let status = asked.harden(setup());
+    assert_ne!(status, LandlockStatus::NotRequested);
+    let mut s = setup();
+    s.landlock = false;
+    let mut not_asked = spawn(RUNNER, &[]);
+    assert_eq!(not_asked.harden(s), LandlockStatus::NotRequested);
+    not_asked.send(&execute("(+ 1 2)"));
+    assert_eq!(finished(&mut not_asked).return_value, Some(Value::Int(3)));
 }
 
 #[test]
