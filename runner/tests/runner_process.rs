@@ -1,6 +1,7 @@
 //! The production `ptc-runner` binary as a process: what it holds once hardened (fds, environment,
 //! rlimits, seccomp and no_new_privs, dumpability, observed from outside through /proc), the
-//! conversation Setup → Ready → Execute → Finished, and the exit code of each way the conversation can break.
+//! conversation Setup → Ready → Execute → Finished, and the exit code of each way the
+//! conversation can break.
 #![allow(clippy::unwrap_used)]
 // Tool replies mirror the protocol's `Result<Value, ToolFailure>`, whose error holds a Fail.
 #![allow(clippy::result_large_err)]
