@@ -1,6 +1,7 @@
 //! The production `ptc-runner` binary as a process: what it holds once hardened (fds, environment,
-//! rlimits, seccomp and no_new_privs, observed from outside through /proc), the conversation
-//! Setup → Ready → Execute → Finished, and the exit code of each way the conversation can break.
+//! rlimits, seccomp and no_new_privs, dumpability, observed from outside through /proc), the
+//! conversation Setup → Ready → Execute → Finished, and the exit code of each way the
+//! conversation can break.
 #![allow(clippy::unwrap_used)]
 // Tool replies mirror the protocol's `Result<Value, ToolFailure>`, whose error holds a Fail.
 #![allow(clippy::result_large_err)]
@@ -9,7 +10,7 @@ mod support;
 
 use ptc_shared::client_protocol::RunRequest;
 use ptc_shared::protocol::{
-    PROTOCOL_VERSION, RunnerToSupervisor, SupervisorToRunner, ToolDecl, exit_code,
+    LandlockStatus, PROTOCOL_VERSION, RunnerToSupervisor, SupervisorToRunner, ToolDecl, exit_code,
 };
 use ptc_shared::signature::Mode;
 use ptc_shared::tool_calls::ToolFailure;
@@ -315,6 +316,73 @@ fn a_failed_setup_names_its_step_and_errno_on_stderr() {
 }
 
 #[test]
+fn a_runner_without_its_socket_on_fd_3_stops_at_the_first_check() {
+    // fd 3 closed, then fd 3 a character device: neither is a supervisor's socket, and the
+    // runner says so before it reads anything from it.
+    for (script, errno) in [
+        (r#"exec /usr/bin/env -i "$0" </dev/null 3<&-"#, "EBADF"),
+        (
+            r#"exec /usr/bin/env -i "$0" </dev/null 3</dev/null"#,
+            "ENOTSOCK",
+        ),
+    ] {
+        let mut r = support::spawn_script_as(script, RUNNER, None);
+        assert_eq!(end(r.wait()), End::Code(exit_code::SETUP), "{script}");
+        assert_eq!(
+            r.stderr_text(),
+            format!("setup failed at fstat_ipc_fd: {errno}"),
+            "{script}"
+        );
+    }
+}
+
+#[test]
+fn a_runner_started_by_an_ordinary_user_is_not_dumpable_once_hardened() {
+    use std::os::unix::fs::MetadataExt;
+    if !nix::unistd::geteuid().is_root() {
+        support::skip("starting a runner as another user needs a root test process");
+        return;
+    }
+    let copy = support::OpenCopy::new(RUNNER);
+    let bin = copy.path.to_str().unwrap();
+    let script = r#"exec /usr/bin/env -i "$0" 3<&0 </dev/null"#;
+    let mut r = support::spawn_script_as(script, bin, Some((65534, 65534)));
+    r.harden(setup());
+    let status = proc_file(r.pid(), "status");
+    assert!(
+        status
+            .lines()
+            .any(|l| l == "Uid:\t65534\t65534\t65534\t65534"),
+        "{status}"
+    );
+    // /proc/PID of a dumpable process belongs to its user; of one that is not, to root: no
+    // other process of uid 65534 may ptrace the runner or read its memory.
+    let owner = std::fs::metadata(format!("/proc/{}/status", r.pid()))
+        .unwrap()
+        .uid();
+    assert_eq!(owner, 0, "a hardened runner must not be dumpable");
+    r.send(&execute("(+ 1 2)"));
+    assert_eq!(finished(&mut r).return_value, Some(Value::Int(3)));
+    assert_eq!(end(r.wait()), End::Code(0));
+}
+
+#[test]
+fn ready_says_whether_landlock_was_asked_for() {
+    // Asked for, landlock is applied as far as this kernel can (`Enforced`, `Partial`, or
+    // `Unsupported` where it has none): the answer is never `NotRequested`, which is kept for a
+    // Setup that did not ask.
+    let mut asked = spawn(RUNNER, &[]);
+    let status = asked.harden(setup());
+    assert_ne!(status, LandlockStatus::NotRequested);
+    let mut s = setup();
+    s.landlock = false;
+    let mut not_asked = spawn(RUNNER, &[]);
+    assert_eq!(not_asked.harden(s), LandlockStatus::NotRequested);
+    not_asked.send(&execute("(+ 1 2)"));
+    assert_eq!(finished(&mut not_asked).return_value, Some(Value::Int(3)));
+}
+
+#[test]
 fn anything_but_execute_after_ready_is_a_protocol_error() {
     let mut r = spawn(RUNNER, &[]);
     r.harden(setup());
@@ -364,10 +432,13 @@ fn namespaces_from_setup_are_entered_before_hardening() {
             "the runner should be in its own {kind} namespace"
         );
     }
-    // Without the bits the runner stays in ours.
+    // Without the bits the runner stays in every one of ours.
     let mut plain = spawn(RUNNER, &[]);
     plain.harden(setup());
-    assert_eq!(link("self", "net"), link(&plain.pid().to_string(), "net"));
+    let plain_pid = plain.pid().to_string();
+    for kind in ["user", "net", "ipc", "uts", "mnt"] {
+        assert_eq!(link("self", kind), link(&plain_pid, kind), "{kind}");
+    }
     // And it still runs programs normally inside the namespaces.
     r.send(&execute("(+ 1 2)"));
     assert_eq!(finished(&mut r).return_value, Some(Value::Int(3)));

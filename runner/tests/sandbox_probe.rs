@@ -328,6 +328,30 @@ fn an_allowed_raw_syscall_returns_normally() {
     assert_eq!(end(r.wait()), End::Code(0));
 }
 
+/// And an allowed call that the kernel refuses reports its errno, not a value.
+#[test]
+fn an_allowed_raw_syscall_that_fails_reports_its_errno() {
+    let op = format!("sys={}:-1", libc::SYS_close);
+    let mut r = hardened_probe(&op);
+    assert_eq!(
+        finished(&mut r),
+        Err("denied: Bad file descriptor (os error 9)".to_string())
+    );
+    assert_eq!(end(r.wait()), End::Code(0));
+}
+
+/// The memory probes do what they are named for: under a filter that allows every call they
+/// succeed, so their SIGSYS under the real filter is the filter's verdict on that mapping.
+#[test]
+fn the_memory_probes_succeed_where_the_filter_allows_them() {
+    for op in ["mmap-exec", "mmap-shared", "mprotect-exec"] {
+        let mut r = spawn(PROBE, &[op]);
+        r.harden(setup_with(PERMISSIVE));
+        assert_eq!(finished(&mut r), Ok(Value::Nil), "{op}");
+        assert_eq!(end(r.wait()), End::Code(0), "{op}");
+    }
+}
+
 #[test]
 fn control_probes_run_normally_under_the_same_filter() {
     let mut r = hardened_probe("env");

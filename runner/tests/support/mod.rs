@@ -290,3 +290,59 @@ pub fn skip(reason: &str) {
     assert!(!ci, "a test may not skip under CI: {reason}");
     eprintln!("\n*** SKIPPED (not a pass): {reason} ***\n");
 }
+
+/// Spawns `script` like [`spawn_script`], with the runner's stderr on a pipe (read it with
+/// [`Runner::stderr_text`]) and, with `user`, the script (so the runner it execs) started as that
+/// (uid, gid): as root, std also drops the supplementary groups first.
+pub fn spawn_script_as(script: &str, bin: &str, user: Option<(u32, u32)>) -> Runner {
+    use std::os::unix::process::CommandExt;
+    let (ours, theirs) = UnixStream::pair().unwrap();
+    ours.set_read_timeout(Some(TIMEOUT)).unwrap();
+    let mut cmd = Command::new("/bin/sh");
+    cmd.arg("-c")
+        .arg(script)
+        .arg(bin)
+        .env_clear()
+        .stdin(Stdio::from(OwnedFd::from(theirs)))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    if let Some((uid, gid)) = user {
+        cmd.uid(uid).gid(gid);
+    }
+    let child = cmd.spawn().unwrap();
+    Runner {
+        pid: child.id(),
+        child: Some(child),
+        sock: ours,
+    }
+}
+
+/// A copy of a binary in a fresh directory any user may enter (the build tree may lie under one
+/// that only its owner can), removed with the directory when dropped.
+pub struct OpenCopy {
+    dir: std::path::PathBuf,
+    pub path: std::path::PathBuf,
+}
+
+impl OpenCopy {
+    pub fn new(bin: &str) -> OpenCopy {
+        use std::os::unix::fs::PermissionsExt;
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("ptc-open-copy-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir(&dir).unwrap();
+        let open = std::fs::Permissions::from_mode(0o755);
+        std::fs::set_permissions(&dir, open.clone()).unwrap();
+        let path = dir.join("ptc-runner");
+        std::fs::copy(bin, &path).unwrap();
+        std::fs::set_permissions(&path, open).unwrap();
+        OpenCopy { dir, path }
+    }
+}
+
+impl Drop for OpenCopy {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
