@@ -500,3 +500,19 @@ async fn unenforceable_policies_are_refused_unless_best_effort() {
         "{e:?}"
     );
 }
+
+#[tokio::test]
+async fn a_ready_frame_that_arrives_in_two_parts_is_waited_for() {
+    let dir = temp_dir("pool-split");
+    // The header and the first byte of `Ready`, a pause, then the rest: a pool that looks at its
+    // runner in between must wait for the whole frame, not take the part for a bad frame.
+    let body =
+        "/usr/bin/head -c 5 $F0 >&3; sleep 0.5; /usr/bin/tail -c +6 $F0 >&3; rf; cat $F1 >&3";
+    let runner = fake_runner(&dir, &[ready(), finished(5)], body);
+    let engine = engine(&runner, policies(&dir, "", 1));
+    assert!(engine.wait_warm(Duration::from_secs(30)).await);
+    assert_eq!(engine.warm_count("default"), 1);
+    let step = engine.execute(request("x"), Arc::new(NoTools)).await;
+    assert_eq!(step.return_value, Some(Value::Int(5)), "{step:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
