@@ -2,9 +2,10 @@
 //! from its floor (the policy's `warm`) up to its bound and never past it, and an idle pool
 //! shrinks back to its floor, killing the runners above it. With its zygote stopped (no runner
 //! can be forked), a request is still served by the runner the pool holds, and refills that
-//! arrive after the pool shrank are not kept over its target. Every wait is for a condition, with
-//! a generous timeout; nothing asserts on timing (the one sleep, ten idle periods for a shrink,
-//! can only make a test weaker when the host is slow, never fail it).
+//! arrive after the pool shrank are not kept over its target; a pool in steady use keeps the size
+//! it grew to. Every wait is for a condition, with a generous timeout; nothing asserts on timing
+//! (the one sleep, ten idle periods for a shrink, can only make a test weaker when the host is
+//! slow, never fail it; steady use assumes a request takes less than 4 s).
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -222,6 +223,30 @@ async fn a_refill_that_arrives_after_a_shrink_is_not_kept_over_the_target() {
     .await;
     eventually("the zygote has exactly the pooled runner", || {
         forked(&engine) == FLOOR
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pool_in_steady_use_keeps_the_size_it_grew_to() {
+    // Idle for 4 s: a pool shrinks only after that long with no runner taken. Requests below
+    // come one after another, each taking a runner well within that (a request takes
+    // milliseconds; only a host 40 times slower than this one could leave a 4 s gap).
+    let idle = Duration::from_secs(4);
+    let engine = one_shard_engine("steady", idle);
+    assert!(engine.wait_warm(Duration::from_secs(30)).await);
+    // Demand outruns a pool of one: it grows to its bound.
+    burst(&engine, 1, 12).await;
+    // Then three idle periods of steady use, a request every 250 ms: no idle period passes
+    // without a take, so the pool never shrinks back to its floor.
+    let until = Instant::now() + 3 * idle;
+    while Instant::now() < until {
+        three(&engine, "a request in steady use").await;
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    // Held right after the last take: the grown target, ready or being refilled.
+    eventually("the pool holds its bound after steady use", || {
+        engine.pool_count("default") == BOUND
     })
     .await;
 }
