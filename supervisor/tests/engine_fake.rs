@@ -500,3 +500,43 @@ async fn unenforceable_policies_are_refused_unless_best_effort() {
         "{e:?}"
     );
 }
+
+#[tokio::test]
+async fn a_ready_frame_that_arrives_in_two_parts_is_waited_for() {
+    let dir = temp_dir("pool-split");
+    // The header and the first byte of `Ready`, a pause, then the rest: a pool that looks at its
+    // runner in between must wait for the whole frame, not take the part for a bad frame.
+    let body =
+        "/usr/bin/head -c 5 $F0 >&3; sleep 0.5; /usr/bin/tail -c +6 $F0 >&3; rf; cat $F1 >&3";
+    let runner = fake_runner(&dir, &[ready(), finished(5)], body);
+    let engine = engine(&runner, policies(&dir, "", 1));
+    assert!(engine.wait_warm(Duration::from_secs(30)).await);
+    assert_eq!(engine.warm_count("default"), 1);
+    let step = engine.execute(request("x"), Arc::new(NoTools)).await;
+    assert_eq!(step.return_value, Some(Value::Int(5)), "{step:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Threads of this process named `name` (from /proc/self/task/*/comm).
+fn threads_named(name: &str) -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .flatten()
+        .filter(|t| {
+            std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim_end() == name)
+        })
+        .count()
+}
+
+#[tokio::test]
+async fn a_pool_that_cannot_grow_starts_no_trim_thread() {
+    // Every engine of this binary pins its pools at their `warm` (`common::engine`), so none may
+    // have started the thread that shrinks grown pools back to their floor.
+    let dir = temp_dir("no-trim");
+    let runner = fake_runner(&dir, &[ready()], "cat $F0 >&3; rf");
+    let engine = engine(&runner, policies(&dir, "", 2));
+    assert!(engine.wait_warm(Duration::from_secs(30)).await);
+    assert_eq!(threads_named("ptc-pool-trim"), 0);
+    drop(engine);
+    let _ = std::fs::remove_dir_all(&dir);
+}
