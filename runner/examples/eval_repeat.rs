@@ -3,7 +3,31 @@
 //! divided by N is the cost of one evaluation, start-up and import cancelled.
 //!
 //! Usage: `eval_repeat PROGRAM N [CONTEXT.json]` (the context as the pipelines bench writes it).
+//!
+//! It allocates through the runner's own `#[global_allocator]` (the very `harden.rs` and
+//! `alloc.rs` of `ptc-runner`, armed with an unlimited budget, as in a runner), so its counts
+//! include what the runner process pays per allocation; the criterion benches run on the
+//! system allocator.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[allow(dead_code)]
+#[path = "../src/alloc.rs"]
+mod alloc;
+#[allow(dead_code)]
+#[path = "../src/harden.rs"]
+mod harden;
+#[allow(dead_code)]
+#[path = "../src/ipc.rs"]
+mod ipc;
+#[allow(dead_code)]
+#[path = "../src/setup_error.rs"]
+mod setup_error;
+#[allow(dead_code)]
+#[path = "../src/zygote.rs"]
+mod zygote;
+
+#[global_allocator]
+static GLOBAL: harden::CountingAlloc = harden::CountingAlloc;
 
 use ptc_runner::convert::import;
 use ptc_runner::session::{compile, run_compiled};
@@ -18,6 +42,7 @@ impl ToolHost for NoTools {
 }
 
 fn main() {
+    alloc::arm(u64::MAX);
     let args: Vec<String> = std::env::args().collect();
     let (src, n) = (&args[1], args[2].parse::<usize>().expect("N"));
     let context_value = args.get(3).map(|path| {
