@@ -244,16 +244,24 @@ impl HttpServer {
         }
         drop(listener);
         stop_calls(&eof, &shared).await;
-        rmcp_config.cancellation_token.cancel();
+        // Answers already written reach their clients: hyper closes each connection once its
+        // responses are done; only then are rmcp's sessions (and their GET streams) ended.
         let _ = closing_tx.send(true);
-        let drained = tokio::time::timeout(CLOSE_GRACE, async {
-            while conns.join_next().await.is_some() {}
-        });
-        if drained.await.is_err() {
-            conns.shutdown().await;
+        if !drain(&mut conns).await {
+            rmcp_config.cancellation_token.cancel();
+            if !drain(&mut conns).await {
+                conns.shutdown().await;
+            }
         }
+        rmcp_config.cancellation_token.cancel();
         Ok(())
     }
+}
+
+/// Waits up to [`CLOSE_GRACE`] for every connection to close; whether they all did.
+async fn drain(conns: &mut JoinSet<()>) -> bool {
+    let all = async { while conns.join_next().await.is_some() {} };
+    tokio::time::timeout(CLOSE_GRACE, all).await.is_ok()
 }
 
 /// Gives running calls [`EOF_GRACE`] to finish (each is stopped after it, answered
