@@ -1,5 +1,5 @@
-//! `ptc mcp`: the `lisp_eval` tool for any MCP client, over stdio, on the official Rust SDK
-//! (`rmcp`).
+//! `ptc mcp`: the `lisp_eval` tool for any MCP client, over stdio (here) or Streamable HTTP
+//! ([`http`]), on the official Rust SDK (`rmcp`).
 //!
 //! A thin client: each `tools/call` is checked ([`args`]), started through the client library
 //! ([`Client::start`], an embedded engine or a daemon connection: one fresh sandboxed runner
@@ -23,6 +23,9 @@
 //! - With [`Options::sessions`], five more tools keep a session's memory and `*1 *2 *3`
 //!   between calls ([`sessions`] owns the table and its bounds, `session_tools` the handlers);
 //!   without it they are neither listed nor callable.
+//! - One handler, two transports: [`http`] builds one `LispEval` per MCP session from the
+//!   server's [`Shared`] part (client, policy, slots, shutdown), so the tool code and every
+//!   limit are the ones below; only the stdio input stream feeds the fast path.
 //! - Protocol versions: 2025-11-25 preferred, 2025-06-18 accepted; rmcp answers a client
 //!   asking for anything else with 2025-11-25 and leaves the choice to the client.
 
