@@ -19,7 +19,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
-from test_mcp import ENV, PTC, alive, call, long_policy, payload, runners
+from test_mcp import ENV, PTC, alive, call, descendants, long_policy, payload, runners
 
 pytestmark = pytest.mark.anyio
 
@@ -186,7 +186,8 @@ async def test_eight_concurrent_calls():
             assert [r["result"] for r in results] == [f"user=> {sum(range(i * 100))}" for i in range(8)]
 
 
-async def test_sigterm_stops_a_running_call_and_leaves_no_runner(tmp_path):
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+async def test_a_signal_stops_a_running_call_and_leaves_no_child(tmp_path, sig):
     server = Server("--policy", long_policy(tmp_path))
     async with sdk(server) as (session, _):
         got = {}
@@ -197,15 +198,15 @@ async def test_sigterm_stops_a_running_call_and_leaves_no_runner(tmp_path):
         async with anyio.create_task_group() as tg:
             tg.start_soon(loop)
             await anyio.sleep(0.6)
-            children = runners(server.p.pid)
-            assert children, "no runner found"
-            server.p.send_signal(signal.SIGTERM)
+            assert runners(server.p.pid), "no runner found"
+            children = descendants(server.p.pid)
+            server.p.send_signal(sig)
         assert got["p"]["reason"] == "shutting_down"
     assert server.stop() == 0
     deadline = time.monotonic() + 2.0
     while any(alive(p) for p in children) and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert not [p for p in children if alive(p)], "a runner outlived ptc mcp --http"
+    assert not [p for p in children if alive(p)], "a child outlived ptc mcp --http"
 
 
 # ---------------------------------------------------------------- raw HTTP
