@@ -10,6 +10,7 @@ import http.client
 import json
 import os
 import signal
+import socket
 import subprocess
 import time
 from contextlib import asynccontextmanager, contextmanager
@@ -275,3 +276,31 @@ def test_bad_flags_are_refused_at_start(tmp_path):
         p = subprocess.run([PTC, "mcp", "--http", "127.0.0.1:0", *args], env={**os.environ, **ENV}, capture_output=True, timeout=30)
         assert p.returncode == 2, args
         assert b"error:" in p.stderr
+
+
+def test_open_connections_are_capped():
+    with running() as server:
+        held = [socket.create_connection((server.host, server.port), timeout=30) for _ in range(128)]
+        try:
+            # Accepted in order: the server holds the 128 idle ones when it takes this one.
+            extra = socket.create_connection((server.host, server.port), timeout=30)
+            extra.sendall(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            try:
+                got = extra.recv(100)
+            except ConnectionResetError:
+                got = b""
+            assert got == b"", f"connection 129 was served: {got!r}"
+            extra.close()
+        finally:
+            for s in held:
+                s.close()
+        # Closed connections free their places.
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                if server.post(INIT)[0] == 200:
+                    break
+            except (ConnectionError, http.client.HTTPException):
+                pass
+            assert time.monotonic() < deadline, "no connection served after the others closed"
+            time.sleep(0.05)

@@ -228,19 +228,22 @@ impl HttpServer {
         loop {
             tokio::select! {
                 () = &mut shutdown => break,
-                accepted = listener.accept() => match accepted {
-                    Ok((stream, _)) if conns.len() < MAX_CONNECTIONS => {
-                        conns.spawn(serve_connection(stream, Arc::clone(&gate), closing.clone()));
+                accepted = listener.accept() => {
+                    // Connections that ended free their places before this one is counted.
+                    while conns.try_join_next().is_some() {}
+                    match accepted {
+                        Ok((stream, _)) if conns.len() < MAX_CONNECTIONS => {
+                            conns.spawn(serve_connection(stream, Arc::clone(&gate), closing.clone()));
+                        }
+                        Ok(_) => tracing::warn!("connection refused: {MAX_CONNECTIONS} already open"),
+                        // Out of descriptors, say: wait rather than spin.
+                        Err(e) => {
+                            tracing::warn!(%e, "accept failed");
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                        }
                     }
-                    Ok(_) => tracing::warn!("connection refused: {MAX_CONNECTIONS} already open"),
-                    // Out of descriptors, say: wait rather than spin.
-                    Err(e) => {
-                        tracing::warn!(%e, "accept failed");
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                    }
-                },
+                }
             }
-            while conns.try_join_next().is_some() {}
         }
         drop(listener);
         stop_calls(&eof, &shared).await;
