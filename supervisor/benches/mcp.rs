@@ -21,6 +21,10 @@
 //! engine blocks (client library + engine), and during the MCP blocks the `ptc mcp` server and
 //! this process (the client). Run with `cargo bench -p ptc-supervisor --bench mcp` (`-- --quick`
 //! for fewer iterations).
+//!
+//! Before/after: with `PTC_MCP_BEFORE=PATH` (another build's `ptc`), a third MCP side drives that
+//! binary with the minimal client, in the same blocks, so a change to the server is measured
+//! against the build without it in one run (printed as client `minimal, before`).
 #![allow(clippy::unwrap_used, clippy::print_stdout)]
 
 #[path = "support/mod.rs"]
@@ -119,8 +123,8 @@ struct RawClient {
 }
 
 impl RawClient {
-    async fn start() -> (RawClient, u32) {
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_ptc"));
+    async fn start(ptc: &str) -> (RawClient, u32) {
+        let mut cmd = tokio::process::Command::new(ptc);
         cmd.args(["mcp", "--max-concurrency", "1"])
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
@@ -175,8 +179,15 @@ fn main() {
     rt.block_on(async {
         let engine = Client::embedded().unwrap();
         let (mcp, server_pid) = mcp_client().await;
-        let (raw, raw_pid) = RawClient::start().await;
+        let (raw, raw_pid) = RawClient::start(env!("CARGO_BIN_EXE_ptc")).await;
         let raw = tokio::sync::Mutex::new(raw);
+        let before_bin = std::env::var("PTC_MCP_BEFORE").ok();
+        let before = match &before_bin {
+            Some(path) => Some(RawClient::start(path).await),
+            None => None,
+        };
+        let before_pid = before.as_ref().map(|(_, pid)| *pid);
+        let before = before.map(|(c, _)| tokio::sync::Mutex::new(c));
         let rows: Vec<Value> = (0..1000).map(|i| json!({"id": i, "v": i})).collect();
         let cases = [
             ("(+ 1 2)", json!({})),
@@ -216,17 +227,36 @@ fn main() {
                     assert_eq!(r["isError"], false);
                 }
             };
+            let mut on_before = || {
+                let params = json!({"name": "lisp_eval",
+                    "arguments": {"program": program, "context": &ctx}});
+                let before = before.as_ref();
+                async move {
+                    if let Some(b) = before {
+                        let r = b.lock().await.request("tools/call", params).await;
+                        assert_eq!(r["isError"], false);
+                    }
+                }
+            };
             let (mut e, mut m, mut r) = (Side::default(), Side::default(), Side::default());
+            let mut b = Side::default();
             let warm = n / 10 / BLOCK;
             for round in 0..warm + n / BLOCK {
                 e.block(&mut on_engine, None, round >= warm).await;
                 m.block(&mut on_mcp, Some(server_pid), round >= warm).await;
                 r.block(&mut on_raw, Some(raw_pid), round >= warm).await;
+                if before_pid.is_some() {
+                    b.block(&mut on_before, before_pid, round >= warm).await;
+                }
             }
             let us = |d: Duration| d.as_secs_f64() * 1e6;
             let name = if program.len() > 20 { "sum of 1,000 records" } else { program };
             let (e50, e99) = (e.p(50), e.p(99));
-            for (client, side) in [("rmcp", &mut m), ("minimal", &mut r)] {
+            let mut sides = vec![("rmcp", &mut m), ("minimal", &mut r)];
+            if before_pid.is_some() {
+                sides.push(("minimal, before", &mut b));
+            }
+            for (client, side) in sides {
                 let m50 = side.p(50);
                 println!(
                     "| `{name}` | {client} | {:.0} µs | {:.0} µs | {:.0} µs | {:.0} µs | {:+.0} µs | {:.2} |",

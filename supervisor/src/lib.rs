@@ -5,7 +5,7 @@
 //! - [`check`]: what isolation this host offers (`ptc check`) and what a policy gets of it.
 //! - [`engine`]: runs programs in fresh, single-use, hardened `ptc-runner` processes.
 //! - [`daemon`]: the `ptc-supervisor` daemon serving many clients over a local socket.
-//! - [`mcp`]: `ptc mcp`, the `lisp_eval` MCP server (rmcp, stdio) over the client library.
+//! - [`mcp`]: `ptc mcp`, the `lisp_eval` MCP server (rmcp; stdio, or Streamable HTTP) over the client library.
 //! - [`client`]: the client library (from `ptc_shared::client`) plus its embedded mode.
 //! - [`installed`]: where the runner binary and the policies are by default.
 //!

@@ -94,6 +94,13 @@ impl EncodedValue {
         self.as_bytes() == NIL
     }
 
+    /// Whether this is a map (what a context must be): the first token's tag, after the count.
+    pub fn is_map(&self) -> bool {
+        let bytes = self.as_bytes();
+        let (_, count_width) = varint_at(bytes, 0);
+        bytes.get(count_width) == Some(&kind_tag(Kind::Map))
+    }
+
     /// Decodes into whatever `sink` builds (the runner: interpreter values).
     pub fn decode_with<S: TokenSink>(&self, sink: S) -> Result<S::Out, CodecError> {
         decode_tokens(self.as_bytes(), sink)

@@ -65,6 +65,29 @@ impl EncodedValue {
     }
 }
 
+impl EncodedValue {
+    /// Reads one JSON value from any serde deserializer (a field of a larger message, a
+    /// `serde_json::Value`) into its wire encoding, with the rules of
+    /// [`EncodedValue::from_json_text`] and no tree in between; an encoding over `max_bytes`
+    /// is refused. The error is the deserializer's, carrying the same messages.
+    pub fn deserialize_json<'de, D: serde::Deserializer<'de>>(
+        d: D,
+        max_bytes: usize,
+    ) -> Result<EncodedValue, D::Error> {
+        let mut out = Out {
+            w: TokenWriter::new(),
+            max: max_bytes,
+            failure: None,
+        };
+        ValueSeed {
+            out: &mut out,
+            depth: 0,
+        }
+        .deserialize(d)?;
+        Ok(out.w.finish())
+    }
+}
+
 /// What stopped the read, beyond serde_json's own errors.
 enum Failure {
     TooDeep,

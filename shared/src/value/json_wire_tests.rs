@@ -12,9 +12,15 @@ fn through_a_tree(text: &str) -> Result<Vec<u8>, String> {
         .map_err(|e| e.to_string())
 }
 
-/// The transcoder and today's path agree: the same bytes, or both refuse.
+/// The transcoder and today's path agree: the same bytes, or both refuse; and so does the
+/// transcoder fed by a deserializer (a field of a larger message, as `ptc mcp` reads one).
 fn agree(text: &str) {
     let direct = EncodedValue::from_json_text(text.as_bytes(), BIG);
+    let mut de = serde_json::Deserializer::from_str(text);
+    let seeded = EncodedValue::deserialize_json(&mut de, BIG).and_then(|e| de.end().map(|()| e));
+    let seeded = seeded.ok().map(|e| e.as_bytes().to_vec());
+    let from_text = direct.as_ref().ok().map(|e| e.as_bytes().to_vec());
+    assert_eq!(seeded, from_text, "{text}");
     match (through_a_tree(text), direct) {
         (Ok(tree), Ok(direct)) => assert_eq!(direct.as_bytes(), tree.as_slice(), "{text}"),
         (Err(_), Err(_)) => {}
@@ -254,4 +260,29 @@ fn the_encoding_is_bounded() {
         Err(JsonTextError::TooLarge { offset, .. }) => assert!(offset < 1200, "{offset}"),
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn a_deserializer_s_value_is_encoded_as_its_text_and_bounded() {
+    let text = r#"{"rows": [{"v": 1, "v": 2}, {"w": [1.5, "x", null, true]}], "k": {}}"#;
+    let json: serde_json::Value = serde_json::from_str(text).unwrap();
+    let from_tree = EncodedValue::deserialize_json(json, BIG).unwrap();
+    assert_eq!(
+        from_tree,
+        EncodedValue::from_json_text(text.as_bytes(), BIG).unwrap()
+    );
+    assert!(from_tree.is_map() && !from_tree.is_nil());
+    let many: String = format!("{{\"a\": [{}]}}", vec!["1"; 300].join(","));
+    assert!(
+        EncodedValue::from_json_text(many.as_bytes(), BIG)
+            .unwrap()
+            .is_map()
+    );
+    for not_a_map in ["null", "[1]", "\"m\"", "[{\"a\": 1}]", "1"] {
+        let e = EncodedValue::from_json_text(not_a_map.as_bytes(), BIG).unwrap();
+        assert!(!e.is_map(), "{not_a_map}");
+    }
+    let json: serde_json::Value = serde_json::from_str(&many).unwrap();
+    let err = EncodedValue::deserialize_json(json, 100).unwrap_err();
+    assert!(err.to_string().contains("over 100 bytes"), "{err}");
 }

@@ -1,14 +1,20 @@
-//! `ptc mcp`: the `lisp_eval` MCP server on stdin/stdout (see `ptc_supervisor::mcp`).
+//! `ptc mcp`: the `lisp_eval` MCP server on stdin/stdout, or with `--http ADDR` over Streamable
+//! HTTP (see `ptc_supervisor::mcp`).
 //!
 //! Flags pick the client (an engine embedded in this process, or `--connect SOCKET` to a
-//! daemon), the policy, the concurrency and the optional sessions; the server itself lives in the library. stdout is
-//! the protocol, so diagnostics go to stderr (`RUST_LOG` sets the level, default `warn`).
+//! daemon), the policy, the concurrency, the optional sessions and the transport; the server
+//! itself lives in the library. stdout is the protocol (stdio), so diagnostics go to stderr
+//! (`RUST_LOG` sets the level, default `warn`). Over HTTP the bound address is the first line
+//! on stderr, and SIGTERM or SIGINT stops the server; the bearer token comes from a file or
+//! the environment, never from the command line (which `ps` shows).
 
 use clap::Args;
 use ptc_supervisor::client::{Client, Embedded};
 use ptc_supervisor::engine::EngineConfig;
+use ptc_supervisor::mcp::http::{BearerToken, HttpOptions, HttpServer, MCP_PATH};
 use ptc_supervisor::mcp::sessions::SessionConfig;
 use ptc_supervisor::mcp::{self, Options};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -43,7 +49,22 @@ pub struct McpArgs {
     #[arg(long, value_name = "BYTES", default_value_t = 1 << 20, requires = "sessions",
           value_parser = clap::value_parser!(u64).range(1..=4 * 1024 * 1024))]
     session_memory_bytes: u64,
+    /// Serve over MCP's Streamable HTTP transport on this address (at path /mcp) instead of
+    /// stdio; port 0 picks a free port. A non-loopback address needs a bearer token.
+    #[arg(long, value_name = "ADDR:PORT")]
+    http: Option<SocketAddr>,
+    /// A file holding the bearer token every HTTP request must carry (`Authorization: Bearer
+    /// TOKEN`). Default: the PTC_MCP_TOKEN variable, if set.
+    #[arg(long, value_name = "FILE", requires = "http")]
+    http_token_file: Option<PathBuf>,
+    /// A browser origin allowed to call besides the loopback ones (scheme://host:port, or
+    /// :* for any port); repeatable. Requests with any other Origin header get 403.
+    #[arg(long, value_name = "ORIGIN", requires = "http")]
+    http_allow_origin: Vec<String>,
 }
+
+/// The variable holding the HTTP bearer token when no --http-token-file is given.
+const TOKEN_VAR: &str = "PTC_MCP_TOKEN";
 
 pub fn mcp(args: McpArgs) -> ExitCode {
     init_logging();
@@ -68,9 +89,12 @@ pub fn mcp(args: McpArgs) -> ExitCode {
             }),
             ..Options::default()
         };
-        mcp::serve_stdio(client, options)
-            .await
-            .map_err(|e| e.to_string())
+        match args.http {
+            Some(addr) => serve_http(client, options, addr, &args).await,
+            None => mcp::serve_stdio(client, options)
+                .await
+                .map_err(|e| e.to_string()),
+        }
     });
     // Nothing may outlive the session: runs were stopped at end of input.
     rt.shutdown_timeout(Duration::from_millis(500));
@@ -105,6 +129,54 @@ async fn open(args: &McpArgs) -> Result<(Client, Option<String>), String> {
     let client =
         Client::embedded_with(config).map_err(|e| format!("cannot start the sandbox: {e}"))?;
     Ok((client, None))
+}
+
+/// Binds, says where on stderr, and serves until SIGTERM or SIGINT.
+async fn serve_http(
+    client: Client,
+    options: Options,
+    addr: SocketAddr,
+    args: &McpArgs,
+) -> Result<(), String> {
+    let http = HttpOptions {
+        addr,
+        token: token(args)?,
+        allowed_origins: args.http_allow_origin.clone(),
+    };
+    let stop = shutdown_signal().map_err(|e| format!("cannot watch for signals: {e}"))?;
+    let server = HttpServer::bind(client, options, http)
+        .await
+        .map_err(|e| e.to_string())?;
+    let bound = server.local_addr().map_err(|e| e.to_string())?;
+    eprintln!("ptc mcp: listening on http://{bound}{MCP_PATH}");
+    server.run(stop).await.map_err(|e| e.to_string())
+}
+
+/// The bearer token, from --http-token-file or else PTC_MCP_TOKEN; none if neither is given.
+fn token(args: &McpArgs) -> Result<Option<BearerToken>, String> {
+    let text = match &args.http_token_file {
+        Some(path) => std::fs::read_to_string(path)
+            .map_err(|e| format!("--http-token-file {}: {e}", path.display()))?,
+        None => match std::env::var(TOKEN_VAR) {
+            Ok(t) => t,
+            Err(std::env::VarError::NotPresent) => return Ok(None),
+            Err(e) => return Err(format!("{TOKEN_VAR}: {e}")),
+        },
+    };
+    BearerToken::new(&text).map(Some).map_err(|e| e.to_string())
+}
+
+/// Completes at the first SIGTERM or SIGINT.
+fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    Ok(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+    })
 }
 
 fn init_logging() {

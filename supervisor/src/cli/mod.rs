@@ -62,12 +62,17 @@ enum Command {
     /// Example: ptc check --format json
     /// Exit codes: 0 seccomp is available (the runner can be sandboxed), 1 it is not.
     Check(CheckArgs),
-    /// Serve the `lisp_eval` tool to an MCP client over stdio (JSON-RPC, one line per message).
+    /// Serve the `lisp_eval` tool to an MCP client over stdio (JSON-RPC, one line per message),
+    /// or with --http over MCP's Streamable HTTP transport.
     ///
     /// Example (an MCP client's config): {"command": "ptc", "args": ["mcp"]}
-    /// Each call runs in a fresh sandboxed runner; stdin closing stops running calls and exits 0.
-    /// With --sessions, lisp_session_* tools keep `def`s and *1 *2 *3 between calls.
-    /// Exit codes: 0 after the client closed stdin, 2 bad flags or an unusable policy/daemon.
+    ///          ptc mcp --http 127.0.0.1:8765   (then {"type": "http", "url": "http://127.0.0.1:8765/mcp"})
+    /// Each call runs in a fresh sandboxed runner; stdin closing (stdio) or SIGTERM/SIGINT (HTTP)
+    /// stops running calls and exits 0. With --sessions, lisp_session_* tools keep `def`s and
+    /// *1 *2 *3 between calls. Over HTTP a non-loopback address needs a bearer token
+    /// (--http-token-file or PTC_MCP_TOKEN), and requests from an Origin not allowed get 403.
+    /// Exit codes: 0 after the client closed stdin or a signal, 2 bad flags, an unusable
+    /// policy/daemon or an address that cannot be served.
     Mcp(mcp::McpArgs),
     /// Solve a mission with an LLM writing programs, turn by turn (SubAgent loop).
     ///

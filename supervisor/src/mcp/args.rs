@@ -4,9 +4,10 @@
 //! program. The limits are the surface's own (the engine's policy limits apply after them).
 
 use super::preparse::Parsed;
-use crate::client::{IntoToolValue, Run};
+use crate::client::Run;
 use ptc_shared::lisp_eval::{ArgsError, json_kind, validate_program};
 use ptc_shared::signature::{Schema, Signature};
+use ptc_shared::value::EncodedValue;
 use serde_json::{Map as JMap, Value as Json};
 
 /// The largest `program` (64 KiB of UTF-8).
@@ -79,7 +80,7 @@ fn program(program: Option<&Json>) -> Result<&str, ArgsError> {
 /// The run of checked parts; the output schema is checked last.
 fn build(
     program: &str,
-    context: Option<impl IntoToolValue>,
+    context: Option<EncodedValue>,
     output_schema_json: Option<&Json>,
 ) -> Result<Call, ArgsError> {
     let mut run = Run::new(program);
@@ -97,8 +98,9 @@ fn build(
     })
 }
 
-/// `context`: absent or null, or an object of at most [`MAX_CONTEXT_BYTES`].
-fn context(ctx: Option<Json>) -> Result<Option<Json>, ArgsError> {
+/// `context`: absent or null, or an object of at most [`MAX_CONTEXT_BYTES`], encoded for the
+/// run straight from the JSON object (no `Value` tree in between).
+fn context(ctx: Option<Json>) -> Result<Option<EncodedValue>, ArgsError> {
     match ctx {
         None | Some(Json::Null) => Ok(None),
         Some(c @ Json::Object(_)) => {
@@ -108,7 +110,9 @@ fn context(ctx: Option<Json>) -> Result<Option<Json>, ArgsError> {
                     "`context` is {size} bytes as JSON, over the limit of {MAX_CONTEXT_BYTES}"
                 )));
             }
-            Ok(Some(c))
+            EncodedValue::deserialize_json(c, super::input::MAX_FRAME_BYTES)
+                .map(Some)
+                .map_err(|e| ArgsError(format!("`context`: {e}")))
         }
         Some(other) => Err(ArgsError(format!(
             "`context` must be an object (each key is read as data/KEY), got {}",

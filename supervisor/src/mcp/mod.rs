@@ -1,5 +1,5 @@
-//! `ptc mcp`: the `lisp_eval` tool for any MCP client, over stdio, on the official Rust SDK
-//! (`rmcp`).
+//! `ptc mcp`: the `lisp_eval` tool for any MCP client, over stdio (here) or Streamable HTTP
+//! ([`http`]), on the official Rust SDK (`rmcp`).
 //!
 //! A thin client: each `tools/call` is checked ([`args`]), started through the client library
 //! ([`Client::start`], an embedded engine or a daemon connection: one fresh sandboxed runner
@@ -23,11 +23,15 @@
 //! - With [`Options::sessions`], five more tools keep a session's memory and `*1 *2 *3`
 //!   between calls ([`sessions`] owns the table and its bounds, `session_tools` the handlers);
 //!   without it they are neither listed nor callable.
+//! - One handler, two transports: [`http`] builds one `LispEval` per MCP session from the
+//!   server's [`Shared`] part (client, policy, slots, shutdown), so the tool code and every
+//!   limit are the ones below; only the stdio input stream feeds the fast path.
 //! - Protocol versions: 2025-11-25 preferred, 2025-06-18 accepted; rmcp answers a client
 //!   asking for anything else with 2025-11-25 and leaves the choice to the client.
 
 pub mod args;
 mod direct;
+pub mod http;
 pub mod input;
 pub mod out;
 pub mod preparse;
@@ -110,6 +114,8 @@ pub enum McpServeError {
     Init(String),
     #[error("the MCP service stopped abnormally: {0}")]
     Join(#[from] tokio::task::JoinError),
+    #[error(transparent)]
+    Http(#[from] http::HttpError),
 }
 
 /// Serves `lisp_eval` on stdin/stdout until stdin ends; running calls are stopped then.
@@ -131,18 +137,12 @@ where
 {
     let (eof_tx, eof) = watch::channel(false);
     let preparser = Preparser::with_ttl(options.parked_ttl);
-    let server = Arc::new(LispEval {
-        client,
-        policy: options.policy,
-        slots: Arc::new(Semaphore::new(
-            options.max_concurrency.clamp(1, MAX_CONCURRENCY),
-        )),
-        capacity: options.max_concurrency.clamp(1, MAX_CONCURRENCY),
-        eof,
-        preparser: preparser.clone(),
-        sessions: options.sessions.map(Sessions::new),
-        direct: DirectCalls::default(),
-    });
+    let shared = Shared::new(client, &options, eof);
+    let server = Arc::new(LispEval::new(
+        &shared,
+        options.sessions,
+        Some(preparser.clone()),
+    ));
     let (lines, rmcp_out, writer) = out::spawn(write);
     let input = FramedInput::new(read, MAX_FRAME_BYTES, eof_tx)
         .with_preparser(preparser)
@@ -163,17 +163,44 @@ where
     Ok(())
 }
 
-/// The `lisp_eval` server: one client, a fixed number of execution slots.
+/// What every [`LispEval`] of one server shares: the client, the policy, the execution slots
+/// (so the concurrency cap holds across HTTP sessions) and the end-of-service signal.
+#[derive(Debug, Clone)]
+struct Shared {
+    client: Client,
+    policy: Option<String>,
+    slots: Arc<Semaphore>,
+    capacity: usize,
+    eof: watch::Receiver<bool>,
+}
+
+impl Shared {
+    fn new(client: Client, options: &Options, eof: watch::Receiver<bool>) -> Shared {
+        let capacity = options.max_concurrency.clamp(1, MAX_CONCURRENCY);
+        Shared {
+            client,
+            policy: options.policy.clone(),
+            slots: Arc::new(Semaphore::new(capacity)),
+            capacity,
+            eof,
+        }
+    }
+}
+
+/// The `lisp_eval` server of one MCP session (stdio has one; HTTP one per `Mcp-Session-Id`):
+/// one client, execution slots shared with the server's other sessions.
 #[derive(Debug)]
 struct LispEval {
     client: Client,
     policy: Option<String>,
     slots: Arc<Semaphore>,
     capacity: usize,
-    /// True once the input ended.
+    /// True once the input ended (stdio) or the server is shutting down (HTTP).
     eof: watch::Receiver<bool>,
-    /// Arguments the input stream already parsed, by `_meta[PREPARSED_META]`.
-    preparser: Preparser,
+    /// Arguments the input stream already parsed, by `_meta[PREPARSED_META]`: `Some` only when
+    /// the input stream is ours (stdio), so the `ptc/` `_meta` keys were written by it. Over
+    /// HTTP a client's `_meta` is not read and every call takes the general path.
+    framed: Option<Preparser>,
     /// The session table, when the session tools are offered.
     sessions: Option<Sessions>,
     /// Plain `lisp_eval` calls answered without rmcp's dispatch ([`direct`]).
@@ -181,11 +208,30 @@ struct LispEval {
 }
 
 impl LispEval {
+    fn new(shared: &Shared, sessions: Option<SessionConfig>, framed: Option<Preparser>) -> Self {
+        let shared = shared.clone();
+        LispEval {
+            client: shared.client,
+            policy: shared.policy,
+            slots: shared.slots,
+            capacity: shared.capacity,
+            eof: shared.eof,
+            framed,
+            sessions: sessions.map(Sessions::new),
+            direct: DirectCalls::default(),
+        }
+    }
+
     async fn call(
         &self,
         arguments: Option<JsonObject>,
         ctx: RequestContext<RoleServer>,
     ) -> Payload {
+        let Some(preparser) = &self.framed else {
+            return self
+                .run_call(args::parse(arguments), ctx.ct.cancelled_owned())
+                .await;
+        };
         if let Some(size) = ctx.meta.get(FRAME_BYTES_META) {
             return error(
                 Reason::ArgsError,
@@ -194,7 +240,7 @@ impl LispEval {
         }
         let parsed = match ctx.meta.get(PREPARSED_META).map(|k| k.as_u64()) {
             None => args::parse(arguments),
-            Some(key) => match key.and_then(|k| self.preparser.take(k)) {
+            Some(key) => match key.and_then(|k| preparser.take(k)) {
                 Some(p) => args::check(p),
                 None => {
                     return error(

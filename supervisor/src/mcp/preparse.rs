@@ -1,9 +1,9 @@
 //! The fast path of `tools/call lisp_eval`: its arguments read from the request line once,
-//! straight into a [`Value`], before rmcp sees the line.
+//! the context straight into its wire encoding ([`EncodedValue`]), before rmcp sees the line.
 //!
 //! rmcp reads a JSON-RPC line by buffering it whole into serde's generic content tree and
 //! trying each message shape, then hands the tool a `serde_json` object that the server turns
-//! into a `Value` again: for a 1,000-record context that is three copies and most of the
+//! into its encoding again: for a 1,000-record context that is three copies and most of the
 //! server's CPU per call. Here [`FramedInput`](super::input::FramedInput) offers every
 //! complete line to [`Preparser::offer`]; a plain `lisp_eval` call (exactly `jsonrpc`, `id`,
 //! `method`, `params: {name, arguments}`, optionally `_meta` with only a `progressToken` (rmcp's
@@ -30,7 +30,7 @@
 //! - One client per server (stdio): keys are only unique, not secret.
 
 use super::args::MAX_CONTEXT_BYTES;
-use ptc_shared::Value;
+use ptc_shared::value::EncodedValue;
 use serde::Deserialize;
 use serde_json::Value as Json;
 use std::collections::VecDeque;
@@ -54,17 +54,22 @@ pub const PARKED_TTL: Duration = Duration::from_secs(10);
 pub struct Parsed {
     pub program: Json,
     #[serde(default, deserialize_with = "context")]
-    pub context: Option<Value>,
+    pub context: Option<EncodedValue>,
     #[serde(default)]
     pub output_schema: Option<Json>,
 }
 
-/// A context: null (none), or a JSON object read straight into a map.
-fn context<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    match Value::deserialize_json(d)? {
-        Value::Nil => Ok(None),
-        m @ Value::Map(_) => Ok(Some(m)),
-        _ => Err(serde::de::Error::custom("not an object")),
+/// A context: null (none), or a JSON object read straight into its wire encoding (what the
+/// run sends the runner: no tree is built). The bound is a backstop: a taken line is at most
+/// [`FAST_LINE_MAX`] of text, and no encoding is much larger than its text.
+fn context<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<EncodedValue>, D::Error> {
+    let encoded = EncodedValue::deserialize_json(d, super::input::MAX_FRAME_BYTES)?;
+    if encoded.is_nil() {
+        Ok(None)
+    } else if encoded.is_map() {
+        Ok(Some(encoded))
+    } else {
+        Err(serde::de::Error::custom("not an object"))
     }
 }
 
@@ -255,7 +260,9 @@ mod tests {
             .as_u64()
             .unwrap_or(u64::MAX);
         let parsed = p.take(key).map(|c| (c.program, c.context));
-        let ctx = Value::from_json(&json!({"a": [1, "x"]})).ok();
+        let ctx = ptc_shared::Value::from_json(&json!({"a": [1, "x"]}))
+            .ok()
+            .map(|v| EncodedValue::encode(&v));
         assert_eq!(parsed, Some((json!("(+ 1 2)"), ctx)));
         assert!(p.take(key).is_none(), "taken once");
     }
