@@ -1,12 +1,14 @@
 //! Inline arithmetic and comparison for the hot two-argument number builtins.
 //!
-//! A table entry declares its operation as `Fast::Prim(op)` (`+ - * < > <= >= mod rem quot`).
+//! A table entry declares its operation as `Fast::Prim(op)` (`+ - * < > <= >= mod rem quot =`).
 //! The analyzer turns `(op x y)` naming such a builtin into `Expr::Prim`, and every other way of
 //! calling it (`apply2` from `reduce`, `sort-by`, a builtin held in a local) reaches the same
-//! [`Prim::apply`] through `builtins::call2`. Two integers are computed inline; other numbers
-//! use the builtin's own two-argument function; anything else (and overflow, a zero divisor) is
-//! left to the builtin's general entry, which alone defines errors. Tests check both answers
-//! against the general entries.
+//! [`Prim::apply`] through `builtins::call2`. Two integers are computed inline, and so are
+//! comparisons of any two numbers; other arithmetic on numbers uses the builtin's own
+//! two-argument function; `=` of two values that are neither collections nor lazy seqs is
+//! compared at once. Anything else (and overflow, a zero divisor) is left to the builtin's
+//! general entry, which alone defines errors. Tests check both answers against the general
+//! entries.
 
 use crate::builtins::math;
 use crate::error::EvalResult;
@@ -25,6 +27,8 @@ pub enum Prim {
     Mod,
     Rem,
     Quot,
+    /// `=`: scalars here; collections and lazy seqs (walked, realized) in the builtin.
+    Eq,
 }
 
 impl Prim {
@@ -44,12 +48,14 @@ impl Prim {
             Prim::Mod => Value::Int(math::floor_mod(a, b)),
             Prim::Rem => Value::Int(a % b),
             Prim::Quot => Value::Int(a / b),
+            Prim::Eq => Value::Bool(a == b),
         })
     }
 
     /// The result for any two operands, or `None` for the builtin's general entry: integers
-    /// inline, other numbers through the builtin's binary function (comparisons of floats are
-    /// left to the general entry, which knows about NaN).
+    /// inline, comparisons of numbers as the builtin's chain compares them (as doubles unless
+    /// both are integers; NaN compares false), other arithmetic on numbers through the builtin's
+    /// binary function, `=` of two scalars directly.
     #[inline]
     pub fn apply(self, a: &Value, b: &Value) -> Option<EvalResult> {
         if let (Value::Int(x), Value::Int(y)) = (a, b)
@@ -57,11 +63,15 @@ impl Prim {
         {
             return Some(Ok(v));
         }
-        let numbers = matches!(a, Value::Int(_) | Value::Float(_))
-            && matches!(b, Value::Int(_) | Value::Float(_));
-        if !numbers {
-            return None;
+        if self == Prim::Eq {
+            return scalars_equal(a, b).map(|e| Ok(Value::Bool(e)));
         }
+        let (x, y) = match (a, b) {
+            (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
+                (as_f64(a), as_f64(b))
+            }
+            _ => return None,
+        };
         match self {
             Prim::Add => Some(math::add2(a, b)),
             Prim::Sub => Some(math::sub2(a, b)),
@@ -69,9 +79,37 @@ impl Prim {
             Prim::Mod => Some(math::mod2(a, b)),
             Prim::Rem => Some(math::rem2(a, b)),
             Prim::Quot => Some(math::quot2(a, b)),
-            Prim::Lt | Prim::Gt | Prim::Le | Prim::Ge => None,
+            // Two integers were answered above (or overflowed, which comparisons cannot).
+            Prim::Lt => Some(Ok(Value::Bool(x < y))),
+            Prim::Gt => Some(Ok(Value::Bool(x > y))),
+            Prim::Le => Some(Ok(Value::Bool(x <= y))),
+            Prim::Ge => Some(Ok(Value::Bool(x >= y))),
+            Prim::Eq => None,
         }
     }
+}
+
+/// A number as the comparison builtins see it (an integer converted to a double).
+#[inline]
+fn as_f64(v: &Value) -> f64 {
+    match v {
+        Value::Int(i) => *i as f64,
+        Value::Float(f) => *f,
+        _ => f64::NAN,
+    }
+}
+
+/// `=` when neither side is a collection or a lazy seq (nothing to realize or walk), else
+/// `None`.
+#[inline]
+pub fn scalars_equal(a: &Value, b: &Value) -> Option<bool> {
+    let walked = |v: &Value| {
+        matches!(
+            v,
+            Value::Vector(_) | Value::List(_) | Value::Map(_) | Value::Set(_) | Value::Lazy(_)
+        )
+    };
+    (!walked(a) && !walked(b)).then(|| a == b)
 }
 
 #[cfg(test)]
@@ -120,7 +158,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(ops, 10, "the table declares 10 prims");
+        assert_eq!(ops, 11, "the table declares 11 prims");
         assert!(answered > 1000, "{answered}");
     }
 }
