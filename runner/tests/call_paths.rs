@@ -3,7 +3,8 @@
 //!
 //! - `(op x y)` of a comparison or `=` written in the source (an inline `Prim` node) answers as
 //!   the builtin's general entry (`apply`) does, over numbers of both kinds, NaN, infinities,
-//!   equal texts in two allocations, and values that are errors for the comparisons;
+//!   equal texts in two allocations, and values that are errors for the comparisons, with
+//!   constant operands (read in place) on either side;
 //! - `(:k x)` on a local or a captured value (read in place, no copy) answers as `get` does;
 //! - a lambda with one fixed arity is entered without the arity search, and its errors (wrong
 //!   argument count, depth) read as those of the general path (several arities, variadic).
@@ -25,7 +26,7 @@ const GRID: &str = r#"[1 -7 0 2 2.5 1.0 -0.0 0.0 ##NaN ##Inf ##-Inf 922337203685
 #[test]
 fn inline_comparisons_and_equality_answer_as_the_general_entries() {
     let src = format!(
-        r#"(defn safe [f] (try (f) (catch Exception e (str "error: " (ex-message e)))))
+        r#"(defn safe [f] (try (pr-str (f)) (catch Exception e (str "error: " (ex-message e)))))
            (let [xs {GRID}]
              [(count (for [x xs y xs] 1))
               (vec (for [x xs y xs
@@ -35,6 +36,14 @@ fn inline_comparisons_and_equality_answer_as_the_general_entries() {
                             ["<=" (safe #(<= x y)) (safe #(apply <= [x y]))]
                             [">=" (safe #(>= x y)) (safe #(apply >= [x y]))]
                             ["=" (safe #(= x y)) (safe #(apply = [x y]))]
+                            ["+" (safe #(+ x y)) (safe #(apply + [x y]))]
+                            ["-" (safe #(- x y)) (safe #(apply - [x y]))]
+                            ["*" (safe #(* x y)) (safe #(apply * [x y]))]
+                            ["mod" (safe #(mod x y)) (safe #(apply mod [x y]))]
+                            ["const = left" (safe #(= "ab" y)) (safe #(apply = ["ab" y]))]
+                            ["const < left" (safe #(< 1 y)) (safe #(apply < [1 y]))]
+                            ["const > right" (safe #(> x 2.5)) (safe #(apply > [x 2.5]))]
+                            ["const + right" (safe #(+ x 9223372036854775807)) (safe #(apply + [x 9223372036854775807]))]
                             ["local =" (let [a x b y] (= a b)) (apply = [x y])]
                             ["local <" (let [a x b y] (safe #(< a b))) (safe #(apply < [x y]))]]
                          :when (not= inline general)]

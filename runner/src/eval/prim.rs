@@ -53,25 +53,48 @@ impl Prim {
     }
 
     /// The result for any two operands, or `None` for the builtin's general entry: integers
-    /// inline, comparisons of numbers as the builtin's chain compares them (as doubles unless
-    /// both are integers; NaN compares false), other arithmetic on numbers through the builtin's
-    /// binary function, `=` of two scalars directly.
+    /// inline (overflow and a 0 or -1 divisor through the builtin's binary function), numbers
+    /// of mixed or double kind as the builtin computes them (as doubles; NaN compares false),
+    /// `=` of two scalars directly.
     #[inline]
     pub fn apply(self, a: &Value, b: &Value) -> Option<EvalResult> {
-        if let (Value::Int(x), Value::Int(y)) = (a, b)
-            && let Some(v) = self.ints(*x, *y)
-        {
-            return Some(Ok(v));
-        }
-        if self == Prim::Eq {
-            return scalars_equal(a, b).map(|e| Ok(Value::Bool(e)));
-        }
         let (x, y) = match (a, b) {
+            (Value::Int(x), Value::Int(y)) => {
+                return match self.ints(*x, *y) {
+                    Some(v) => Some(Ok(v)),
+                    None => self.declined_ints(a, b),
+                };
+            }
             (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
                 (as_f64(a), as_f64(b))
             }
+            // Texts first: `(= "paid" (:status o))` is the commonest equality on records.
+            (Value::Str(s), Value::Str(t)) if self == Prim::Eq => {
+                return Some(Ok(Value::Bool(s == t)));
+            }
+            _ if self == Prim::Eq => return scalars_equal(a, b).map(|e| Ok(Value::Bool(e))),
             _ => return None,
         };
+        Some(match self {
+            Prim::Add => Ok(Value::Float(x + y)),
+            Prim::Sub => Ok(Value::Float(x - y)),
+            Prim::Mul => Ok(Value::Float(x * y)),
+            Prim::Mod => math::mod2(a, b),
+            Prim::Rem => math::rem2(a, b),
+            Prim::Quot => math::quot2(a, b),
+            Prim::Lt => Ok(Value::Bool(x < y)),
+            Prim::Gt => Ok(Value::Bool(x > y)),
+            Prim::Le => Ok(Value::Bool(x <= y)),
+            Prim::Ge => Ok(Value::Bool(x >= y)),
+            // An integer never equals a double; two doubles by IEEE (NaN unequal).
+            Prim::Eq => Ok(Value::Bool(a == b)),
+        })
+    }
+
+    /// Two integers `ints` declined (overflow, a 0 or -1 divisor): the builtin's binary
+    /// function reports or computes them.
+    #[cold]
+    fn declined_ints(self, a: &Value, b: &Value) -> Option<EvalResult> {
         match self {
             Prim::Add => Some(math::add2(a, b)),
             Prim::Sub => Some(math::sub2(a, b)),
@@ -79,12 +102,7 @@ impl Prim {
             Prim::Mod => Some(math::mod2(a, b)),
             Prim::Rem => Some(math::rem2(a, b)),
             Prim::Quot => Some(math::quot2(a, b)),
-            // Two integers were answered above (or overflowed, which comparisons cannot).
-            Prim::Lt => Some(Ok(Value::Bool(x < y))),
-            Prim::Gt => Some(Ok(Value::Bool(x > y))),
-            Prim::Le => Some(Ok(Value::Bool(x <= y))),
-            Prim::Ge => Some(Ok(Value::Bool(x >= y))),
-            Prim::Eq => None,
+            Prim::Lt | Prim::Gt | Prim::Le | Prim::Ge | Prim::Eq => None,
         }
     }
 }
