@@ -45,6 +45,10 @@ fn inline_comparisons_and_equality_answer_as_the_general_entries() {
                             ["const > right" (safe #(> x 2.5)) (safe #(apply > [x 2.5]))]
                             ["const + right" (safe #(+ x 9223372036854775807)) (safe #(apply + [x 9223372036854775807]))]
                             ["local =" (let [a x b y] (= a b)) (apply = [x y])]
+                            ["local with constants"
+                             (safe (fn [] (let [z x] [(> z 2.5) (= z "ab") (+ z 1) (mod z 7) (< z y) z])))
+                             (safe (fn [] [(apply > [x 2.5]) (apply = [x "ab"]) (apply + [x 1])
+                                           (apply mod [x 7]) (apply < [x y]) x]))]
                             ["local <" (let [a x b y] (safe #(< a b))) (safe #(apply < [x y]))]]
                          :when (not= inline general)]
                      [op x y inline general]))])"#

@@ -486,10 +486,24 @@ impl<'h> Interp<'h> {
 
     /// `(op x y)` of a builtin with an inline integer path (see `prim`).
     fn eval_prim(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
-        // A constant operand (`(= "paid" s)`, `(> t 250)`) is read in place, not copied.
-        if let Expr::Const(c) = &p.x {
-            let y = self.operand(&p.y, env)?;
-            return self.prim_ref(p, c, &y);
+        // Constants and locals (`(= "paid" s)`, `(mod i 7)`) are read in place, not copied.
+        match (&p.x, &p.y) {
+            (Expr::Const(c), y) => {
+                let y = self.operand(y, env)?;
+                return self.prim_ref(p, c, &y);
+            }
+            (Expr::Local(i), Expr::Const(c)) => {
+                let x = self
+                    .stack
+                    .get(env.base + *i as usize)
+                    .unwrap_or(&Value::Nil);
+                if let Some(r) = p.op.apply(x, c) {
+                    return r;
+                }
+                let x = x.clone();
+                return crate::builtins::call(self, p.builtin, vec![x, c.clone()]);
+            }
+            _ => {}
         }
         let x = self.operand(&p.x, env)?;
         if let Expr::Const(c) = &p.y {
