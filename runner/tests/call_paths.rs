@@ -5,7 +5,9 @@
 //!   the builtin's general entry (`apply`) does, over numbers of both kinds, NaN, infinities,
 //!   equal texts in two allocations, and values that are errors for the comparisons, with
 //!   constant operands (read in place) on either side;
-//! - `(:k x)` on a local or a captured value (read in place, no copy) answers as `get` does;
+//! - `(:k x)` on a local or a captured value (read in place, no copy) answers as `get` does, also
+//!   as an operand of a prim beside a constant (`(= "paid" (:status o))`), where it is charged the
+//!   same steps as the call it stands for;
 //! - a lambda with one fixed arity is entered without the arity search, and its errors (wrong
 //!   argument count, depth) read as those of the general path (several arities, variadic).
 #![allow(clippy::unwrap_used)]
@@ -118,4 +120,37 @@ fn lambda_calls_by_one_fixed_arity_read_as_the_general_path() {
     assert_eq!(eval("((fn [x & r] [x r]) 1)"), "[1 nil]");
     let deep = eval("(defn down [n] (if (zero? n) 0 (inc (down (dec n))))) (down 100000)");
     assert!(deep.contains("recursion deeper than"), "{deep}");
+}
+
+#[test]
+fn prims_over_a_local_field_and_a_constant_answer_as_the_general_entries() {
+    let src = r#"(defn safe [f] (try (pr-str (f)) (catch Exception e (str "error: " (ex-message e)))))
+        (let [vs [{:a 1} {"a" 2} {:a 2.5} {:a "x"} {"a" "x"} {:b 1 "a" "x"} nil [7 8] {:b 1} {:a nil} 5 "s"]]
+          (vec (for [v vs
+                     :let [captured [(safe #(> (:a v) 1)) (safe #(= "x" (:a v))) (safe #(< 1 (:a v)))]
+                           general [(safe #(apply > [(get v :a) 1])) (safe #(apply = ["x" (get v :a)]))
+                                    (safe #(apply < [1 (get v :a)]))]
+                           local (safe (fn [] (let [m v] [(> (:a m) 1) (= "x" (:a m)) (+ (:a m) 1) (:a m)])))
+                           general-local (safe (fn [] [(apply > [(get v :a) 1]) (apply = ["x" (get v :a)])
+                                                       (apply + [(get v :a) 1]) (get v :a)]))
+                           moved (safe (fn [] (let [m v] (= (:a m) "x"))))]
+                     :when (or (not= captured general) (not= local general-local)
+                               (not= moved (safe #(apply = [(get v :a) "x"]))))]
+                 [v captured general local general-local moved])))"#;
+    assert_eq!(eval(src), "[]");
+}
+
+#[test]
+fn a_field_read_in_place_costs_the_steps_of_the_call() {
+    // Each program's steps, read in place or through a copy, must be the same.
+    let steps = |src: &str| {
+        let step = run(src, RunOptions::default()).unwrap();
+        step.usage.eval_steps
+    };
+    let in_place = steps(r#"(let [m {:a 1}] (filter #(= 1 (:a %)) [m m m]))"#);
+    let copied = steps(r#"(let [m {:a 1}] (filter #(= 1 (identity (:a %))) [m m m]))"#);
+    let plain = steps(r#"(let [m {:a 1}] (filter #(= 1 (:a (identity %))) [m m m]))"#);
+    assert_eq!(copied, plain);
+    // The two `identity` calls cost one step each per element, and nothing else differs.
+    assert_eq!(in_place + 3, copied, "{in_place} {copied}");
 }

@@ -488,6 +488,12 @@ impl<'h> Interp<'h> {
     fn eval_prim(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
         // Constants and locals (`(= "paid" s)`, `(mod i 7)`) are read in place, not copied.
         match (&p.x, &p.y) {
+            (Expr::Call(f), Expr::Const(c)) if local_field(f).is_some() => {
+                return self.prim_field(p, f, c, true, env);
+            }
+            (Expr::Const(c), Expr::Call(f)) if local_field(f).is_some() => {
+                return self.prim_field(p, f, c, false, env);
+            }
             (Expr::Const(c), y) => {
                 let y = self.operand(y, env)?;
                 return self.prim_ref(p, c, &y);
@@ -518,6 +524,52 @@ impl<'h> Interp<'h> {
             },
             (x, y) => crate::builtins::call2(self, p.builtin, x, y),
         }
+    }
+
+    /// `(op (:k m) c)` or `(op c (:k m))` with `m` a local or captured value: the field is
+    /// compared where it is, not copied out and dropped. The keyword call is charged its step
+    /// as `Expr::Call` charges it; a moved `m` is taken from its slot and dropped here.
+    #[inline(never)]
+    fn prim_field(
+        &mut self,
+        p: &crate::analyze::PrimCall,
+        f: &crate::analyze::Call,
+        c: &Value,
+        field_first: bool,
+        env: Env<'_>,
+    ) -> EvalResult {
+        self.tick().map_err(|e| e.at(f.pos))?;
+        let Some((kv, k, arg)) = local_field(f) else {
+            return Ok(Value::Nil);
+        };
+        let mut held = Value::Nil;
+        let m = match arg {
+            Expr::Move(i) => {
+                held = self.take_slot(env, *i);
+                &held
+            }
+            Expr::Local(i) => self
+                .stack
+                .get(env.base + *i as usize)
+                .unwrap_or(&Value::Nil),
+            Expr::Capture(i) => env.captures.get(*i as usize).unwrap_or(&Value::Nil),
+            _ => &Value::Nil,
+        };
+        let other;
+        let field = match m {
+            Value::Map(map) => map.get_keyword_hinted(k, &f.hint).unwrap_or(&Value::Nil),
+            m => {
+                other = crate::builtins::coll::get(m, kv).unwrap_or_default();
+                &other
+            }
+        };
+        let (x, y) = if field_first { (field, c) } else { (c, field) };
+        if let Some(r) = p.op.apply(x, y) {
+            return r;
+        }
+        let args = vec![x.clone(), y.clone()];
+        drop(held);
+        crate::builtins::call(self, p.builtin, args)
     }
 
     /// A prim over borrowed operands: the inline answer, else the builtin's general entry
@@ -802,6 +854,19 @@ impl<'h> Interp<'h> {
             self.set_slot(env, *slot, v);
         }
         Ok(())
+    }
+}
+
+/// `(:k m)` with `m` a local (read or moved) or a captured value: the keyword as a value and
+/// as text, and `m`'s expression.
+#[inline]
+fn local_field(f: &crate::analyze::Call) -> Option<(&Value, &crate::value::Text, &Expr)> {
+    match (&f.f, f.args.as_slice()) {
+        (
+            Expr::Const(kv @ Value::Keyword(k)),
+            [arg @ (Expr::Local(_) | Expr::Move(_) | Expr::Capture(_))],
+        ) => Some((kv, k, arg)),
+        _ => None,
     }
 }
 
