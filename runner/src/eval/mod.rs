@@ -484,104 +484,6 @@ impl<'h> Interp<'h> {
         }
     }
 
-    /// `(op x y)` of a builtin with an inline integer path (see `prim`).
-    fn eval_prim(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
-        // Constants and locals (`(= "paid" s)`, `(mod i 7)`) are read in place, not copied.
-        match (&p.x, &p.y) {
-            (Expr::Call(f), Expr::Const(c)) if local_field(f).is_some() => {
-                return self.prim_field(p, f, c, true, env);
-            }
-            (Expr::Const(c), Expr::Call(f)) if local_field(f).is_some() => {
-                return self.prim_field(p, f, c, false, env);
-            }
-            (Expr::Const(c), y) => {
-                let y = self.operand(y, env)?;
-                return self.prim_ref(p, c, &y);
-            }
-            (Expr::Local(i), Expr::Const(c)) => {
-                let x = self
-                    .stack
-                    .get(env.base + *i as usize)
-                    .unwrap_or(&Value::Nil);
-                if let Some(r) = p.op.apply(x, c) {
-                    return r;
-                }
-                let x = x.clone();
-                return crate::builtins::call(self, p.builtin, vec![x, c.clone()]);
-            }
-            _ => {}
-        }
-        let x = self.operand(&p.x, env)?;
-        if let Expr::Const(c) = &p.y {
-            return self.prim_ref(p, &x, c);
-        }
-        let y = self.operand(&p.y, env)?;
-        // Matched by value: two integers leave nothing to drop.
-        match (x, y) {
-            (Value::Int(a), Value::Int(b)) => match p.op.ints(a, b) {
-                Some(v) => Ok(v),
-                None => crate::builtins::call2(self, p.builtin, Value::Int(a), Value::Int(b)),
-            },
-            (x, y) => crate::builtins::call2(self, p.builtin, x, y),
-        }
-    }
-
-    /// `(op (:k m) c)` or `(op c (:k m))` with `m` a local or captured value: the field is
-    /// compared where it is, not copied out and dropped. The keyword call is charged its step
-    /// as `Expr::Call` charges it; a moved `m` is taken from its slot and dropped here.
-    #[inline(never)]
-    fn prim_field(
-        &mut self,
-        p: &crate::analyze::PrimCall,
-        f: &crate::analyze::Call,
-        c: &Value,
-        field_first: bool,
-        env: Env<'_>,
-    ) -> EvalResult {
-        self.tick().map_err(|e| e.at(f.pos))?;
-        let Some((kv, k, arg)) = local_field(f) else {
-            return Ok(Value::Nil);
-        };
-        let mut held = Value::Nil;
-        let m = match arg {
-            Expr::Move(i) => {
-                held = self.take_slot(env, *i);
-                &held
-            }
-            Expr::Local(i) => self
-                .stack
-                .get(env.base + *i as usize)
-                .unwrap_or(&Value::Nil),
-            Expr::Capture(i) => env.captures.get(*i as usize).unwrap_or(&Value::Nil),
-            _ => &Value::Nil,
-        };
-        let other;
-        let field = match m {
-            Value::Map(map) => map.get_keyword_hinted(k, &f.hint).unwrap_or(&Value::Nil),
-            m => {
-                other = crate::builtins::coll::get(m, kv).unwrap_or_default();
-                &other
-            }
-        };
-        let (x, y) = if field_first { (field, c) } else { (c, field) };
-        if let Some(r) = p.op.apply(x, y) {
-            return r;
-        }
-        let args = vec![x.clone(), y.clone()];
-        drop(held);
-        crate::builtins::call(self, p.builtin, args)
-    }
-
-    /// A prim over borrowed operands: the inline answer, else the builtin's general entry
-    /// with copies (what `call2` would do with the values).
-    #[inline]
-    fn prim_ref(&mut self, p: &crate::analyze::PrimCall, x: &Value, y: &Value) -> EvalResult {
-        match p.op.apply(x, y) {
-            Some(r) => r,
-            None => crate::builtins::call(self, p.builtin, vec![x.clone(), y.clone()]),
-        }
-    }
-
     /// A call of a builtin: its fast path when the arity matches one, else an argument vector.
     fn call_builtin(
         &mut self,
@@ -854,19 +756,6 @@ impl<'h> Interp<'h> {
             self.set_slot(env, *slot, v);
         }
         Ok(())
-    }
-}
-
-/// `(:k m)` with `m` a local (read or moved) or a captured value: the keyword as a value and
-/// as text, and `m`'s expression.
-#[inline]
-fn local_field(f: &crate::analyze::Call) -> Option<(&Value, &crate::value::Text, &Expr)> {
-    match (&f.f, f.args.as_slice()) {
-        (
-            Expr::Const(kv @ Value::Keyword(k)),
-            [arg @ (Expr::Local(_) | Expr::Move(_) | Expr::Capture(_))],
-        ) => Some((kv, k, arg)),
-        _ => None,
     }
 }
 

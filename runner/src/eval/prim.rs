@@ -4,12 +4,18 @@
 //! The analyzer turns `(op x y)` naming such a builtin into `Expr::Prim`, and every other way of
 //! calling it (`apply2` from `reduce`, `sort-by`, a builtin held in a local) reaches the same
 //! [`Prim::apply`] through `builtins::call2`. Two integers are computed inline, and so are
-//! comparisons of any two numbers; other arithmetic on numbers uses the builtin's own
-//! two-argument function; `=` of two values that are neither collections nor lazy seqs is
+//! comparisons and `+ - *` of any two numbers (as doubles, as the builtins compute them);
+//! `mod rem quot` of doubles use the builtin's own two-argument function; `=` of two values that are neither collections nor lazy seqs is
 //! compared at once. Anything else (and overflow, a zero divisor) is left to the builtin's
 //! general entry, which alone defines errors. Tests check both answers against the general
 //! entries.
+//!
+//! The evaluation of the `Prim` node lives here too: constant operands, a local beside a
+//! constant, and a local's field `(:k m)` beside a constant are read where they are, not copied
+//! (`tests/call_paths.rs` checks each against `apply` of the builtin).
 
+use super::{Env, Interp};
+use crate::analyze::Expr;
 use crate::builtins::math;
 use crate::error::EvalResult;
 use crate::value::Value;
@@ -128,6 +134,120 @@ pub fn scalars_equal(a: &Value, b: &Value) -> Option<bool> {
         )
     };
     (!walked(a) && !walked(b)).then(|| a == b)
+}
+
+/// Evaluating a prim node: operands read in place where they can be.
+impl Interp<'_> {
+    /// `(op x y)` of a builtin with an inline integer path (see `prim`).
+    pub(super) fn eval_prim(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
+        // Constants and locals (`(= "paid" s)`, `(mod i 7)`) are read in place, not copied.
+        match (&p.x, &p.y) {
+            (Expr::Call(f), Expr::Const(c)) if local_field(f).is_some() => {
+                return self.prim_field(p, f, c, true, env);
+            }
+            (Expr::Const(c), Expr::Call(f)) if local_field(f).is_some() => {
+                return self.prim_field(p, f, c, false, env);
+            }
+            (Expr::Const(c), y) => {
+                let y = self.operand(y, env)?;
+                return self.prim_ref(p, c, &y);
+            }
+            (Expr::Local(i), Expr::Const(c)) => {
+                let x = self
+                    .stack
+                    .get(env.base + *i as usize)
+                    .unwrap_or(&Value::Nil);
+                if let Some(r) = p.op.apply(x, c) {
+                    return r;
+                }
+                let x = x.clone();
+                return crate::builtins::call(self, p.builtin, vec![x, c.clone()]);
+            }
+            _ => {}
+        }
+        let x = self.operand(&p.x, env)?;
+        if let Expr::Const(c) = &p.y {
+            return self.prim_ref(p, &x, c);
+        }
+        let y = self.operand(&p.y, env)?;
+        // Matched by value: two integers leave nothing to drop.
+        match (x, y) {
+            (Value::Int(a), Value::Int(b)) => match p.op.ints(a, b) {
+                Some(v) => Ok(v),
+                None => crate::builtins::call2(self, p.builtin, Value::Int(a), Value::Int(b)),
+            },
+            (x, y) => crate::builtins::call2(self, p.builtin, x, y),
+        }
+    }
+
+    /// `(op (:k m) c)` or `(op c (:k m))` with `m` a local or captured value: the field is
+    /// compared where it is, not copied out and dropped. The keyword call is charged its step
+    /// as `Expr::Call` charges it; a moved `m` is taken from its slot and dropped here.
+    #[inline(never)]
+    fn prim_field(
+        &mut self,
+        p: &crate::analyze::PrimCall,
+        f: &crate::analyze::Call,
+        c: &Value,
+        field_first: bool,
+        env: Env<'_>,
+    ) -> EvalResult {
+        self.tick().map_err(|e| e.at(f.pos))?;
+        let Some((kv, k, arg)) = local_field(f) else {
+            return Ok(Value::Nil);
+        };
+        let mut held = Value::Nil;
+        let m = match arg {
+            Expr::Move(i) => {
+                held = self.take_slot(env, *i);
+                &held
+            }
+            Expr::Local(i) => self
+                .stack
+                .get(env.base + *i as usize)
+                .unwrap_or(&Value::Nil),
+            Expr::Capture(i) => env.captures.get(*i as usize).unwrap_or(&Value::Nil),
+            _ => &Value::Nil,
+        };
+        let other;
+        let field = match m {
+            Value::Map(map) => map.get_keyword_hinted(k, &f.hint).unwrap_or(&Value::Nil),
+            m => {
+                other = crate::builtins::coll::get(m, kv).unwrap_or_default();
+                &other
+            }
+        };
+        let (x, y) = if field_first { (field, c) } else { (c, field) };
+        if let Some(r) = p.op.apply(x, y) {
+            return r;
+        }
+        let args = vec![x.clone(), y.clone()];
+        drop(held);
+        crate::builtins::call(self, p.builtin, args)
+    }
+
+    /// A prim over borrowed operands: the inline answer, else the builtin's general entry
+    /// with copies (what `call2` would do with the values).
+    #[inline]
+    fn prim_ref(&mut self, p: &crate::analyze::PrimCall, x: &Value, y: &Value) -> EvalResult {
+        match p.op.apply(x, y) {
+            Some(r) => r,
+            None => crate::builtins::call(self, p.builtin, vec![x.clone(), y.clone()]),
+        }
+    }
+}
+
+/// `(:k m)` with `m` a local (read or moved) or a captured value: the keyword as a value and
+/// as text, and `m`'s expression.
+#[inline]
+fn local_field(f: &crate::analyze::Call) -> Option<(&Value, &crate::value::Text, &Expr)> {
+    match (&f.f, f.args.as_slice()) {
+        (
+            Expr::Const(kv @ Value::Keyword(k)),
+            [arg @ (Expr::Local(_) | Expr::Move(_) | Expr::Capture(_))],
+        ) => Some((kv, k, arg)),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
