@@ -21,7 +21,7 @@ pub static TABLE: &[BuiltinDef] = &[
         "Equality of values (1 and 1.0 differ).",
         "(= [1 2] '(1 2)) ;=> true",
         |i, a| all_equal(i, a).map(Value::Bool),
-        Fast::Two(|a, b| scalars_equal(a, b).map(|e| Ok(Value::Bool(e))))
+        Fast::Prim(crate::eval::prim::Prim::Eq)
     ),
     def!(
         "not=",
@@ -30,7 +30,7 @@ pub static TABLE: &[BuiltinDef] = &[
         "Not equal.",
         "(not= 1 2) ;=> true",
         |i, a| all_equal(i, a).map(|b| Value::Bool(!b)),
-        Fast::Two(|a, b| scalars_equal(a, b).map(|e| Ok(Value::Bool(!e))))
+        Fast::Two(|a, b| crate::eval::prim::scalars_equal(a, b).map(|e| Ok(Value::Bool(!e))))
     ),
     def!(
         "not",
@@ -374,18 +374,6 @@ fn drop_while(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
 }
 
 /// Clojure `=` over all arguments; lazy seqs in them are realized first (within the limits).
-/// For the fast path of `=`: equality when neither side is a collection or lazy seq (nothing
-/// to realize or walk), else `None`.
-fn scalars_equal(a: &Value, b: &Value) -> Option<bool> {
-    let scalar = |v: &Value| {
-        !matches!(
-            v,
-            Value::Vector(_) | Value::List(_) | Value::Map(_) | Value::Set(_) | Value::Lazy(_)
-        )
-    };
-    (scalar(a) && scalar(b)).then(|| deep_equal(a, b))
-}
-
 fn all_equal(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult<bool> {
     let mut vals = Vec::with_capacity(a.len());
     for x in a {

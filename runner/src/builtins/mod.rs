@@ -413,8 +413,15 @@ mod tests {
             Value::Float(2.5),
             Value::Float(-0.0),
             Value::Float(f64::NAN),
+            // Equal to `Int(1)` as a number, not by `=`; infinities compare with everything.
+            Value::Float(1.0),
+            Value::Float(f64::INFINITY),
+            Value::Float(f64::NEG_INFINITY),
             Value::Char('x'),
             Value::str("ab"),
+            // Equal text in a second allocation: `=` compares contents, not pointers.
+            Value::str("ab"),
+            Value::str("abc"),
             Value::kw("a"),
             Value::vector([Value::Int(1), Value::Int(2)]),
             Value::list([Value::Int(3)]),
