@@ -33,8 +33,9 @@ pub enum Expr {
     History(usize),
     Vector(Vec<Expr>),
     Map(Vec<(Expr, Expr)>),
-    /// A map literal whose keys are distinct constants.
-    Record(Vec<(Expr, Expr)>),
+    /// A map literal whose keys are distinct constants; with the shape of its keys when they can
+    /// be a record's (scalars, few enough: then the keys are not evaluated).
+    Record(Vec<(Expr, Expr)>, Option<std::rc::Rc<crate::value::Shape>>),
     Set(Vec<Expr>),
     If(Box<(Expr, Expr, Expr)>),
     Do(Vec<Expr>),
