@@ -82,9 +82,9 @@ pub struct Call {
     pub pos: Pos,
     /// What the call is, for error messages (`map`, `my-fn`).
     pub name: Rc<str>,
-    /// For `(:k m)`: where in a small map this call last found its key (records of one shape
-    /// keep their keys in one order; see [`crate::value::MapImpl::get_keyword_hinted`]).
-    pub hint: std::cell::Cell<u32>,
+    /// For `(:k m)`: where this call last found its key (records of one shape keep their keys
+    /// in one order; see [`crate::value::MapImpl::get_keyword_hinted`]).
+    pub hint: crate::value::KeyHint,
 }
 
 #[derive(Debug)]

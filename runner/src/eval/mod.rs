@@ -637,7 +637,7 @@ impl<'h> Interp<'h> {
     /// Calls `f` with a borrowed argument: a keyword (the usual fn of `map` or `group-by` over
     /// records) reads it in place, trying the entry at `hint` first (the caller's loop keeps one
     /// hint for all its elements; see [`MapImpl::get_keyword_hinted`]); anything else gets a clone.
-    pub fn apply1_ref(&mut self, f: &Value, x: &Value, hint: &std::cell::Cell<u32>) -> EvalResult {
+    pub fn apply1_ref(&mut self, f: &Value, x: &Value, hint: &crate::value::KeyHint) -> EvalResult {
         match (f, x) {
             (Value::Keyword(k), Value::Map(m)) => {
                 Ok(m.get_keyword_hinted(k, hint).cloned().unwrap_or_default())

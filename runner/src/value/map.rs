@@ -7,7 +7,7 @@
 //! gives the same answer for both. Keyword lookups try identity first: keywords of one program
 //! are interned.
 
-use super::record::Record;
+use super::record::{KeyHint, Record};
 use super::{Contents, PHashMap, POrdMap, PSet, Text, Value};
 
 impl Contents for MapImpl {
@@ -253,13 +253,13 @@ impl MapImpl {
     /// keep their keys in one order, so one comparison usually finds it. A string key found
     /// there is the answer only if no keyword key has the same text (a keyword key wins, as in
     /// `get_lenient`); a miss looks the key up as usual and remembers where it was.
-    pub fn get_keyword_hinted(&self, want: &Text, hint: &std::cell::Cell<u32>) -> Option<&Value> {
+    pub fn get_keyword_hinted(&self, want: &Text, hint: &KeyHint) -> Option<&Value> {
         let entries = match self {
             MapImpl::Small(entries) => entries,
             MapImpl::Record(r) => return r.get_hinted(want, hint),
             _ => return self.get_lenient_general(&Value::Keyword(want.clone())),
         };
-        if let Some((key, x)) = entries.get(hint.get() as usize) {
+        if let Some((key, x)) = entries.get(hint.at()) {
             match key {
                 // Keys are distinct: a keyword key with this text is the exact key.
                 Value::Keyword(s) if Text::ptr_eq(s, want) || **s == **want => return Some(x),
@@ -271,7 +271,7 @@ impl MapImpl {
         }
         let found = small_get_lenient(entries, want)?;
         if let Some(i) = entries.iter().position(|(_, x)| std::ptr::eq(x, found)) {
-            hint.set(u32::try_from(i).unwrap_or(0));
+            hint.set_at(i);
         }
         Some(found)
     }

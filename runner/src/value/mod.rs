@@ -22,7 +22,7 @@ use std::rc::Rc;
 pub type FixedState = foldhash::fast::FixedState;
 pub use crate::pvec::PVec;
 pub use map::{MapImpl, SMALL_MAP, SetImpl, SmallEntries};
-pub use record::{Record, Shape, Shapes};
+pub use record::{KeyHint, Record, Shape, Shapes};
 
 mod map;
 mod record;

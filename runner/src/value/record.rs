@@ -172,15 +172,22 @@ impl Record {
         self.vals.get(self.shape.lenient_position(want)?)
     }
 
-    /// The lenient lookup of keyword `want`, trying position `hint` first and remembering where
-    /// it was found (see `MapImpl::get_keyword_hinted`).
-    pub fn get_hinted(&self, want: &Text, hint: &std::cell::Cell<u32>) -> Option<&Value> {
-        let at = hint.get() as usize;
-        if self.shape.answers_at(at, want) {
-            return self.vals.get(at);
+    /// The lenient lookup of keyword `want`, trying the call site's `hint` first and
+    /// remembering where it was found (see `MapImpl::get_keyword_hinted`). When the hint last
+    /// found this very keyword in a record of this very shape, its position is the answer
+    /// without comparing a key (a JSON row's string keys would cost a text comparison each).
+    #[inline]
+    pub fn get_hinted(&self, want: &Text, hint: &KeyHint) -> Option<&Value> {
+        if hint.saw(&self.shape, want) {
+            return self.vals.get(hint.at());
         }
-        let i = self.shape.lenient_position(want)?;
-        hint.set(u32::try_from(i).unwrap_or(0));
+        let at = hint.at();
+        let i = if self.shape.answers_at(at, want) {
+            at
+        } else {
+            self.shape.lenient_position(want)?
+        };
+        hint.remember(i, &self.shape, want);
         self.vals.get(i)
     }
 
@@ -212,6 +219,55 @@ impl Record {
     /// Whether both records hold one shape (then their keys are the same, in the same order).
     pub fn same_shape(&self, other: &Record) -> bool {
         Rc::ptr_eq(&self.shape, &other.shape)
+    }
+}
+
+/// Where a call site (`(:k m)`, or the keyword fn of one `map`/`group-by`/`sort-by`) found its
+/// keyword last: a position, tried first in the next small map, and the record shape and
+/// keyword it was found for. Holding both (counted references) keeps them alive, so a later
+/// shape or keyword can never sit at the same address and be taken for them.
+#[derive(Default)]
+pub struct KeyHint {
+    at: std::cell::Cell<u32>,
+    seen: std::cell::Cell<Option<(Rc<Shape>, Text)>>,
+}
+
+impl std::fmt::Debug for KeyHint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "KeyHint({})", self.at())
+    }
+}
+
+impl KeyHint {
+    /// A hint that tries position `at` first.
+    pub fn starting_at(at: usize) -> KeyHint {
+        let hint = KeyHint::default();
+        hint.set_at(at);
+        hint
+    }
+
+    pub fn at(&self) -> usize {
+        self.at.get() as usize
+    }
+
+    /// Tries `at` first from now on; forgets the record it saw (its position is no longer `at`).
+    pub fn set_at(&self, at: usize) {
+        self.at.set(u32::try_from(at).unwrap_or(u32::MAX));
+        self.seen.set(None);
+    }
+
+    /// Whether `want` was last found in a record of `shape` (at [`KeyHint::at`]).
+    #[inline]
+    fn saw(&self, shape: &Rc<Shape>, want: &Text) -> bool {
+        let seen = self.seen.take();
+        let hit = matches!(&seen, Some((s, k)) if Rc::ptr_eq(s, shape) && Text::ptr_eq(k, want));
+        self.seen.set(seen);
+        hit
+    }
+
+    fn remember(&self, at: usize, shape: &Rc<Shape>, want: &Text) {
+        self.at.set(u32::try_from(at).unwrap_or(u32::MAX));
+        self.seen.set(Some((shape.clone(), want.clone())));
     }
 }
 
@@ -273,9 +329,8 @@ impl Shapes {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
-    use super::{RECORD_MAX, Record, Shape, Shapes};
+    use super::{KeyHint, RECORD_MAX, Record, Shape, Shapes};
     use crate::value::{Coll, MapImpl, Text, Value};
-    use std::cell::Cell;
     use std::hash::BuildHasher;
 
     struct Rng(u64);
@@ -313,11 +368,19 @@ mod tests {
         m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
     }
 
-    /// Every read of `subject` gives what it gives on `model`.
-    fn check(subject: &MapImpl, model: &MapImpl, pool: &[Value], rng: &mut Rng) {
+    /// Every read of `subject` gives what it gives on `model`. `carried` holds one hint per key
+    /// of `pool`, carried from map to map (records and small maps of many shapes), as a call
+    /// site's is.
+    fn check(
+        subject: &MapImpl,
+        model: &MapImpl,
+        pool: &[Value],
+        carried: &[KeyHint],
+        rng: &mut Rng,
+    ) {
         assert_eq!(entries(subject), entries(model), "entries");
         assert_eq!(subject.len(), model.len());
-        for k in pool {
+        for (k, own) in pool.iter().zip(carried) {
             assert_eq!(subject.get(k), model.get(k), "get {k:?}");
             assert_eq!(
                 subject.get_lenient(k),
@@ -327,10 +390,15 @@ mod tests {
             if let Value::Keyword(t) = k {
                 // The same text from another allocation: found by text, not identity.
                 let other = Text::from(&**t);
-                let hint = Cell::new(u32::try_from(rng.below(9)).unwrap());
+                let hint = KeyHint::starting_at(rng.below(9));
                 let want = model.get_lenient_general(k);
                 assert_eq!(subject.get_keyword_hinted(t, &hint), want, "hinted {k:?}");
                 assert_eq!(subject.get_keyword_hinted(&other, &hint), want, "again");
+                assert_eq!(subject.get_keyword_hinted(t, own), want, "carried {k:?}");
+                assert_eq!(subject.get_keyword_hinted(t, own), want, "carried again");
+                // A hint is one call site's, but even one shared by two keywords answers right.
+                let shared = &carried[0];
+                assert_eq!(subject.get_keyword_hinted(t, shared), want, "shared {k:?}");
             }
         }
         let (s, m) = (Value::map(subject.clone()), Value::map(model.clone()));
@@ -370,9 +438,10 @@ mod tests {
         let mut shapes = Shapes::default();
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
         let mut kept_shape = 0;
+        let carried: Vec<KeyHint> = pool.iter().map(|_| KeyHint::default()).collect();
         for round in 0..400 {
             let (mut subject, mut model) = random_pair(&mut shapes, &pool, &mut rng);
-            check(&subject, &model, &pool, &mut rng);
+            check(&subject, &model, &pool, &carried, &mut rng);
             for step in 0..12 {
                 let k = pool[rng.below(pool.len())].clone();
                 let v = Value::Int(i64::try_from(round * 100 + step).unwrap());
@@ -383,7 +452,7 @@ mod tests {
                     subject.insert(k.clone(), v.clone());
                     model.insert(k, v);
                 }
-                check(&subject, &model, &pool, &mut rng);
+                check(&subject, &model, &pool, &carried, &mut rng);
                 kept_shape += usize::from(matches!(subject, MapImpl::Record(_)));
             }
         }
