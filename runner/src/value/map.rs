@@ -97,9 +97,11 @@ impl MapImpl {
     pub fn insert_new(&mut self, k: Value, v: Value) {
         match self {
             MapImpl::Small(entries) if entries.len() < SMALL_MAP => entries.push((k, v)),
-            MapImpl::Record(_) => {
-                self.unshape();
-                self.insert_new(k, v);
+            MapImpl::Record(r) => {
+                if let Err((k, v)) = r.grow(k, v) {
+                    self.unshape();
+                    self.insert_new(k, v);
+                }
             }
             other => other.insert(k, v),
         }
@@ -174,9 +176,12 @@ impl MapImpl {
                     *self = MapImpl::Hash(m);
                 }
             }
-            // A present key keeps the shape (and its position); a new one leaves it.
+            // A present key keeps the shape (and its position); a new one goes last, in the
+            // grown shape while a record can hold it.
             MapImpl::Record(r) => {
-                if let Err(v) = r.replace(&k, v) {
+                if let Err(v) = r.replace(&k, v)
+                    && let Err((k, v)) = r.grow(k, v)
+                {
                     self.unshape();
                     self.insert(k, v);
                 }

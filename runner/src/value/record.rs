@@ -9,9 +9,11 @@
 //! Invariants: a shape's keys are distinct scalars (no collection: dropping, hashing or comparing
 //! them never recurses), at most [`RECORD_MAX`]; a record has exactly one value per key, in the
 //! shape's order. A record *is* the small map with the same entries in the same order: every
-//! `MapImpl` operation gives what it gives on that small map (`value::map` tests check random
-//! operation sequences against the plain small map). An update that keeps the key sequence
-//! (`assoc` of a present key) keeps the shape; one that changes it makes the map a plain small map.
+//! `MapImpl` operation gives what it gives on that small map (the tests below check random
+//! operation sequences against the plain small map). `assoc` of a present key keeps the shape;
+//! of a new key, it moves to the shape with that key appended, which the old shape remembers so
+//! that every row grown the same way shares it; any other change of the keys (`dissoc`, growing
+//! past [`RECORD_MAX`]) makes the map a plain small map.
 
 use super::{FixedState, Text, Value};
 use std::rc::Rc;
@@ -22,6 +24,10 @@ pub const RECORD_MAX: usize = 7;
 /// The values of a record, inline up to [`RECORD_MAX`] (so they never spill).
 pub type RecordVals = smallvec::SmallVec<[Value; RECORD_MAX]>;
 
+/// Shapes grown from one shape by `assoc` of a new key, remembered at most (the usual program
+/// adds the same one or two keys to every row).
+const MAX_GROWN: usize = 4;
+
 /// The keys of a family of records, in insertion order.
 #[derive(Debug)]
 pub struct Shape {
@@ -29,6 +35,9 @@ pub struct Shape {
     /// Whether any key is a keyword: when none is (JSON rows), a string key with a keyword's text
     /// is that keyword's lenient answer without looking further.
     keywords: bool,
+    /// The shapes of these keys followed by one more, by that key, so that every record grown
+    /// by the same `assoc` shares one shape. No cycle: a shape refers only to longer ones.
+    grown: std::cell::RefCell<Vec<(Value, Rc<Shape>)>>,
 }
 
 impl Shape {
@@ -46,7 +55,34 @@ impl Shape {
         Some(Rc::new(Shape {
             keys: keys.into_boxed_slice(),
             keywords,
+            grown: std::cell::RefCell::default(),
         }))
+    }
+
+    /// The shape of these keys followed by `k` (not one of them), or `None` when a record
+    /// cannot hold that many or such a key.
+    pub fn with_key(&self, k: &Value) -> Option<Rc<Shape>> {
+        if self.keys.len() >= RECORD_MAX || !k.is_scalar() {
+            return None;
+        }
+        let known = self.grown.try_borrow().ok().and_then(|grown| {
+            grown
+                .iter()
+                .find(|(key, _)| same_key(key, k))
+                .map(|(_, s)| s.clone())
+        });
+        if known.is_some() {
+            return known;
+        }
+        let mut keys = self.keys.to_vec();
+        keys.push(k.clone());
+        let shape = Shape::new(keys)?;
+        if let Ok(mut grown) = self.grown.try_borrow_mut()
+            && grown.len() < MAX_GROWN
+        {
+            grown.push((k.clone(), shape.clone()));
+        }
+        Some(shape)
     }
 
     pub fn keys(&self) -> &[Value] {
@@ -189,6 +225,19 @@ impl Record {
         };
         hint.remember(i, &self.shape, want);
         self.vals.get(i)
+    }
+
+    /// Adds key `k` (not present) with value `v`, moving to the grown shape; gives both back
+    /// when the record cannot hold it.
+    pub fn grow(&mut self, k: Value, v: Value) -> Result<(), (Value, Value)> {
+        match self.shape.with_key(&k) {
+            Some(shape) => {
+                self.shape = shape;
+                self.vals.push(v);
+                Ok(())
+            }
+            None => Err((k, v)),
+        }
     }
 
     /// Replaces the value of key `k` if present (the shape stays); gives `v` back if not.
@@ -530,6 +579,31 @@ mod tests {
             assert!(r.same_shape(&made[i % 3]), "{i}");
         }
         assert_eq!(shapes.table.len(), 3);
+        // Rows grown by the same `assoc` share the grown shape; another key grows another one.
+        let grown: Vec<MapImpl> = made
+            .iter()
+            .take(9)
+            .enumerate()
+            .map(|(i, r)| {
+                let mut m = MapImpl::Record(r.clone());
+                let key = if i < 6 { "total" } else { "tax" };
+                m.insert(Value::kw(key), Value::Int(1));
+                m
+            })
+            .collect();
+        let shape_of = |m: &MapImpl| match m {
+            MapImpl::Record(r) => r.shape().clone(),
+            other => panic!("{other:?}"),
+        };
+        assert!(std::rc::Rc::ptr_eq(
+            &shape_of(&grown[0]),
+            &shape_of(&grown[3])
+        ));
+        assert!(!std::rc::Rc::ptr_eq(
+            &shape_of(&grown[0]),
+            &shape_of(&grown[6])
+        ));
+        assert_eq!(shape_of(&grown[0]).len(), 3);
         let _ = Coll::new(MapImpl::Record(made.remove(0)));
     }
 }
