@@ -5,7 +5,7 @@
 //! gives the import's instructions alone.
 //!
 //! Usage: `import_rss CONTEXT.json`.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 use ptc_shared::value::EncodedValue;
 

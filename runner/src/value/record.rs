@@ -342,7 +342,7 @@ impl Shapes {
     /// table is full).
     pub fn record(&mut self, items: Vec<Value>) -> Result<Record, Vec<Value>> {
         let n = items.len() / 2;
-        if n == 0 || n > RECORD_MAX || items.len() % 2 != 0 {
+        if n == 0 || n > RECORD_MAX || !items.len().is_multiple_of(2) {
             return Err(items);
         }
         let Some(shape) = self.shape_of(&items) else {
@@ -388,7 +388,7 @@ mod tests {
             self.0 ^= self.0 << 13;
             self.0 ^= self.0 >> 7;
             self.0 ^= self.0 << 17;
-            (self.0 % n as u64) as usize
+            usize::try_from(self.0 % n as u64).unwrap_or(0)
         }
     }
 
@@ -451,7 +451,9 @@ mod tests {
             }
         }
         let (s, m) = (Value::map(subject.clone()), Value::map(model.clone()));
-        assert!(s == m && m == s, "= {s:?} {m:?}");
+        // Both ways: the record on either side of `=`.
+        assert!(s == m, "= {s:?} {m:?}");
+        assert!(m == s, "= {m:?} {s:?}");
         assert_eq!(hash(&s), hash(&m), "hash");
         assert_eq!(
             crate::print::pr_str(&s),
@@ -493,7 +495,7 @@ mod tests {
             check(&subject, &model, &pool, &carried, &mut rng);
             for step in 0..12 {
                 let k = pool[rng.below(pool.len())].clone();
-                let v = Value::Int(i64::try_from(round * 100 + step).unwrap());
+                let v = Value::Int(i64::from(round * 100 + step));
                 if rng.below(3) == 0 {
                     subject.remove(&k);
                     model.remove(&k);
