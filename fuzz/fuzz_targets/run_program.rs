@@ -22,7 +22,7 @@ fuzz_target!(|data: &[u8]| {
             .unwrap_or(Value::Nil);
     let opts = RunOptions {
         request: RunRequest {
-            context,
+            context: (&context).into(),
             ..RunRequest::default()
         },
         limits,
