@@ -3,7 +3,7 @@
 //! converting one is an error that names what was found. Characters become one-char strings,
 //! dates their ISO-8601 text, exceptions a map with `:message` and `:data`.
 
-use crate::value::{ExInfo, MapImpl, Text, Value};
+use crate::value::{ExInfo, MapImpl, Shapes, Text, Value};
 use ptc_shared::value::EncodedValue;
 use ptc_shared::value::encoded::decode_tokens;
 use ptc_shared::value::wire::{Kind, Token, TokenSink};
@@ -24,12 +24,14 @@ pub fn import(v: S) -> Value {
 /// values) on every row, and one shared `Rc` per distinct string saves an allocation each time.
 const INTERN_MAX: usize = 64;
 
-/// Converts plain data into interpreter values, sharing repeated short strings and the empty
-/// collections (persistent values: sharing them is invisible to a program).
+/// Converts plain data into interpreter values, sharing repeated short strings, the empty
+/// collections (persistent values: sharing them is invisible to a program) and the key
+/// sequences of small maps (records of one shape: the rows of a JSON array).
 #[derive(Default)]
 struct Importer {
     strings: std::collections::HashSet<Text, foldhash::fast::RandomState>,
     empty: [Option<Value>; 4],
+    shapes: Shapes,
 }
 
 impl Importer {
@@ -72,6 +74,12 @@ impl Importer {
     fn collection(&mut self, kind: Kind, items: Vec<Value>) -> Value {
         if items.is_empty() {
             return self.empty(kind);
+        }
+        if matches!(kind, Kind::Map) {
+            return match self.shapes.record(items) {
+                Ok(r) => Value::map(MapImpl::Record(r)),
+                Err(items) => collection(kind, items),
+            };
         }
         collection(kind, items)
     }

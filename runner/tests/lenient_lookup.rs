@@ -3,8 +3,7 @@
 //! over maps mixing keyword and string keys in every order, small and hashed.
 #![allow(clippy::unwrap_used)]
 
-use ptc_runner::value::{MapImpl, Text, Value};
-use std::cell::Cell;
+use ptc_runner::value::{KeyHint, MapImpl, Text, Value};
 
 fn key(i: usize, text: &str) -> Value {
     match i % 3 {
@@ -73,7 +72,7 @@ fn the_hinted_keyword_lookup_agrees_with_its_definition() {
     let mut checked = 0;
     for k in &wanted {
         // One call site per key: its hint carries from map to map.
-        let carried = Cell::new(0);
+        let carried = KeyHint::default();
         for n in 0..=10 {
             for shape in 0..27usize {
                 let mut m = MapImpl::default();
@@ -87,7 +86,7 @@ fn the_hinted_keyword_lookup_agrees_with_its_definition() {
                 let want = m.get_lenient_general(&Value::Keyword(k.clone()));
                 assert_eq!(m.get_keyword_hinted(k, &carried), want, "{m:?} {k:?}");
                 for start in 0..12 {
-                    let hint = Cell::new(start);
+                    let hint = KeyHint::starting_at(start);
                     assert_eq!(m.get_keyword_hinted(k, &hint), want, "{m:?} {k:?} @{start}");
                     // A second lookup from the hint left behind still agrees.
                     assert_eq!(m.get_keyword_hinted(k, &hint), want, "{m:?} {k:?} again");
@@ -110,14 +109,14 @@ fn the_hinted_lookup_finds_json_keys_from_any_keyword_with_their_text() {
         }
         m
     };
-    let hint = Cell::new(0);
+    let hint = KeyHint::default();
     let status = Text::from("status");
     for i in 0..5 {
         assert_eq!(
             row(i).get_keyword_hinted(&status, &hint),
             Some(&Value::Int(i * 2))
         );
-        assert_eq!(hint.get(), 1, "the hint points at the key");
+        assert_eq!(hint.at(), 1, "the hint points at the key");
     }
     let mut mixed = row(7);
     mixed.insert(Value::kw("status"), Value::str("kw"));

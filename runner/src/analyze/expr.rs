@@ -33,8 +33,9 @@ pub enum Expr {
     History(usize),
     Vector(Vec<Expr>),
     Map(Vec<(Expr, Expr)>),
-    /// A map literal whose keys are distinct constants.
-    Record(Vec<(Expr, Expr)>),
+    /// A map literal whose keys are distinct constants; with the shape of its keys when they can
+    /// be a record's (scalars, few enough: then the keys are not evaluated).
+    Record(Vec<(Expr, Expr)>, Option<std::rc::Rc<crate::value::Shape>>),
     Set(Vec<Expr>),
     If(Box<(Expr, Expr, Expr)>),
     Do(Vec<Expr>),
@@ -81,9 +82,9 @@ pub struct Call {
     pub pos: Pos,
     /// What the call is, for error messages (`map`, `my-fn`).
     pub name: Rc<str>,
-    /// For `(:k m)`: where in a small map this call last found its key (records of one shape
-    /// keep their keys in one order; see [`crate::value::MapImpl::get_keyword_hinted`]).
-    pub hint: std::cell::Cell<u32>,
+    /// For `(:k m)`: where this call last found its key (records of one shape keep their keys
+    /// in one order; see [`crate::value::MapImpl::get_keyword_hinted`]).
+    pub hint: crate::value::KeyHint,
 }
 
 #[derive(Debug)]

@@ -72,7 +72,7 @@ fn visit_inner(e: &mut Expr, live: &mut Live, recur_live: Option<&Live>) {
         | Expr::Method(_, xs, _) => {
             visit_rev(xs, live, recur_live);
         }
-        Expr::Map(pairs) | Expr::Record(pairs) => {
+        Expr::Map(pairs) | Expr::Record(pairs, _) => {
             for (k, v) in pairs.iter_mut().rev() {
                 visit(v, live, recur_live);
                 visit(k, live, recur_live);
@@ -330,7 +330,7 @@ fn walk_inner(e: &Expr, f: &mut dyn FnMut(&Expr)) {
         | Expr::Fn(_, xs) => {
             xs.iter().for_each(|x| walk(x, f));
         }
-        Expr::Map(pairs) | Expr::Record(pairs) => pairs.iter().for_each(|(k, v)| {
+        Expr::Map(pairs) | Expr::Record(pairs, _) => pairs.iter().for_each(|(k, v)| {
             walk(k, f);
             walk(v, f);
         }),

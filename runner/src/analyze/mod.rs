@@ -255,7 +255,12 @@ impl Analyzer<'_> {
             return Ok(Expr::Const(Value::map(m.collect())));
         }
         if distinct_const_keys(&pairs) {
-            return Ok(Expr::Record(pairs));
+            let keys = pairs.iter().filter_map(|(k, _)| match k {
+                Expr::Const(k) => Some(k.clone()),
+                _ => None,
+            });
+            let shape = crate::value::Shape::new(keys.collect());
+            return Ok(Expr::Record(pairs, shape));
         }
         Ok(Expr::Map(pairs))
     }

@@ -544,7 +544,7 @@ struct Groups {
     groups: Vec<(Value, PVec)>,
     index: std::collections::HashMap<Value, usize, FixedState>,
     /// Where a keyword `f` found its key in the last element.
-    hint: std::cell::Cell<u32>,
+    hint: crate::value::KeyHint,
 }
 
 impl Groups {

@@ -19,7 +19,7 @@ use crate::analyze::{Arity, Expr, FnTemplate};
 use crate::api::ToolHost;
 use crate::builtins::{BuiltinDef, Fast};
 use crate::error::{EvalError, EvalResult, Limit};
-use crate::value::{Coll, MapImpl, Value};
+use crate::value::{Coll, MapImpl, Record, Value};
 use ptc_shared::Limits;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -276,7 +276,17 @@ impl<'h> Interp<'h> {
                 }
                 Ok(Value::map(m))
             }
-            Expr::Record(pairs) => {
+            Expr::Record(pairs, Some(shape)) => {
+                // Filled in place, as below; the keys are the shape's.
+                let mut coll = Coll::new(MapImpl::Record(Record::empty(shape.clone())));
+                if let MapImpl::Record(r) = coll.make_mut() {
+                    for (_, v) in pairs {
+                        r.push(self.operand(v, env)?);
+                    }
+                }
+                Ok(Value::Map(coll))
+            }
+            Expr::Record(pairs, None) => {
                 // Filled in place: a small map is a few hundred bytes, not worth moving.
                 let mut coll = Coll::new(MapImpl::default());
                 let m = coll.make_mut();
@@ -626,7 +636,7 @@ impl<'h> Interp<'h> {
     /// hint for all its elements; see [`MapImpl::get_keyword_hinted`]); anything else gets a clone.
     /// Inlined into the loops of the builtins that call it: one call layer fewer per element.
     #[inline]
-    pub fn apply1_ref(&mut self, f: &Value, x: &Value, hint: &std::cell::Cell<u32>) -> EvalResult {
+    pub fn apply1_ref(&mut self, f: &Value, x: &Value, hint: &crate::value::KeyHint) -> EvalResult {
         match (f, x) {
             (Value::Keyword(k), Value::Map(m)) => {
                 Ok(m.get_keyword_hinted(k, hint).cloned().unwrap_or_default())

@@ -3,9 +3,10 @@
 //! It extends the plain data of `ptc_shared::Value` with functions, regexes, characters, thrown
 //! exceptions, dates and lazy sequences. Collections sit behind `Rc`: updated in place when not
 //! shared (`Rc::make_mut`), else copied persistently, O(log n) with structural sharing. Vectors
-//! and lists are plain `Vec`s until first copied while shared (`crate::pvec`), maps and sets are
-//! `imbl`'s. Small maps keep insertion order like Clojure's
-//! array-map; large maps use a fixed-seed hash order, so output stays deterministic.
+//! and lists are plain `Vec`s until first copied while shared (`crate::pvec`), large maps and
+//! sets are `imbl`'s (`map`). Small maps keep insertion order like Clojure's array-map, and those
+//! of a shared key sequence hold their keys once (`record`); large maps use a fixed-seed hash
+//! order, so output stays deterministic.
 //!
 //! Equality is Clojure's `=`: integers never equal floats, a list equals a vector with the same
 //! elements, maps and sets compare unordered. `Hash` agrees with that equality.
@@ -20,6 +21,11 @@ use std::rc::Rc;
 /// slow itself down with colliding keys, within its own limits.)
 pub type FixedState = foldhash::fast::FixedState;
 pub use crate::pvec::PVec;
+pub use map::{MapImpl, SMALL_MAP, SetImpl, SmallEntries};
+pub use record::{KeyHint, Record, Shape, Shapes};
+
+mod map;
+mod record;
 pub type PHashMap = imbl::GenericHashMap<Value, Value, FixedState, imbl::shared_ptr::RcK>;
 pub type PSet = imbl::GenericHashSet<Value, FixedState, imbl::shared_ptr::RcK>;
 pub type POrdMap = imbl::OrdMap<Value, Value>;
@@ -194,45 +200,6 @@ impl Contents for PVec {
     }
 }
 
-impl Contents for MapImpl {
-    fn is_flat(&self) -> bool {
-        match self {
-            MapImpl::Small(entries) => entries.iter().all(|(k, v)| k.is_scalar() && v.is_scalar()),
-            _ => false,
-        }
-    }
-    fn drain_into(self, out: &mut Vec<Value>) {
-        let pairs: Box<dyn Iterator<Item = (Value, Value)>> = match self {
-            MapImpl::Small(entries) => Box::new(entries.into_iter()),
-            MapImpl::Hash(m) => Box::new(m.into_iter()),
-            MapImpl::Sorted(m) => Box::new(m.into_iter()),
-        };
-        for (k, v) in pairs {
-            out.push(k);
-            out.push(v);
-        }
-    }
-}
-
-impl Contents for SetImpl {
-    fn is_flat(&self) -> bool {
-        false
-    }
-    fn drain_into(self, out: &mut Vec<Value>) {
-        match self {
-            SetImpl::Hash(s) => out.extend(s),
-            SetImpl::Sorted(s) => out.extend(s),
-        }
-    }
-}
-
-/// Maps with at most this many entries are kept as an insertion-ordered vector.
-pub const SMALL_MAP: usize = 8;
-
-/// The entries of a small map: up to four live inside the map itself, so the usual record-like
-/// map literal (`{:id i :total t}`) costs one allocation, not two.
-pub type SmallEntries = smallvec::SmallVec<[(Value, Value); 4]>;
-
 /// An exception value, as thrown by `throw` / `ex-info` or produced by a caught error.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExInfo {
@@ -278,21 +245,6 @@ pub enum Value {
     Regex(Rc<regex::Regex>),
     Error(Rc<ExInfo>),
     Temporal(Temporal),
-}
-
-/// A map: small insertion-ordered, large hashed, or sorted (`sorted-map`).
-#[derive(Clone, Debug)]
-pub enum MapImpl {
-    Small(SmallEntries),
-    Hash(PHashMap),
-    Sorted(POrdMap),
-}
-
-/// A set: hashed, or sorted (`sorted-set`).
-#[derive(Clone, Debug)]
-pub enum SetImpl {
-    Hash(PSet),
-    Sorted(imbl::OrdSet<Value>),
 }
 
 // Two words: every evaluation step moves values, and results travel in registers (error.rs).
@@ -380,257 +332,6 @@ impl Value {
     }
 }
 
-impl Default for MapImpl {
-    fn default() -> MapImpl {
-        MapImpl::Small(SmallEntries::new())
-    }
-}
-
-impl Default for SetImpl {
-    fn default() -> SetImpl {
-        SetImpl::Hash(PSet::default())
-    }
-}
-
-impl MapImpl {
-    /// An empty map sized for `n` entries.
-    pub fn with_capacity(n: usize) -> MapImpl {
-        if n <= SMALL_MAP {
-            MapImpl::Small(SmallEntries::with_capacity(n))
-        } else {
-            MapImpl::Hash(PHashMap::default())
-        }
-    }
-
-    /// Inserts a key known not to be present (no duplicate scan for small maps).
-    pub fn insert_new(&mut self, k: Value, v: Value) {
-        match self {
-            MapImpl::Small(entries) if entries.len() < SMALL_MAP => entries.push((k, v)),
-            other => other.insert(k, v),
-        }
-    }
-
-    pub fn len(&self) -> usize {
-        match self {
-            MapImpl::Small(v) => v.len(),
-            MapImpl::Hash(m) => m.len(),
-            MapImpl::Sorted(m) => m.len(),
-        }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Exact-key lookup.
-    pub fn get(&self, k: &Value) -> Option<&Value> {
-        match self {
-            MapImpl::Small(v) => {
-                // Keywords of one program are interned: identity finds the usual hit cheaply.
-                if let Value::Keyword(want) = k
-                    && let Some((_, x)) = v
-                        .iter()
-                        .find(|(key, _)| matches!(key, Value::Keyword(s) if Text::ptr_eq(s, want)))
-                {
-                    return Some(x);
-                }
-                v.iter().find(|(key, _)| key == k).map(|(_, x)| x)
-            }
-            MapImpl::Hash(m) => m.get(k),
-            MapImpl::Sorted(m) => m.get(k),
-        }
-    }
-
-    /// Lookup that finds string key `"k"` for keyword `:k` when there is no keyword key, because
-    /// context and tool results arrive as JSON with string keys.
-    pub fn get_lenient(&self, k: &Value) -> Option<&Value> {
-        match (self, k) {
-            (MapImpl::Small(entries), Value::Keyword(want)) => small_get_lenient(entries, want),
-            _ => self.get_lenient_general(k),
-        }
-    }
-
-    /// [`MapImpl::get_lenient`] by definition: the exact key, else the string key.
-    pub fn get_lenient_general(&self, k: &Value) -> Option<&Value> {
-        self.get(k).or_else(|| match k {
-            Value::Keyword(s) => self.get(&Value::Str(s.clone())),
-            _ => None,
-        })
-    }
-
-    pub fn contains_key(&self, k: &Value) -> bool {
-        self.get(k).is_some()
-    }
-
-    /// Inserts or replaces, promoting a small map to a hashed one when it grows.
-    pub fn insert(&mut self, k: Value, v: Value) {
-        match self {
-            MapImpl::Small(entries) => {
-                if let Some(slot) = entries.iter_mut().find(|(key, _)| *key == k) {
-                    slot.1 = v;
-                } else if entries.len() < SMALL_MAP {
-                    entries.push((k, v));
-                } else {
-                    let mut m: PHashMap = entries.drain(..).collect();
-                    m.insert(k, v);
-                    *self = MapImpl::Hash(m);
-                }
-            }
-            MapImpl::Hash(m) => {
-                m.insert(k, v);
-            }
-            MapImpl::Sorted(m) => {
-                m.insert(k, v);
-            }
-        }
-    }
-
-    pub fn remove(&mut self, k: &Value) {
-        match self {
-            MapImpl::Small(entries) => entries.retain(|(key, _)| key != k),
-            MapImpl::Hash(m) => {
-                m.remove(k);
-            }
-            MapImpl::Sorted(m) => {
-                m.remove(k);
-            }
-        }
-    }
-
-    /// Entries in the map's order.
-    pub fn iter(&self) -> Box<dyn Iterator<Item = (&Value, &Value)> + '_> {
-        match self {
-            MapImpl::Small(v) => Box::new(v.iter().map(|(k, x)| (k, x))),
-            MapImpl::Hash(m) => Box::new(m.iter()),
-            MapImpl::Sorted(m) => Box::new(m.iter()),
-        }
-    }
-
-    /// An empty map of the same kind (sorted stays sorted).
-    pub fn empty_like(&self) -> MapImpl {
-        match self {
-            MapImpl::Sorted(_) => MapImpl::Sorted(POrdMap::new()),
-            _ => MapImpl::Small(SmallEntries::new()),
-        }
-    }
-}
-
-impl MapImpl {
-    /// [`MapImpl::get_lenient`] of keyword `want`, trying first the entry at `hint`, where the
-    /// same call site found its key last time: records of one shape (the rows of a JSON context)
-    /// keep their keys in one order, so one comparison usually finds it. A string key found
-    /// there is the answer only if no keyword key has the same text (a keyword key wins, as in
-    /// `get_lenient`); a miss looks the key up as usual and remembers where it was.
-    pub fn get_keyword_hinted(&self, want: &Text, hint: &std::cell::Cell<u32>) -> Option<&Value> {
-        let MapImpl::Small(entries) = self else {
-            return self.get_lenient_general(&Value::Keyword(want.clone()));
-        };
-        if let Some((key, x)) = entries.get(hint.get() as usize) {
-            match key {
-                // Keys are distinct: a keyword key with this text is the exact key.
-                Value::Keyword(s) if Text::ptr_eq(s, want) || **s == **want => return Some(x),
-                Value::Str(s) if **s == **want && !has_keyword_text(entries, want) => {
-                    return Some(x);
-                }
-                _ => {}
-            }
-        }
-        let found = small_get_lenient(entries, want)?;
-        if let Some(i) = entries.iter().position(|(_, x)| std::ptr::eq(x, found)) {
-            hint.set(u32::try_from(i).unwrap_or(0));
-        }
-        Some(found)
-    }
-}
-
-/// Whether a keyword key has text `want` (a JSON record has none: one tag test per key; a plain
-/// loop, where `Iterator::any` with a closure cost 79 instructions a call on 7 keys, this 65).
-fn has_keyword_text(entries: &SmallEntries, want: &str) -> bool {
-    for (k, _) in entries {
-        if let Value::Keyword(t) = k
-            && **t == *want
-        {
-            return true;
-        }
-    }
-    false
-}
-
-/// A keyword looked up in a small map, leniently: the identical keyword, else in one pass the
-/// keyword key with its text wherever it is (keys are distinct, so at most one matches), else
-/// the string key with its text. Record maps from JSON have string keys, so `(:status row)`
-/// used to scan three times and clone the key.
-fn small_get_lenient<'a>(entries: &'a SmallEntries, want: &Text) -> Option<&'a Value> {
-    // Keywords of one program are interned: identity finds the usual hit cheaply.
-    let same = |key: &Value| matches!(key, Value::Keyword(s) if Text::ptr_eq(s, want));
-    if let Some((_, x)) = entries.iter().find(|(key, _)| same(key)) {
-        return Some(x);
-    }
-    let mut by_string = None;
-    for (key, x) in entries {
-        match key {
-            Value::Keyword(s) if **s == **want => return Some(x),
-            Value::Str(s) if by_string.is_none() && **s == **want => by_string = Some(x),
-            _ => {}
-        }
-    }
-    by_string
-}
-
-impl FromIterator<(Value, Value)> for MapImpl {
-    fn from_iter<I: IntoIterator<Item = (Value, Value)>>(iter: I) -> MapImpl {
-        let mut m = MapImpl::Small(SmallEntries::new());
-        for (k, v) in iter {
-            m.insert(k, v);
-        }
-        m
-    }
-}
-
-impl SetImpl {
-    pub fn len(&self) -> usize {
-        match self {
-            SetImpl::Hash(s) => s.len(),
-            SetImpl::Sorted(s) => s.len(),
-        }
-    }
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    pub fn contains(&self, v: &Value) -> bool {
-        match self {
-            SetImpl::Hash(s) => s.contains(v),
-            SetImpl::Sorted(s) => s.contains(v),
-        }
-    }
-    pub fn insert(&mut self, v: Value) {
-        match self {
-            SetImpl::Hash(s) => {
-                s.insert(v);
-            }
-            SetImpl::Sorted(s) => {
-                s.insert(v);
-            }
-        }
-    }
-    pub fn remove(&mut self, v: &Value) {
-        match self {
-            SetImpl::Hash(s) => {
-                s.remove(v);
-            }
-            SetImpl::Sorted(s) => {
-                s.remove(v);
-            }
-        }
-    }
-    pub fn iter(&self) -> Box<dyn Iterator<Item = &Value> + '_> {
-        match self {
-            SetImpl::Hash(s) => Box::new(s.iter()),
-            SetImpl::Sorted(s) => Box::new(s.iter()),
-        }
-    }
-}
-
 /// Runs a walk one nesting level deeper on a stack that `stacker` grows on demand. Equality and
 /// hashing are trait methods (no error to return), and data may nest as deep as the heap budget
 /// allows, so they grow the stack instead of counting: the stack used is proportional to the
@@ -683,9 +384,7 @@ impl Value {
     fn eq_one(&self, other: &Value) -> bool {
         use Value::*;
         match (self, other) {
-            (Map(a), Map(b)) => {
-                deeper(|| a.len() == b.len() && a.iter().all(|(k, v)| b.get(k) == Some(v)))
-            }
+            (Map(a), Map(b)) => deeper(|| a.same_entries(b)),
             (Set(a), Set(b)) => deeper(|| a.len() == b.len() && a.iter().all(|k| b.contains(k))),
             _ => self.eq_flat(other),
         }
