@@ -17,6 +17,8 @@ pub mod print;
 pub mod pvec;
 pub mod reader;
 pub mod session;
+#[cfg(test)]
+mod test_rng;
 pub mod value;
 
 pub use api::{RunOptions, Tool, ToolFailure, ToolHost, run, run_with_host};

@@ -553,16 +553,7 @@ mod tests {
         i64::try_from(n).unwrap_or(i64::MAX)
     }
 
-    /// A small deterministic generator (xorshift), so failures reproduce.
-    struct Rng(u64);
-    impl Rng {
-        fn below(&mut self, n: usize) -> usize {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            usize::try_from(self.0 % (n.max(1) as u64)).unwrap_or(0)
-        }
-    }
+    use crate::test_rng::Rng;
 
     /// One random update, applied to a subject and to the `Vec` model alike.
     fn update(v: &mut PVec, m: &mut Vec<i64>, op: usize, a: usize, x: i64) -> String {

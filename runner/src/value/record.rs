@@ -382,15 +382,7 @@ mod tests {
     use crate::value::{Coll, MapImpl, Text, Value};
     use std::hash::BuildHasher;
 
-    struct Rng(u64);
-    impl Rng {
-        fn below(&mut self, n: usize) -> usize {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            usize::try_from(self.0 % n as u64).unwrap_or(0)
-        }
-    }
+    use crate::test_rng::Rng;
 
     /// Keys that collide in every way a lookup can confuse: a keyword and a string of one
     /// text, texts that are prefixes of others, non-text scalars.
