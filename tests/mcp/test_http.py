@@ -278,6 +278,37 @@ def test_bad_flags_are_refused_at_start(tmp_path):
         assert b"error:" in p.stderr
 
 
+def test_idle_connections_are_closed_and_answered_ones_are_not():
+    with running("--http-idle-ms", "300") as server:
+        idle = socket.create_connection((server.host, server.port), timeout=30)
+        half = socket.create_connection((server.host, server.port), timeout=30)
+        half.sendall(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # a head never finished
+        started = time.monotonic()
+        for s in (idle, half):
+            try:
+                got = s.recv(100)
+            except ConnectionResetError:
+                got = b""
+            assert got == b"", f"an idle connection was answered: {got!r}"
+            s.close()
+        # Closed by the server (recv returned at its end), after the idle time, not at once.
+        assert time.monotonic() - started >= 0.3
+        # A connection that keeps asking is served each time, across more than the idle time.
+        busy = http.client.HTTPConnection(server.host, server.port, timeout=30)
+        try:
+            first = None
+            for _ in range(3):
+                busy.request("GET", "/nowhere")
+                r = busy.getresponse()
+                assert r.status == 404
+                r.read()
+                first = first or busy.sock
+                assert busy.sock is first, "the connection was not kept"
+                time.sleep(0.2)
+        finally:
+            busy.close()
+
+
 def test_open_connections_are_capped():
     with running() as server:
         held = [socket.create_connection((server.host, server.port), timeout=30) for _ in range(128)]

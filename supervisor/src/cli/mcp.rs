@@ -61,6 +61,11 @@ pub struct McpArgs {
     /// :* for any port); repeatable. Requests with any other Origin header get 403.
     #[arg(long, value_name = "ORIGIN", requires = "http")]
     http_allow_origin: Vec<String>,
+    /// Close an HTTP connection that sends no whole request head for this long (after it
+    /// connects or after its last answer), so idle connections cannot hold the 128 places.
+    #[arg(long, value_name = "MS", requires = "http", default_value_t = 30_000,
+          value_parser = clap::value_parser!(u64).range(100..=3_600_000))]
+    http_idle_ms: u64,
 }
 
 /// The variable holding the HTTP bearer token when no --http-token-file is given.
@@ -142,6 +147,7 @@ async fn serve_http(
         addr,
         token: token(args)?,
         allowed_origins: args.http_allow_origin.clone(),
+        idle_connection: std::time::Duration::from_millis(args.http_idle_ms),
     };
     let stop = shutdown_signal().map_err(|e| format!("cannot watch for signals: {e}"))?;
     let server = HttpServer::bind(client, options, http)

@@ -23,7 +23,9 @@
 //!
 //! Invariants:
 //! - Bounded: connections ([`MAX_CONNECTIONS`], more are closed at accept), MCP sessions,
-//!   bodies, and the calls themselves (the shared slots).
+//!   bodies, and the calls themselves (the shared slots). A connection that has not sent a whole
+//!   request head within [`HttpOptions::idle_connection`] of the last answer (or of its accept) is
+//!   closed, so idle keep-alive connections cannot hold the places; a call in flight is never cut.
 //! - Shutdown (the `shutdown` future, SIGTERM/SIGINT in `ptc mcp`): the listener closes, running
 //!   calls get [`EOF_GRACE`] as at stdio's end of input and are then stopped (`shutting_down`),
 //!   rmcp's sessions are cancelled, connections are closed; no runner outlives [`HttpServer::run`].
@@ -35,7 +37,7 @@ use http_body_util::{BodyExt, Full, combinators::BoxBody};
 use hyper::body::{Bytes, Incoming};
 use hyper::header::{AUTHORIZATION, HeaderValue, WWW_AUTHENTICATE};
 use hyper::{Request, Response, StatusCode};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use rmcp::transport::StreamableHttpServerConfig;
 use rmcp::transport::StreamableHttpService;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -118,6 +120,9 @@ pub struct HttpOptions {
     pub token: Option<BearerToken>,
     /// Origins allowed besides [`LOOPBACK_ORIGINS`] (`scheme://host:port`, `:*` for any port).
     pub allowed_origins: Vec<String>,
+    /// How long a connection may go without sending a whole request head (after its accept or
+    /// its last answer) before it is closed.
+    pub idle_connection: Duration,
 }
 
 /// Why the HTTP transport cannot start.
@@ -150,6 +155,7 @@ pub struct HttpServer {
     /// Its cancellation token ends rmcp's sessions.
     rmcp_config: StreamableHttpServerConfig,
     shared: Shared,
+    idle_connection: Duration,
 }
 
 /// The checks in front of rmcp's service, and the service.
@@ -205,6 +211,7 @@ impl HttpServer {
             eof: eof_tx,
             rmcp_config: config,
             shared,
+            idle_connection: http.idle_connection,
         })
     }
 
@@ -221,6 +228,7 @@ impl HttpServer {
             eof,
             rmcp_config,
             shared,
+            idle_connection,
         } = self;
         let mut conns = JoinSet::new();
         let (closing_tx, closing) = watch::channel(false);
@@ -233,7 +241,7 @@ impl HttpServer {
                     while conns.try_join_next().is_some() {}
                     match accepted {
                         Ok((stream, _)) if conns.len() < MAX_CONNECTIONS => {
-                            conns.spawn(serve_connection(stream, Arc::clone(&gate), closing.clone()));
+                            conns.spawn(serve_connection(stream, Arc::clone(&gate), closing.clone(), idle_connection));
                         }
                         Ok(_) => tracing::warn!("connection refused: {MAX_CONNECTIONS} already open"),
                         // Out of descriptors, say: wait rather than spin.
@@ -322,13 +330,22 @@ fn origin_is_well_formed(origin: &str) -> bool {
 }
 
 /// One TCP connection, until the peer closes it or the server closes (then gracefully).
-async fn serve_connection(stream: TcpStream, gate: Arc<Gate>, mut closing: watch::Receiver<bool>) {
+async fn serve_connection(
+    stream: TcpStream,
+    gate: Arc<Gate>,
+    mut closing: watch::Receiver<bool>,
+    idle: Duration,
+) {
     let service = hyper::service::service_fn(move |req| {
         let gate = Arc::clone(&gate);
         async move { Ok::<_, Infallible>(gate.answer(req).await) }
     });
-    let conn =
-        hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service);
+    // hyper's header-read timer runs whenever the connection waits for a request head: from the
+    // accept, and again after each answer (keep-alive), but never while a call is answered.
+    let conn = hyper::server::conn::http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(idle)
+        .serve_connection(TokioIo::new(stream), service);
     tokio::pin!(conn);
     tokio::select! {
         done = conn.as_mut() => {
