@@ -278,6 +278,14 @@ def test_bad_flags_are_refused_at_start(tmp_path):
         assert b"error:" in p.stderr
 
 
+def first_bytes(sock):
+    """What the server sends first on `sock`: b"" when it closes (or resets) the connection."""
+    try:
+        return sock.recv(100)
+    except ConnectionResetError:
+        return b""
+
+
 def test_idle_connections_are_closed_and_answered_ones_are_not():
     with running("--http-idle-ms", "300") as server:
         idle = socket.create_connection((server.host, server.port), timeout=30)
@@ -285,10 +293,7 @@ def test_idle_connections_are_closed_and_answered_ones_are_not():
         half.sendall(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # a head never finished
         started = time.monotonic()
         for s in (idle, half):
-            try:
-                got = s.recv(100)
-            except ConnectionResetError:
-                got = b""
+            got = first_bytes(s)
             assert got == b"", f"an idle connection was answered: {got!r}"
             s.close()
         # Closed by the server (recv returned at its end), after the idle time, not at once.
@@ -316,10 +321,7 @@ def test_open_connections_are_capped():
             # Accepted in order: the server holds the 128 idle ones when it takes this one.
             extra = socket.create_connection((server.host, server.port), timeout=30)
             extra.sendall(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
-            try:
-                got = extra.recv(100)
-            except ConnectionResetError:
-                got = b""
+            got = first_bytes(extra)
             assert got == b"", f"connection 129 was served: {got!r}"
             extra.close()
         finally:
