@@ -10,6 +10,7 @@
 //! demand, so the cap, not the thread's stack size, is what stops deep recursion).
 
 pub mod lazy;
+mod literal;
 mod pattern;
 pub mod prim;
 pub mod seq;
@@ -19,7 +20,7 @@ use crate::analyze::{Arity, Expr, FnTemplate};
 use crate::api::ToolHost;
 use crate::builtins::{BuiltinDef, Fast};
 use crate::error::{EvalError, EvalResult, Limit};
-use crate::value::{Coll, MapImpl, Record, Value};
+use crate::value::Value;
 use ptc_shared::Limits;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -234,68 +235,15 @@ impl<'h> Interp<'h> {
             Expr::Move(i) => Ok(self.take_slot(env, *i)),
             Expr::Capture(i) => Ok(env.captures.get(*i as usize).cloned().unwrap_or_default()),
             Expr::SelfFn => Ok(env.this.map(|l| Value::Fn(l.clone())).unwrap_or_default()),
-            Expr::Global(name, pos) => self.globals.get(name).cloned().ok_or_else(|| {
-                EvalError::new(
-                    crate::error::ErrorKind::TypeError,
-                    name,
-                    format!("`{name}` is declared but has no value yet"),
-                )
-                .at(*pos)
-            }),
+            Expr::Global(name, pos) => self.global(name, *pos),
             Expr::Builtin(b) => Ok(Value::Builtin(b)),
             Expr::Ctx(k) => Ok(self.context_get(k)),
             Expr::Memory(k) => Ok(self.globals.get(k).cloned().unwrap_or_default()),
             Expr::History(i) => Ok(self.history.get(*i).cloned().unwrap_or_default()),
             Expr::Vector(items) => Ok(Value::vector(self.eval_all(items, env)?)),
-            Expr::Set(items) => {
-                let items = self.eval_all(items, env)?;
-                let n = items.len();
-                let set = Value::set(items);
-                if matches!(&set, Value::Set(s) if s.len() != n) {
-                    return Err(EvalError::arg(
-                        "set literal",
-                        "duplicate element in set literal",
-                    ));
-                }
-                Ok(set)
-            }
-            Expr::Map(pairs) => {
-                let mut m = MapImpl::with_capacity(pairs.len());
-                for (k, v) in pairs {
-                    let k = self.eval(k, env)?;
-                    if m.contains_key(&k) {
-                        return Err(EvalError::arg(
-                            "map literal",
-                            format!(
-                                "duplicate key in map literal: {}",
-                                crate::print::pr_str_short(&k)
-                            ),
-                        ));
-                    }
-                    m.insert(k, self.eval(v, env)?);
-                }
-                Ok(Value::map(m))
-            }
-            Expr::Record(pairs, Some(shape)) => {
-                // Filled in place, as below; the keys are the shape's.
-                let mut coll = Coll::new(MapImpl::Record(Record::empty(shape.clone())));
-                if let MapImpl::Record(r) = coll.make_mut() {
-                    for (_, v) in pairs {
-                        r.push(self.operand(v, env)?);
-                    }
-                }
-                Ok(Value::Map(coll))
-            }
-            Expr::Record(pairs, None) => {
-                // Filled in place: a small map is a few hundred bytes, not worth moving.
-                let mut coll = Coll::new(MapImpl::default());
-                let m = coll.make_mut();
-                for (k, v) in pairs {
-                    let k = self.operand(k, env)?;
-                    m.insert_new(k, self.operand(v, env)?);
-                }
-                Ok(Value::Map(coll))
-            }
+            Expr::Set(items) => self.eval_set(items, env),
+            Expr::Map(pairs) => self.eval_map(pairs, env),
+            Expr::Record(pairs, shape) => self.eval_record(pairs, shape.as_ref(), env),
             Expr::If(b) => {
                 let (t, then, els) = &**b;
                 if self.eval(t, env)?.truthy() {
@@ -319,18 +267,8 @@ impl<'h> Interp<'h> {
                 self.eval(&l.body, env)
             }
             Expr::Loop(l) => self.eval_loop(l, env),
-            Expr::Recur(args, _) => {
-                let vals = self.eval_all(args, env)?;
-                self.recur_buf = vals;
-                Err(EvalError::Recur)
-            }
-            Expr::Fn(t, caps) => {
-                let captures = self.eval_all(caps, env)?;
-                Ok(Value::Fn(Rc::new(Lambda {
-                    template: t.clone(),
-                    captures,
-                })))
-            }
+            Expr::Recur(args, _) => self.eval_recur(args, env),
+            Expr::Fn(t, caps) => self.make_fn(t, caps, env),
             Expr::Prim(p) => {
                 self.tick()?;
                 self.eval_prim(p, env).map_err(|e| e.at(p.pos))
@@ -351,42 +289,10 @@ impl<'h> Interp<'h> {
                 };
                 r.map_err(|e| e.at(c.pos))
             }
-            Expr::Def(name, v) => {
-                let v = self.eval(v, env)?;
-                self.globals.insert(name.clone(), v.clone());
-                Ok(Value::Symbol(crate::value::Text::from(format!(
-                    "#'user/{name}"
-                ))))
-            }
-            Expr::DefOnce(name, v) => {
-                if !self.globals.contains_key(name) {
-                    let v = self.eval(v, env)?;
-                    self.globals.insert(name.clone(), v);
-                }
-                Ok(Value::Symbol(crate::value::Text::from(format!(
-                    "#'user/{name}"
-                ))))
-            }
-            Expr::And(xs) => {
-                let mut last = Value::Bool(true);
-                for x in xs {
-                    last = self.eval(x, env)?;
-                    if !last.truthy() {
-                        break;
-                    }
-                }
-                Ok(last)
-            }
-            Expr::Or(xs) => {
-                let mut last = Value::Nil;
-                for x in xs {
-                    last = self.eval(x, env)?;
-                    if last.truthy() {
-                        break;
-                    }
-                }
-                Ok(last)
-            }
+            Expr::Def(name, v) => self.eval_def(name, v, false, env),
+            Expr::DefOnce(name, v) => self.eval_def(name, v, true, env),
+            Expr::And(xs) => self.eval_and_or(xs, true, env),
+            Expr::Or(xs) => self.eval_and_or(xs, false, env),
             Expr::Case(c) => self.eval_case(c, env),
             Expr::Try(t) => self.eval_try(t, env),
             Expr::Throw(x, pos) => {
@@ -394,29 +300,9 @@ impl<'h> Interp<'h> {
                 Err(special::throw_value(v, *pos))
             }
             Expr::For(f) => self.eval_for(f, env),
-            Expr::Tool(name, args, pos) => {
-                let args = self.eval_all(args, env)?;
-                self.call_tool(name, args).map_err(|e| e.at(*pos))
-            }
-            Expr::DynTool(args, pos) => {
-                let mut args = self.eval_all(args, env)?;
-                let name = match args.first() {
-                    Some(Value::Str(s)) => s.to_string(),
-                    Some(Value::Keyword(s)) | Some(Value::Symbol(s)) => s.to_string(),
-                    _ => {
-                        return Err(
-                            EvalError::type_err("call", "call needs a tool name string").at(*pos)
-                        );
-                    }
-                };
-                args.remove(0);
-                self.call_named_tool(&name, args).map_err(|e| e.at(*pos))
-            }
-            Expr::Method(m, args, pos) => {
-                self.tick()?;
-                let args = self.eval_all(args, env)?;
-                crate::builtins::interop::call_method(self, m, args).map_err(|e| e.at(*pos))
-            }
+            Expr::Tool(name, args, pos) => self.eval_tool(name, args, *pos, env),
+            Expr::DynTool(args, pos) => self.eval_dyn_tool(args, *pos, env),
+            Expr::Method(m, args, pos) => self.eval_method(m, args, *pos, env),
         }
     }
 
