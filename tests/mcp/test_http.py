@@ -272,7 +272,13 @@ def test_open_mcp_sessions_are_capped():
 def test_bad_flags_are_refused_at_start(tmp_path):
     empty = tmp_path / "empty"
     empty.write_text("\n")
-    for args in (["--http-token-file", str(empty)], ["--http-allow-origin", "app.example"]):
+    bad = (
+        ["--http-token-file", str(empty)],
+        ["--http-allow-origin", "app.example"],
+        ["--http-idle-ms", "99"],  # the idle timeout's bounds: 100 ms to an hour
+        ["--http-idle-ms", "3600001"],
+    )
+    for args in bad:
         p = subprocess.run([PTC, "mcp", "--http", "127.0.0.1:0", *args], env={**os.environ, **ENV}, capture_output=True, timeout=30)
         assert p.returncode == 2, args
         assert b"error:" in p.stderr
