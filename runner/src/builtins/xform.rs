@@ -60,7 +60,7 @@ impl XRun {
 
     /// Pushes one input through the steps, appending what comes out to `out`.
     pub fn feed(&mut self, i: &mut Interp<'_>, x: Value, out: &mut Vec<Value>) -> EvalResult<()> {
-        if !self.done && push(&mut self.steps, i, x, out)? {
+        if !self.done && push(&mut self.steps, 0, i, x, out)? {
             self.done = true;
         }
         Ok(())
@@ -78,8 +78,8 @@ impl XRun {
                 }
                 _ => None,
             };
-            if let (Some(chunk), Some(rest)) = (chunk, self.steps.get_mut(k + 1..)) {
-                push(rest, i, chunk, out)?;
+            if let Some(chunk) = chunk {
+                push(&mut self.steps, k + 1, i, chunk, out)?;
             }
             k += 1;
         }
@@ -87,136 +87,161 @@ impl XRun {
     }
 }
 
-/// Runs `x` through `steps`; true when a step asks to stop the whole process.
+/// What one step makes of one input.
+enum Out {
+    /// Nothing goes on.
+    Skip,
+    /// The whole process ends now.
+    Stop,
+    /// One value goes on to the next step.
+    One(Value),
+    /// One value goes on; once it has gone through, the process ends (`take`'s last item).
+    Last(Value),
+    /// The items of a collection go on one by one (`cat`, `mapcat`).
+    Each(Value),
+    /// Two values go on, in this order (`interpose`'s separator, then the item).
+    Two(Value, Value),
+}
+
+/// Work left for [`push`]: a value entering step `k` (`steps.len()` is the output), the rest
+/// of a collection whose items enter step `k`, or the end of the process once everything
+/// above this entry on the stack has gone through.
+enum Work {
+    One(usize, Value),
+    Each(usize, SeqIter),
+    StopHere,
+}
+
+/// Runs `x` through `steps[from..]`, depth first: each value goes all the way through before
+/// the next one enters, as nested reducing functions would run it. An explicit stack instead
+/// of recursion, so a composition of 100,000 transducers costs heap, not native stack.
+/// True when a step asks to stop the whole process.
 fn push(
     steps: &mut [XStep],
+    from: usize,
     i: &mut Interp<'_>,
     x: Value,
     out: &mut Vec<Value>,
 ) -> EvalResult<bool> {
-    let Some((first, rest)) = steps.split_first_mut() else {
-        out.push(x);
-        return Ok(false);
-    };
-    i.tick()?;
-    match first {
-        XStep::Map(f) => {
-            let y = i.apply1(f, x)?;
-            push(rest, i, y, out)
-        }
-        XStep::MapIndexed(f, n) => {
-            *n += 1;
-            let y = i.apply2(f, Value::Int(*n - 1), x)?;
-            push(rest, i, y, out)
-        }
-        XStep::Filter(p, keep) => {
-            if i.apply1(p, x.clone())?.truthy() == *keep {
-                push(rest, i, x, out)
-            } else {
-                Ok(false)
-            }
-        }
-        XStep::Keep(f) => match i.apply1(f, x)? {
-            Value::Nil => Ok(false),
-            y => push(rest, i, y, out),
-        },
-        XStep::KeepIndexed(f, n) => {
-            *n += 1;
-            match i.apply2(f, Value::Int(*n - 1), x)? {
-                Value::Nil => Ok(false),
-                y => push(rest, i, y, out),
-            }
-        }
-        XStep::MapCat(f) => {
-            let coll = i.apply1(f, x)?;
-            push_all(rest, i, &coll, out)
-        }
-        XStep::Cat => push_all(rest, i, &x, out),
-        XStep::Take(n) => {
-            if *n == 0 {
-                return Ok(true);
-            }
-            *n -= 1;
-            Ok(push(rest, i, x, out)? || *n == 0)
-        }
-        XStep::TakeWhile(p) => {
-            if i.apply1(p, x.clone())?.truthy() {
-                push(rest, i, x, out)
-            } else {
-                Ok(true)
-            }
-        }
-        XStep::Drop(n) => {
-            if *n > 0 {
-                *n -= 1;
-                return Ok(false);
-            }
-            push(rest, i, x, out)
-        }
-        XStep::DropWhile(p, dropping) => {
-            if *dropping && i.apply1(p, x.clone())?.truthy() {
-                return Ok(false);
-            }
-            *dropping = false;
-            push(rest, i, x, out)
-        }
-        XStep::Distinct(seen) => {
-            if seen.insert(x.clone()) {
-                push(rest, i, x, out)
-            } else {
-                Ok(false)
-            }
-        }
-        XStep::Dedupe(prev) => {
-            if prev.as_ref() == Some(&x) {
-                return Ok(false);
-            }
-            *prev = Some(x.clone());
-            push(rest, i, x, out)
-        }
-        XStep::PartitionAll(n, buf) => {
-            buf.push(x);
-            if buf.len() < *n {
-                return Ok(false);
-            }
-            // As in Clojure, the transducer forms emit vectors.
-            let chunk = Value::vector(std::mem::take(buf));
-            push(rest, i, chunk, out)
-        }
-        XStep::PartitionBy(f, key, buf) => {
-            let k = i.apply1(f, x.clone())?;
-            let split = key.as_ref().is_some_and(|old| *old != k);
-            *key = Some(k);
-            if split {
-                let chunk = Value::vector(std::mem::replace(buf, vec![x]));
-                return push(rest, i, chunk, out);
-            }
-            buf.push(x);
-            Ok(false)
-        }
-        XStep::Interpose(sep, started) => {
-            if *started && push(rest, i, sep.clone(), out)? {
-                return Ok(true);
-            }
-            *started = true;
-            push(rest, i, x, out)
-        }
-    }
-}
-
-fn push_all(
-    steps: &mut [XStep],
-    i: &mut Interp<'_>,
-    coll: &Value,
-    out: &mut Vec<Value>,
-) -> EvalResult<bool> {
-    let mut it = SeqIter::new(i, coll)?;
-    while let Some(y) = it.next(i)? {
-        if push(steps, i, y, out)? {
-            return Ok(true);
+    let mut work = vec![Work::One(from, x)];
+    while let Some(next) = work.pop() {
+        let (k, x) = match next {
+            Work::StopHere => return Ok(true),
+            Work::One(k, x) => (k, x),
+            Work::Each(k, mut it) => match it.next(i)? {
+                Some(x) => {
+                    work.push(Work::Each(k, it));
+                    (k, x)
+                }
+                None => continue,
+            },
+        };
+        let Some(step) = steps.get_mut(k) else {
+            out.push(x);
+            continue;
+        };
+        i.tick()?;
+        match step.apply(i, x)? {
+            Out::Skip => {}
+            Out::Stop => return Ok(true),
+            Out::One(y) => work.push(Work::One(k + 1, y)),
+            Out::Last(y) => work.extend([Work::StopHere, Work::One(k + 1, y)]),
+            Out::Each(coll) => work.push(Work::Each(k + 1, SeqIter::new(i, &coll)?)),
+            Out::Two(a, b) => work.extend([Work::One(k + 1, b), Work::One(k + 1, a)]),
         }
     }
     Ok(false)
+}
+
+impl XStep {
+    /// One input through this step alone.
+    fn apply(&mut self, i: &mut Interp<'_>, x: Value) -> EvalResult<Out> {
+        let nil_skips = |y: Value| if y.is_nil() { Out::Skip } else { Out::One(y) };
+        Ok(match self {
+            XStep::Map(f) => Out::One(i.apply1(f, x)?),
+            XStep::MapIndexed(f, n) => {
+                *n += 1;
+                Out::One(i.apply2(f, Value::Int(*n - 1), x)?)
+            }
+            XStep::Filter(p, keep) => match i.apply1(p, x.clone())?.truthy() == *keep {
+                true => Out::One(x),
+                false => Out::Skip,
+            },
+            XStep::Keep(f) => nil_skips(i.apply1(f, x)?),
+            XStep::KeepIndexed(f, n) => {
+                *n += 1;
+                nil_skips(i.apply2(f, Value::Int(*n - 1), x)?)
+            }
+            XStep::MapCat(f) => Out::Each(i.apply1(f, x)?),
+            XStep::Cat => Out::Each(x),
+            XStep::Take(0) => Out::Stop,
+            XStep::Take(n) => {
+                *n -= 1;
+                if *n == 0 { Out::Last(x) } else { Out::One(x) }
+            }
+            XStep::TakeWhile(p) => match i.apply1(p, x.clone())?.truthy() {
+                true => Out::One(x),
+                false => Out::Stop,
+            },
+            XStep::Drop(n) if *n > 0 => {
+                *n -= 1;
+                Out::Skip
+            }
+            XStep::Drop(_) => Out::One(x),
+            XStep::DropWhile(p, dropping) => {
+                if *dropping && i.apply1(p, x.clone())?.truthy() {
+                    return Ok(Out::Skip);
+                }
+                *dropping = false;
+                Out::One(x)
+            }
+            XStep::Distinct(_)
+            | XStep::Dedupe(_)
+            | XStep::PartitionAll(..)
+            | XStep::PartitionBy(..)
+            | XStep::Interpose(..) => self.apply_buffering(i, x)?,
+        })
+    }
+
+    /// The steps that remember earlier inputs: `distinct`, `dedupe`, the partitions, `interpose`.
+    fn apply_buffering(&mut self, i: &mut Interp<'_>, x: Value) -> EvalResult<Out> {
+        Ok(match self {
+            XStep::Distinct(seen) => match seen.insert(x.clone()) {
+                true => Out::One(x),
+                false => Out::Skip,
+            },
+            XStep::Dedupe(prev) if prev.as_ref() == Some(&x) => Out::Skip,
+            XStep::Dedupe(prev) => {
+                *prev = Some(x.clone());
+                Out::One(x)
+            }
+            XStep::PartitionAll(n, buf) => {
+                buf.push(x);
+                // As in Clojure, the transducer forms emit vectors.
+                match buf.len() < *n {
+                    true => Out::Skip,
+                    false => Out::One(Value::vector(std::mem::take(buf))),
+                }
+            }
+            XStep::PartitionBy(f, key, buf) => {
+                let k = i.apply1(f, x.clone())?;
+                let split = key.as_ref().is_some_and(|old| *old != k);
+                *key = Some(k);
+                if split {
+                    return Ok(Out::One(Value::vector(std::mem::replace(buf, vec![x]))));
+                }
+                buf.push(x);
+                Out::Skip
+            }
+            XStep::Interpose(sep, started) if *started => Out::Two(sep.clone(), x),
+            XStep::Interpose(_, started) => {
+                *started = true;
+                Out::One(x)
+            }
+            // Not reached: `apply` sends only the steps above here.
+            _ => Out::One(x),
+        })
+    }
 }
 
 /// A transducer value.
