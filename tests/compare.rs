@@ -53,16 +53,28 @@ mod tests {
         b.insert(Value::string("a"), Value::Int(1));
         // Map keys compare exactly: a keyword key is not a string key (nor an int a float).
         assert!(!matches(
-            &Value::Map(a.clone()),
-            &Value::Map(b.clone()),
+            &Value::Map(Box::new(a.clone())),
+            &Value::Map(Box::new(b.clone())),
             false
         ));
-        assert!(matches(&Value::Map(a.clone()), &Value::Map(a), false));
-        assert!(matches(&Value::Map(b.clone()), &Value::Map(b), false));
+        assert!(matches(
+            &Value::Map(Box::new(a.clone())),
+            &Value::Map(Box::new(a)),
+            false
+        ));
+        assert!(matches(
+            &Value::Map(Box::new(b.clone())),
+            &Value::Map(Box::new(b)),
+            false
+        ));
         let mut i = ptc_shared::value::Map::new();
         i.insert(Value::Int(1), Value::Int(1));
         let mut f = ptc_shared::value::Map::new();
         f.insert(Value::Float(1.0), Value::Int(1));
-        assert!(!matches(&Value::Map(i), &Value::Map(f), true));
+        assert!(!matches(
+            &Value::Map(Box::new(i)),
+            &Value::Map(Box::new(f)),
+            true
+        ));
     }
 }

@@ -88,7 +88,7 @@ fn to_value_at<'py>(obj: &Bound<'py, PyAny>, path: &mut Vec<Seg<'py>>) -> Result
     }
     if obj.is_instance_of::<PySet>() || obj.is_instance_of::<PyFrozenSet>() {
         let items = seq_to_value(obj, path)?;
-        return Ok(Value::Set(items.into_iter().collect::<Set>()));
+        return Ok(Value::Set(Box::new(items.into_iter().collect::<Set>())));
     }
     Err(format!(
         "cannot convert {} (ptc takes None, bool, int, float, str, dict, list, tuple, set)",
@@ -105,7 +105,7 @@ fn dict_to_value<'py>(d: &Bound<'py, PyDict>, path: &mut Vec<Seg<'py>>) -> Resul
         path.pop();
         map.insert(key, val);
     }
-    Ok(Value::Map(map))
+    Ok(Value::Map(Box::new(map)))
 }
 
 fn seq_to_value<'py>(
@@ -150,7 +150,7 @@ pub fn to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
         }
         Value::Map(m) => {
             let d = PyDict::new(py);
-            for (k, x) in m {
+            for (k, x) in m.iter() {
                 d.set_item(key_to_py(py, k)?, to_py(py, x)?)?;
             }
             d.into_any()

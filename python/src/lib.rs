@@ -261,7 +261,7 @@ impl NativeClient {
 fn mission_input(py: Python<'_>, context: Option<Py<PyAny>>) -> PyResult<Value> {
     match context {
         Some(c) => to_value(c.bind(py), "context"),
-        None => Ok(Value::Map(ptc_shared::value::Map::new())),
+        None => Ok(Value::Map(Box::new(ptc_shared::value::Map::new()))),
     }
 }
 

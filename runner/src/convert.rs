@@ -106,7 +106,7 @@ impl Importer {
             }
             S::Map(m) => {
                 let mut items = Vec::with_capacity(m.len() * 2);
-                for (k, x) in m {
+                for (k, x) in m.iter() {
                     items.push(self.value(k));
                     items.push(self.value(x));
                 }
@@ -133,7 +133,7 @@ impl Importer {
             }
             S::Map(m) => {
                 let mut items = Vec::with_capacity(m.len() * 2);
-                for (k, x) in m {
+                for (k, x) in *m {
                     items.push(self.owned(k));
                     items.push(self.owned(x));
                 }
@@ -263,7 +263,7 @@ fn to_shared_at(v: &Value, depth: usize, string_keys: bool) -> Result<S, String>
         Value::Symbol(s) => S::Str(s.to_string()),
         Value::Vector(xs) => S::Vector(xs.iter().map(conv).collect::<Result<_, _>>()?),
         Value::List(xs) => S::List(xs.iter().map(conv).collect::<Result<_, _>>()?),
-        Value::Set(s) => S::Set(s.iter().map(conv).collect::<Result<_, _>>()?),
+        Value::Set(s) => S::Set(Box::new(s.iter().map(conv).collect::<Result<_, _>>()?)),
         Value::Map(m) => {
             let mut out = SMap::with_capacity(m.len());
             for (k, x) in m.iter() {
@@ -273,7 +273,7 @@ fn to_shared_at(v: &Value, depth: usize, string_keys: bool) -> Result<S, String>
                 };
                 out.insert(k, conv(x)?);
             }
-            S::Map(out)
+            S::Map(Box::new(out))
         }
         Value::Temporal(t) => S::Str(crate::builtins::time::format_temporal(*t)),
         Value::Error(e) => exception_map(e, depth, string_keys)?,
@@ -301,7 +301,7 @@ fn exception_map(e: &ExInfo, depth: usize, string_keys: bool) -> Result<S, Strin
         S::Keyword("data".into()),
         to_shared_at(&e.data, depth + 1, string_keys)?,
     );
-    Ok(S::Map(m))
+    Ok(S::Map(Box::new(m)))
 }
 
 /// Whether a value is plain data all the way down (what memory may persist). Looks at most
@@ -357,15 +357,15 @@ mod tests {
         row.insert(S::string("id"), S::Int(-7));
         row.insert(S::keyword("k"), S::Float(2.5));
         row.insert(S::string("tags"), S::Vector(vec![S::string("a"), S::Nil]));
-        row.insert(S::string("empty"), S::Map(SMap::new()));
+        row.insert(S::string("empty"), S::Map(Box::new(SMap::new())));
         let mut big = SMap::new();
         for i in 0..20 {
             big.insert(S::Int(i), S::Bool(i % 2 == 0));
         }
         S::Vector(vec![
-            S::Map(row.clone()),
-            S::Map(row),
-            S::Map(big),
+            S::Map(Box::new(row.clone())),
+            S::Map(Box::new(row)),
+            S::Map(Box::new(big)),
             S::List(vec![
                 S::Vector(vec![]),
                 S::List(vec![]),
@@ -374,7 +374,8 @@ mod tests {
             S::Set(
                 [S::Int(1), S::string("x".repeat(100))]
                     .into_iter()
-                    .collect(),
+                    .collect::<ptc_shared::value::Set>()
+                    .into(),
             ),
             S::keyword("a/b"),
         ])
@@ -398,8 +399,8 @@ mod tests {
     #[test]
     fn repeated_strings_and_empty_collections_are_shared() {
         let rows = S::Vector(vec![
-            S::Vector(vec![S::string("key"), S::Map(SMap::new())]),
-            S::Vector(vec![S::string("key"), S::Map(SMap::new())]),
+            S::Vector(vec![S::string("key"), S::Map(Box::new(SMap::new()))]),
+            S::Vector(vec![S::string("key"), S::Map(Box::new(SMap::new()))]),
         ]);
         for v in [via_tokens(&rows).unwrap(), import(rows.clone())] {
             let Value::Vector(xs) = v else { panic!() };

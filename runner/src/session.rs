@@ -325,6 +325,6 @@ fn finish_memory(step: &mut Step, interp: &Interp<'_>, input: &[(Rc<str>, crate:
         }
         memory.insert(S::Keyword(name.to_string()), sv);
     }
-    step.memory = S::Map(memory);
-    step.memory_delta = S::Map(delta);
+    step.memory = S::Map(Box::new(memory));
+    step.memory_delta = S::Map(Box::new(delta));
 }

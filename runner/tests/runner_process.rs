@@ -157,7 +157,7 @@ fn tool_calls_are_forwarded_and_their_errors_mapped() {
     let step = step.unwrap();
     let mut expected = ptc_shared::value::Map::new();
     expected.insert(Value::string("a"), Value::Int(1));
-    assert_eq!(step.return_value, Some(Value::Map(expected)));
+    assert_eq!(step.return_value, Some(Value::Map(Box::new(expected))));
     // The engine checks and records tool calls; the runner only forwards them.
     assert!(step.tool_calls.is_empty());
     assert_eq!(code, End::Code(0));
@@ -531,7 +531,7 @@ fn a_context_larger_than_the_heap_is_granted_and_not_billed_to_the_program() {
     context.insert(Value::string("s"), Value::string("x".repeat(8 << 20)));
     let mut r = start_with(
         "[(count data/s) (count (apply str (repeat 100000 \"y\")))]",
-        Value::Map(context),
+        Value::Map(Box::new(context)),
         small_heap(),
     );
     let step = finished(&mut r);

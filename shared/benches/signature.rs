@@ -21,7 +21,7 @@ fn rows(n: usize, score: impl Fn(usize) -> Value) -> Value {
             );
             m.insert(Value::keyword("active"), Value::Bool(i % 2 == 0));
             m.insert(Value::keyword("score"), score(i));
-            Value::Map(m)
+            Value::Map(Box::new(m))
         })
         .collect();
     Value::Vector(rows)
@@ -67,7 +67,7 @@ fn bench(c: &mut Criterion) {
         Value::keyword("rows"),
         rows(10_000, |i| Value::string(format!("{i}.5"))),
     );
-    let ctx = Value::Map(ctx);
+    let ctx = Value::Map(Box::new(ctx));
     assert_eq!(
         input
             .validate_input(&ctx, Mode::Enabled)

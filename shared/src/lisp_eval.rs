@@ -403,7 +403,7 @@ fn memory(step: &Step, caps: &Caps) -> Json {
     let mut truncated = false;
     let mut changed = JMap::new();
     if let Value::Map(m) = &step.memory_delta {
-        for (k, v) in m {
+        for (k, v) in m.iter() {
             changed.insert(
                 key_text(k),
                 preview(v, caps.memory_preview_bytes, &mut truncated).into(),
@@ -522,7 +522,7 @@ fn json_at(v: &Value, path: &mut Vec<Seg>) -> Result<Json, NotJson> {
         Value::Set(xs) => array(xs.iter(), path)?,
         Value::Map(m) => {
             let mut o = JMap::with_capacity(m.len());
-            for (k, x) in m {
+            for (k, x) in m.iter() {
                 let key = key_text(k);
                 path.push(Seg::Key(key.clone()));
                 if o.contains_key(&key) {

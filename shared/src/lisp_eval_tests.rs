@@ -16,7 +16,7 @@ fn map(pairs: &[(&str, Value)]) -> Value {
     for (k, v) in pairs {
         m.insert(Value::keyword(*k), v.clone());
     }
-    Value::Map(m)
+    Value::Map(Box::new(m))
 }
 
 fn fail(reason: FailReason, msg: &str) -> Fail {
@@ -327,10 +327,10 @@ fn to_json_value_converts_collections() {
         Value::Int(1),
         Value::List(vec![Value::Nil, Value::Float(0.5)]),
     );
-    m.insert(Value::keyword("s"), Value::Set(set));
+    m.insert(Value::keyword("s"), Value::Set(Box::new(set)));
     m.insert(Value::string("t"), Value::Bool(true));
     assert_eq!(
-        to_json_value(&Value::Map(m)).map(|j| j.to_string()),
+        to_json_value(&Value::Map(Box::new(m))).map(|j| j.to_string()),
         Ok(r#"{"1":[null,0.5],"s":["a"],"t":true}"#.to_string())
     );
 }
@@ -352,7 +352,9 @@ fn to_json_value_names_the_path() {
     let mut dup = Map::new();
     dup.insert(Value::keyword("a"), Value::Int(1));
     dup.insert(Value::string("a"), Value::Int(2));
-    let err = to_json_value(&Value::Map(dup)).err().map(|e| e.to_string());
+    let err = to_json_value(&Value::Map(Box::new(dup)))
+        .err()
+        .map(|e| e.to_string());
     assert_eq!(
         err.as_deref(),
         Some("non-JSON-encodable value at a: two keys print as the same JSON key")

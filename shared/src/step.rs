@@ -175,7 +175,7 @@ impl Fail {
     pub fn with_detail(mut self, key: &str, value: impl Into<Value>) -> Fail {
         let mut m = match std::mem::take(&mut self.details) {
             Value::Map(m) => m,
-            _ => crate::value::Map::new(),
+            _ => Box::new(crate::value::Map::new()),
         };
         m.insert(Value::string(key), value.into());
         self.details = Value::Map(m);
@@ -279,12 +279,12 @@ impl Step {
     pub fn failed(fail: Fail, memory: Value, history: Vec<Value>) -> Step {
         let memory = match memory {
             Value::Map(m) => Value::Map(m),
-            _ => Value::Map(crate::value::Map::new()),
+            _ => Value::Map(Box::new(crate::value::Map::new())),
         };
         Step {
             fail: Some(fail),
             memory,
-            memory_delta: Value::Map(crate::value::Map::new()),
+            memory_delta: Value::Map(Box::new(crate::value::Map::new())),
             history,
             ..Step::default()
         }

@@ -45,8 +45,8 @@ pub enum Value {
     Vector(Vec<Value>),
     /// A sequence (Clojure list or realized lazy seq); equal to a vector with the same elements.
     List(Vec<Value>),
-    Map(Map),
-    Set(Set),
+    Map(Box<Map>),
+    Set(Box<Set>),
 }
 
 impl Value {
@@ -114,7 +114,7 @@ impl Value {
                 Value::Vector(xs) | Value::List(xs) => stack.extend(xs.iter().map(|x| (x, d + 1))),
                 Value::Set(xs) => stack.extend(xs.iter().map(|x| (x, d + 1))),
                 Value::Map(m) => {
-                    for (k, x) in m {
+                    for (k, x) in m.iter() {
                         stack.push((k, d + 1));
                         stack.push((x, d + 1));
                     }
@@ -251,7 +251,7 @@ mod tests {
         let mut b = Map::new();
         b.insert(Value::keyword("b"), Value::Int(2));
         b.insert(Value::keyword("a"), Value::Int(1));
-        assert_eq!(Value::Map(a), Value::Map(b));
+        assert_eq!(Value::Map(Box::new(a)), Value::Map(Box::new(b)));
         assert_eq!(
             Value::List(vec![Value::Int(1)]),
             Value::Vector(vec![Value::Int(1)])
@@ -262,7 +262,7 @@ mod tests {
     fn get_key_falls_back_between_keyword_and_string() {
         let mut m = Map::new();
         m.insert(Value::string("status"), Value::string("open"));
-        let m = Value::Map(m);
+        let m = Value::Map(Box::new(m));
         assert_eq!(
             m.get_key(&Value::keyword("status")),
             Some(&Value::string("open"))

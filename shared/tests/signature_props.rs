@@ -148,7 +148,7 @@ fn value_for(s: &Schema) -> BoxedStrategy<Value> {
             })
             .boxed(),
         Schema::Set(t) => prop::collection::vec(value_for(t), 0..4)
-            .prop_map(|xs| Value::Set(xs.into_iter().collect()))
+            .prop_map(|xs| Value::Set(xs.into_iter().collect::<ptc_shared::value::Set>().into()))
             .boxed(),
         Schema::Maybe(t) => prop_oneof![Just(Value::Nil), value_for(t)].boxed(),
         Schema::MapOf(k, v) => {
@@ -156,7 +156,12 @@ fn value_for(s: &Schema) -> BoxedStrategy<Value> {
             prop::collection::vec(("[a-z]{1,5}", value_for(v)), 0..4)
                 .prop_map(move |kvs| {
                     let key = |s: String| if kw { Value::Keyword(s) } else { Value::Str(s) };
-                    Value::Map(kvs.into_iter().map(|(k, v)| (key(k), v)).collect())
+                    Value::Map(
+                        kvs.into_iter()
+                            .map(|(k, v)| (key(k), v))
+                            .collect::<ptc_shared::value::Map>()
+                            .into(),
+                    )
                 })
                 .boxed()
         }
@@ -199,7 +204,7 @@ fn map_value(ms: &MapSchema) -> BoxedStrategy<Value> {
             if extra && !closed {
                 m.insert(Value::Str("zz extra".into()), Value::Int(1));
             }
-            Value::Map(m)
+            Value::Map(Box::new(m))
         })
         .boxed()
 }
@@ -274,7 +279,7 @@ fn spots(
             }
         }
         (Schema::MapOf(_, t), Value::Map(m)) => {
-            for (k, x) in m {
+            for (k, x) in m.iter() {
                 let (Value::Keyword(name) | Value::Str(name)) = k else {
                     continue;
                 };
@@ -304,7 +309,12 @@ fn stringify_ints(v: Value) -> Value {
         Value::Int(i) => Value::Str(i.to_string()),
         Value::Vector(xs) => Value::Vector(xs.into_iter().map(stringify_ints).collect()),
         Value::List(xs) => Value::List(xs.into_iter().map(stringify_ints).collect()),
-        Value::Map(m) => Value::Map(m.into_iter().map(|(k, v)| (k, stringify_ints(v))).collect()),
+        Value::Map(m) => Value::Map(
+            m.into_iter()
+                .map(|(k, v)| (k, stringify_ints(v)))
+                .collect::<ptc_shared::value::Map>()
+                .into(),
+        ),
         other => other,
     }
 }
@@ -351,7 +361,7 @@ proptest! {
         // Stringify every int so that inputs have something to coerce.
         let v = if as_string { stringify_ints(v) } else { v };
         let sig = Signature::new(vec![Field::new("x", s.clone())], s);
-        let ctx = Value::Map([(Value::keyword("x"), v.clone())].into_iter().collect());
+        let ctx = Value::Map([(Value::keyword("x"), v.clone())].into_iter().collect::<ptc_shared::value::Map>().into());
         for mode in [Mode::Enabled, Mode::WarnOnly, Mode::Strict] {
             prop_assert_eq!(sig.validate_output(&v, mode), sig.validate_output_owned(v.clone(), mode));
             prop_assert_eq!(sig.validate_input(&ctx, mode), sig.validate_input_owned(ctx.clone(), mode));

@@ -36,7 +36,11 @@ async fn a_frame_of_nils_stays_bounded_and_does_not_stall_others() {
         let nils = (16 << 20) - 64;
         let mut ctx = Map::new();
         ctx.insert(Value::string("xs"), Value::Vector(vec![Value::Nil; nils]));
-        encode_frame(&run(1, "(count data/xs)", Value::Map(ctx)), u32::MAX).unwrap()
+        encode_frame(
+            &run(1, "(count data/xs)", Value::Map(Box::new(ctx))),
+            u32::MAX,
+        )
+        .unwrap()
     };
     assert!(frame.len() <= 16 << 20, "{}", frame.len());
     let base = rss_kib();
@@ -115,12 +119,16 @@ async fn a_megabyte_of_ordinary_rows_is_not_refused() {
             m.insert(Value::string("amount"), Value::Float(i as f64 / 8.0));
             let tags = vec![Value::string("a"), Value::string("b")];
             m.insert(Value::string("tags"), Value::Vector(tags));
-            Value::Map(m)
+            Value::Map(Box::new(m))
         })
         .collect();
     let mut ctx = Map::new();
     ctx.insert(Value::string("rows"), Value::Vector(rows));
-    let frame = encode_frame(&run(1, "(count data/rows)", Value::Map(ctx)), u32::MAX).unwrap();
+    let frame = encode_frame(
+        &run(1, "(count data/rows)", Value::Map(Box::new(ctx))),
+        u32::MAX,
+    )
+    .unwrap();
     assert!(
         frame.len() > 1 << 20 && frame.len() < 2 << 20,
         "{}",

@@ -101,7 +101,8 @@ async fn a_refused_run_gives_back_its_memory_and_history() {
         let memory = Value::Map(
             [(Value::keyword("seen"), Value::Int(3))]
                 .into_iter()
-                .collect(),
+                .collect::<ptc_shared::value::Map>()
+                .into(),
         );
         let history = vec![Value::Int(1), Value::string("two")];
         r.send(&ClientToServer::Run {

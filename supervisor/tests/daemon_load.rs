@@ -81,7 +81,7 @@ fn case(c: u64, i: u64) -> (RunRequest, Expect) {
             let mut ctx = Map::new();
             ctx.insert(Value::string("tag"), Value::string(tag.clone()));
             let mut req = request("(str data/tag \"!\")".into());
-            req.context = Value::Map(ctx).into();
+            req.context = Value::Map(Box::new(ctx)).into();
             (req, Expect::Value(Value::string(format!("{tag}!"))))
         }
         2 => {

@@ -39,7 +39,7 @@ async fn a_client_that_never_reads_cannot_grow_the_daemon() {
         r.0.set_write_timeout(Some(Duration::from_secs(3))).unwrap();
         let mut sent = 0;
         for id in 0..400 {
-            let frame = encode_frame(&run(id, Value::Map(m.clone())), u32::MAX).unwrap();
+            let frame = encode_frame(&run(id, Value::Map(Box::new(m.clone()))), u32::MAX).unwrap();
             if r.0.write_all(&frame).is_err() {
                 break; // The daemon stopped reading: backpressure reached this client.
             }

@@ -127,7 +127,7 @@ async fn context_size_holds_at_its_boundary() {
     let e = engine();
     let mut ctx = ptc_shared::value::Map::new();
     ctx.insert(Value::string("s"), Value::string("x".repeat(1000)));
-    let ctx = Value::Map(ctx);
+    let ctx = Value::Map(Box::new(ctx));
     let attempt = |n: u64| {
         let req = RunRequest {
             program: "(count data/s)".into(),

@@ -43,14 +43,14 @@ fn rows(n: i64) -> Value {
         m.insert(Value::string("amount"), Value::Float(amount(i)));
         let tags = vec![Value::string(format!("t{}", i % 5)), Value::string("x")];
         m.insert(Value::string("tags"), Value::Vector(tags));
-        Value::Map(m)
+        Value::Map(Box::new(m))
     };
     let mut ctx = Map::new();
     ctx.insert(
         Value::string("rows"),
         Value::Vector((0..n).map(row).collect()),
     );
-    Value::Map(ctx)
+    Value::Map(Box::new(ctx))
 }
 
 fn amount(i: i64) -> f64 {
@@ -159,7 +159,7 @@ async fn a_context_that_outgrows_its_grant_ends_memory_exceeded_before_the_progr
         let items = (0..n).map(|i| Value::Vector(vec![Value::Int(i % 100)]));
         let mut m = Map::new();
         m.insert(Value::string("xs"), Value::Vector(items.collect()));
-        Value::Map(m)
+        Value::Map(Box::new(m))
     };
     let big = ctx(250_000);
     assert!(encoded_len(&big).unwrap() <= 1 << 20);

@@ -40,7 +40,7 @@ async fn a_context_over_max_context_bytes_is_refused_before_any_runner() {
     };
     let req = RunRequest {
         program: "(count data/rows)".into(),
-        context: Value::Map(ctx.clone()).into(),
+        context: Value::Map(Box::new(ctx.clone())).into(),
         limits: Some(limits),
         ..RunRequest::default()
     };
@@ -55,7 +55,7 @@ async fn a_context_over_max_context_bytes_is_refused_before_any_runner() {
     // The same context under the policy's own limit runs.
     let req = RunRequest {
         program: "(count data/rows)".into(),
-        context: Value::Map(ctx).into(),
+        context: Value::Map(Box::new(ctx)).into(),
         ..RunRequest::default()
     };
     let step = engine.execute(req, Arc::new(NoTools)).await;

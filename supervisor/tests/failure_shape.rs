@@ -72,7 +72,7 @@ fn assert_shape(mode: &str, want: FailReason, step: &Step) {
     assert_eq!(step.memory, memory(), "{mode} {want}: memory");
     assert_eq!(
         step.memory_delta,
-        Value::Map(ptc_shared::value::Map::new()),
+        Value::Map(Box::new(ptc_shared::value::Map::new())),
         "{mode} {want}: delta"
     );
     assert_eq!(step.history, history(), "{mode} {want}: history");

@@ -106,6 +106,29 @@ pub fn cases() -> Vec<(&'static str, String, Outcome)> {
             Fail(EvalError, None),
         ),
         (
+            // Each step was a native stack frame: SIGSEGV in the runner, an abort in-process.
+            "100,000 composed transducers",
+            "(into [] (apply comp (repeat 100000 (map inc))) [1 2])".into(),
+            Ok("[100001 100002]".into()),
+        ),
+        (
+            "100,000 composed transducers, lazily",
+            "(sequence (apply comp (repeat 100000 (filter odd?))) [1 2 3])".into(),
+            Ok("(1 3)".into()),
+        ),
+        (
+            // Two bytes a value on the wire, 80 in the supervisor while `Value` was 80 bytes:
+            // refused on decode, the run ended `runner_crashed`.
+            "a result of 200,000 small ints",
+            "(vec (repeat 200000 2))".into(),
+            Ok(format!("[{}]", vec!["2"; 200_000].join(" "))),
+        ),
+        (
+            "a def of 200,000 small ints",
+            "(do (def xs (vec (repeat 200000 2))) (count xs))".into(),
+            Ok("200000".into()),
+        ),
+        (
             "an inconsistent comparator",
             "(count (sort (fn [a b] (even? (+ a (* 7 b)))) (range 3000)))".into(),
             Ok("3000".into()),

@@ -119,7 +119,7 @@ pub fn render_inspect(
     let mut truncated = false;
     let mut names = JMap::new();
     if let Value::Map(m) = memory {
-        for (k, v) in m {
+        for (k, v) in m.iter() {
             let p = preview(v, caps.memory_preview_bytes, &mut truncated);
             names.insert(key_text(k), p.into());
         }
@@ -214,7 +214,7 @@ mod tests {
         let mut m = Map::new();
         m.insert(Value::string("x"), Value::Int(5));
         m.insert(Value::string("s"), Value::string("abcdefgh"));
-        Value::Map(m)
+        Value::Map(Box::new(m))
     }
 
     #[test]

@@ -51,7 +51,7 @@ impl Edn {
                 for (k, v) in kvs {
                     m.insert(k.to_value(), v.to_value());
                 }
-                Value::Map(m)
+                Value::Map(Box::new(m))
             }
         }
     }

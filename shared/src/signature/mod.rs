@@ -333,13 +333,19 @@ impl Signature {
             strict,
         });
         let value = match context {
-            Value::Map(m) => Value::Map(w.fields_owned(&self.params, m, strict, strict, 1)),
+            Value::Map(m) => Value::Map(Box::new(w.fields_owned(
+                &self.params,
+                *m,
+                strict,
+                strict,
+                1,
+            ))),
             Value::Nil => {
                 let m = w.fields_owned(&self.params, Map::new(), strict, strict, 1);
                 if m.is_empty() {
                     Value::Nil
                 } else {
-                    Value::Map(m)
+                    Value::Map(Box::new(m))
                 }
             }
             other => w.check_owned(&ANY_MAP, other, 1),
@@ -354,10 +360,12 @@ impl Signature {
             strict,
         });
         let new = match context {
-            Value::Map(m) => w.fields(&self.params, m, strict, strict, 1).map(Value::Map),
+            Value::Map(m) => w
+                .fields(&self.params, m, strict, strict, 1)
+                .map(|x| Value::Map(Box::new(x))),
             Value::Nil => w
                 .fields(&self.params, &Map::new(), strict, strict, 1)
-                .map(Value::Map),
+                .map(|x| Value::Map(Box::new(x))),
             other => w.check(&ANY_MAP, other, 1),
         };
         (w, new)

@@ -26,7 +26,9 @@ impl<'s> Walker<'s> {
             (Schema::Maybe(t), v) if !matches!(v, Value::Nil) => self.check_owned(t, v, depth + 1),
             (Schema::Map(ms), Value::Map(m)) => {
                 let closed = ms.closed || (self.opts.strict && !ms.fields.is_empty());
-                Value::Map(self.fields_owned(&ms.fields, m, closed, false, depth))
+                Value::Map(Box::new(
+                    self.fields_owned(&ms.fields, *m, closed, false, depth),
+                ))
             }
             (Schema::Tuple(ts), Value::Vector(mut xs)) if xs.len() == ts.len() => {
                 for (i, (t, x)) in ts.iter().zip(xs.iter_mut()).enumerate() {

@@ -26,7 +26,8 @@ fn kmap(pairs: &[(&str, Value)]) -> Value {
         pairs
             .iter()
             .map(|(k, v)| (Value::keyword(*k), v.clone()))
-            .collect(),
+            .collect::<crate::value::Map>()
+            .into(),
     )
 }
 
@@ -251,7 +252,12 @@ fn error_message_forms() {
     assert_eq!(
         errs(
             "[:set :int]",
-            Value::Set([Value::from("x")].into_iter().collect())
+            Value::Set(
+                [Value::from("x")]
+                    .into_iter()
+                    .collect::<crate::value::Set>()
+                    .into()
+            )
         ),
         ["[0]: expected int, got string \"x\""]
     );
@@ -292,7 +298,8 @@ fn keys_match_keyword_string_and_either_spelling() {
             (Value::from("limit"), Value::Int(2)),
         ]
         .into_iter()
-        .collect(),
+        .collect::<crate::value::Map>()
+        .into(),
     );
     let out = s.validate_input(&ctx, Mode::Enabled).unwrap();
     let expected = Value::Map(
@@ -301,7 +308,8 @@ fn keys_match_keyword_string_and_either_spelling() {
             (Value::from("limit"), Value::Int(2)),
         ]
         .into_iter()
-        .collect(),
+        .collect::<crate::value::Map>()
+        .into(),
     );
     assert_eq!(out.value, expected);
     assert!(

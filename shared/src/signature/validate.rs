@@ -211,7 +211,7 @@ impl<'s> Walker<'s> {
         };
         let items: Vec<Value> = xs.iter().cloned().collect();
         self.seq(t, &items, depth)
-            .map(|ys| Value::Set(ys.into_iter().collect()))
+            .map(|ys| Value::Set(ys.into_iter().collect::<crate::value::Set>().into()))
     }
 
     fn tuple(&mut self, ts: &'s [Schema], v: &Value, depth: usize) -> Option<Value> {
@@ -369,7 +369,7 @@ impl<'s> Walker<'s> {
         };
         let closed = ms.closed || (self.opts.strict && !ms.fields.is_empty());
         self.fields(&ms.fields, m, closed, false, depth)
-            .map(Value::Map)
+            .map(|x| Value::Map(Box::new(x)))
     }
 
     /// Checks `fields` of map `m`. `require_all` makes optional fields required (strict inputs).
@@ -460,7 +460,7 @@ impl<'s> Walker<'s> {
                 changes.push((i, new_key, new_val));
             }
         }
-        (!changes.is_empty()).then(|| Value::Map(rebuild(m, changes, Vec::new())))
+        (!changes.is_empty()).then(|| Value::Map(Box::new(rebuild(m, changes, Vec::new()))))
     }
 }
 

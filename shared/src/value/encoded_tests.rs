@@ -24,13 +24,13 @@ fn samples() -> Vec<Value> {
         Value::string(""),
         Value::string("é\u{1F600}\0"),
         Value::keyword("a/b"),
-        Value::Map(m),
-        Value::Map(Map::new()),
-        Value::Set(
+        Value::Map(Box::new(m)),
+        Value::Map(Box::new(Map::new())),
+        Value::Set(Box::new(
             [Value::Int(1), Value::string("x")]
                 .into_iter()
                 .collect::<Set>(),
-        ),
+        )),
         Value::List(vec![Value::Nil, Value::Vector(vec![Value::List(vec![])])]),
     ];
     // Varint boundaries: integers (zig-zag), string lengths, collection counts.
@@ -93,7 +93,7 @@ fn open_and_close_write_what_header_writes() {
         for i in 0..n {
             m.insert(Value::string(i.to_string()), Value::Int(i as i64));
         }
-        let v = Value::Vector(vec![Value::Map(m), Value::Bool(true)]);
+        let v = Value::Vector(vec![Value::Map(Box::new(m)), Value::Bool(true)]);
         assert_eq!(w.finish().as_bytes(), bincode_of(&v).as_slice(), "{n}");
     }
 }

@@ -115,7 +115,7 @@ impl<'de> serde::de::Visitor<'de> for Direct {
             let x = map.next_value_seed(Direct { depth: child })?;
             m.insert(Value::Str(k), x);
         }
-        Ok(Value::Map(m))
+        Ok(Value::Map(Box::new(m)))
     }
 }
 
@@ -146,7 +146,7 @@ fn from_json_at(j: &Json, depth: usize) -> Result<Value, JsonError> {
             for (k, x) in o {
                 m.insert(Value::Str(k.clone()), from_json_at(x, depth + 1)?);
             }
-            Value::Map(m)
+            Value::Map(Box::new(m))
         }
     })
 }
@@ -175,7 +175,7 @@ fn to_json_at(v: &Value, depth: usize) -> Result<Json, JsonError> {
         ),
         Value::Map(m) => {
             let mut o = serde_json::Map::with_capacity(m.len());
-            for (k, x) in m {
+            for (k, x) in m.iter() {
                 let key = match k {
                     Value::Str(s) | Value::Keyword(s) => s.clone(),
                     other => pr_str(other),

@@ -108,20 +108,24 @@ thread_local! {
     static BUDGET: Cell<Option<usize>> = const { Cell::new(None) };
 }
 
-/// What decoding a frame body of `len` bytes may cost: a nil is one byte on the wire but a whole
-/// `Value` (80 bytes) in memory, so without a charge a 16 MiB frame of nils costs over a gigabyte.
-/// Ordinary data amplifies too: records of a few short fields (keys, small numbers, short
-/// strings) cost more than 16 times their wire size as values (`ordinary_rows_fit_the_budget`
-/// pins both sides), so the budget is [`DECODE_AMPLIFICATION`] times the frame: every context
-/// a policy accepts decodes, and the pathological shapes (nils: 80x) are refused before they
-/// are built. A daemon bounds how many large frames decode at once
-/// (`daemon::conn`), so the sum stays bounded too.
+/// What decoding a frame body of `len` bytes may cost: [`DECODE_AMPLIFICATION`] times the frame
+/// (with a 16 MiB floor). Each token costs at most one `Value` (32 bytes) plus its text, and takes
+/// at least one byte on the wire (a `nil`, the costliest shape), so every well-formed frame
+/// decodes within this budget whatever its shape (`a_vector_of_small_ints_decodes` pins the case
+/// that failed when `Value` was 80 bytes: a result or a `def` of 200,000 small ints came back as
+/// `runner_crashed`). The budget is what bounds memory: a daemon bounds how many large frames
+/// decode at once (`daemon::conn`), so the sum stays bounded too; a caller may also pass a
+/// smaller budget of its own to [`with_budget`].
 pub fn decode_budget(len: usize) -> usize {
     len.saturating_mul(DECODE_AMPLIFICATION).max(16 << 20)
 }
 
 /// How many times its wire size a frame's values may cost in memory (see [`decode_budget`]).
 pub const DECODE_AMPLIFICATION: usize = 32;
+
+// The invariant above: one token of one byte costs one `Value`, so `Value` must fit the factor.
+// `Map` and `Set` are boxed in `Value` for this (an `IndexMap` inline made every value 80 bytes).
+const _: () = assert!(std::mem::size_of::<Value>() <= DECODE_AMPLIFICATION);
 
 /// Runs `f` (a decode) with values charged against `budget` bytes: past it, decoding fails with
 /// "value larger in memory than its frame allows" before allocating more.
@@ -234,14 +238,14 @@ pub(crate) fn plain_collection(kind: Kind, items: Vec<Value>) -> Value {
     match kind {
         Kind::Vector => Value::Vector(items),
         Kind::List => Value::List(items),
-        Kind::Set => Value::Set(items.into_iter().collect::<Set>()),
+        Kind::Set => Value::Set(Box::new(items.into_iter().collect::<Set>())),
         Kind::Map => {
             let mut m = Map::with_capacity(items.len() / 2);
             let mut it = items.into_iter();
             while let (Some(k), Some(v)) = (it.next(), it.next()) {
                 m.insert(k, v);
             }
-            Value::Map(m)
+            Value::Map(Box::new(m))
         }
     }
 }
@@ -377,10 +381,10 @@ mod tests {
         );
         m.insert(
             Value::string("s"),
-            Value::Set([Value::Nil].into_iter().collect()),
+            Value::Set([Value::Nil].into_iter().collect::<Set>().into()),
         );
         let v = Value::Vector(vec![
-            Value::Map(m),
+            Value::Map(Box::new(m)),
             Value::Vector(vec![]),
             Value::Bool(true),
         ]);
@@ -397,7 +401,10 @@ mod tests {
         assert!(build(deep).is_err());
         assert!(build(vec![Token::Vector(2), Token::Nil]).is_err());
         assert!(build(vec![Token::Nil, Token::Nil]).is_err());
-        assert_eq!(build(vec![Token::Map(0)]), Ok(Value::Map(Map::new())));
+        assert_eq!(
+            build(vec![Token::Map(0)]),
+            Ok(Value::Map(Box::new(Map::new())))
+        );
     }
 }
 
@@ -445,8 +452,18 @@ mod budget_tests {
         assert!(ok.is_ok());
     }
 
-    /// Four-field records as LLM tools return them: they need more than half the budget's
-    /// factor (so a tighter factor would refuse them) and fit within it.
+    /// Decodes `v`'s encoding under a budget of `factor` times its length (no floor).
+    fn decodes_within(v: &Value, factor: usize) -> (usize, bool) {
+        let opts = bincode::DefaultOptions::new().with_varint_encoding();
+        let body = opts.serialize(v).unwrap_or_default();
+        let ok = with_budget(body.len() * factor, || {
+            opts.deserialize::<Value>(&body).is_ok()
+        });
+        (body.len(), ok)
+    }
+
+    /// Four-field records as LLM tools return them fit the budget, and are charged for real: a
+    /// budget of twice their wire size refuses them.
     #[test]
     fn ordinary_rows_fit_the_budget() {
         let rows: Vec<Value> = (0..60_000_i64)
@@ -457,18 +474,25 @@ mod budget_tests {
                 m.insert(Value::string("amount"), Value::Float(i as f64 / 8.0));
                 let tags = vec![Value::string("a"), Value::string("b")];
                 m.insert(Value::string("tags"), Value::Vector(tags));
-                Value::Map(m)
+                Value::Map(Box::new(m))
             })
             .collect();
-        let opts = bincode::DefaultOptions::new().with_varint_encoding();
-        let body = opts.serialize(&Value::Vector(rows)).unwrap_or_default();
-        assert!(
-            body.len() * DECODE_AMPLIFICATION / 2 > 16 << 20,
-            "{}",
-            body.len()
-        );
-        let decode = |budget| with_budget(budget, || opts.deserialize::<Value>(&body).is_ok());
-        assert!(decode(decode_budget(body.len())));
-        assert!(!decode(body.len() * DECODE_AMPLIFICATION / 2));
+        let rows = Value::Vector(rows);
+        let (len, ok) = decodes_within(&rows, DECODE_AMPLIFICATION);
+        assert!(len * DECODE_AMPLIFICATION > 16 << 20, "{len}");
+        assert!(ok);
+        assert!(!decodes_within(&rows, 2).1);
+    }
+
+    /// Two bytes a value on the wire: a result (or a `def`) of 200,000 small ints was refused
+    /// as "larger in memory than its frame allows" while `Value` was 80 bytes, and the run
+    /// ended `runner_crashed`. It fits now, and a budget of a quarter of the factor refuses it.
+    #[test]
+    fn a_vector_of_small_ints_decodes() {
+        let ints = Value::Vector(vec![Value::Int(2); 1 << 20]);
+        let (len, ok) = decodes_within(&ints, DECODE_AMPLIFICATION);
+        assert!(len <= (2 << 20) + 16, "{len}");
+        assert!(ok);
+        assert!(!decodes_within(&ints, DECODE_AMPLIFICATION / 4).1);
     }
 }

@@ -148,11 +148,17 @@ fn hide_at(v: &Value, depth: usize) -> Value {
             m.iter()
                 .filter(|(k, _)| !is_hidden(k))
                 .map(|(k, v)| (k.clone(), hide_at(v, depth + 1)))
-                .collect(),
+                .collect::<ptc_shared::value::Map>()
+                .into(),
         ),
         Value::Vector(xs) => Value::Vector(xs.iter().map(|x| hide_at(x, depth + 1)).collect()),
         Value::List(xs) => Value::List(xs.iter().map(|x| hide_at(x, depth + 1)).collect()),
-        Value::Set(xs) => Value::Set(xs.iter().map(|x| hide_at(x, depth + 1)).collect()),
+        Value::Set(xs) => Value::Set(
+            xs.iter()
+                .map(|x| hide_at(x, depth + 1))
+                .collect::<ptc_shared::value::Set>()
+                .into(),
+        ),
         other => other.clone(),
     }
 }

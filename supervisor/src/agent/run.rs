@@ -565,9 +565,9 @@ impl AgentRun {
         fail.insert(Value::keyword("message"), Value::string(f.message.clone()));
         let mut ctx = match &self.context {
             Value::Map(m) => m.clone(),
-            _ => ptc_shared::value::Map::new(),
+            _ => Box::new(ptc_shared::value::Map::new()),
         };
-        ctx.insert(Value::string("fail"), Value::Map(fail));
+        ctx.insert(Value::string("fail"), Value::Map(Box::new(fail)));
         Value::Map(ctx)
     }
 

@@ -356,7 +356,7 @@ mod tests {
         let mut memory = ptc_shared::value::Map::new();
         memory.insert(Value::Keyword("x".into()), Value::Int(1));
         let base = Base {
-            memory: Value::Map(memory.clone()),
+            memory: Value::Map(Box::new(memory.clone())),
             history: vec![Value::Int(7)],
             signature: None,
         };
@@ -377,7 +377,7 @@ mod tests {
             started: None,
         };
         let step = accept(claimed, run, 3);
-        assert_eq!(step.memory, Value::Map(memory));
+        assert_eq!(step.memory, Value::Map(Box::new(memory)));
         assert_eq!(step.history, vec![Value::Int(7)]);
         assert_eq!(step.usage.cpu_ms, 3);
     }

@@ -377,8 +377,8 @@ mod tests {
         m.insert(Value::string(name), v.clone());
         Step {
             return_value: Some(v.clone()),
-            memory: Value::Map(m.clone()),
-            memory_delta: Value::Map(m),
+            memory: Value::Map(Box::new(m.clone())),
+            memory_delta: Value::Map(Box::new(m)),
             history: vec![v],
             ..Step::default()
         }

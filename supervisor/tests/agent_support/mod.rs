@@ -179,7 +179,8 @@ impl Keywordize for Value {
                         Value::Str(s) => (Value::keyword(s), v),
                         k => (k, v),
                     })
-                    .collect(),
+                    .collect::<ptc_shared::value::Map>()
+                    .into(),
             ),
             v => v,
         }
