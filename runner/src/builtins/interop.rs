@@ -279,6 +279,46 @@ fn starts_with_at(s: &str, prefix: &str, offset: Option<&Value>) -> EvalResult<b
     )
 }
 
+/// `.indexOf` / `.lastIndexOf`: as `str/index-of`, but -1 when absent, and an integer argument
+/// is a character code as in Java's `indexOf(int ch)` (no such character: -1).
+fn index_of(s: &str, args: &[Value], last: bool) -> EvalResult {
+    let mut a = vec![Value::str(s)];
+    a.extend(args.iter().cloned());
+    if let Some(Value::Int(c)) = a.get(1) {
+        match u32::try_from(*c).ok().and_then(char::from_u32) {
+            Some(ch) => a[1] = Value::Char(ch),
+            None => return Ok(Value::Int(-1)),
+        }
+    }
+    let found = super::string::index_of(&a, last)?;
+    Ok(if found.is_nil() {
+        Value::Int(-1)
+    } else {
+        found
+    })
+}
+
+/// `.substring` with Java's bounds: `start <= end <= length`, in characters.
+fn substring(s: &str, args: &[Value]) -> EvalResult {
+    let n = s.chars().count();
+    let start = idx(args.first(), "substring")?;
+    let end = if args.len() > 1 {
+        idx(args.get(1), "substring")?
+    } else {
+        n
+    };
+    if start > end || end > n {
+        return Err(EvalError::new(
+            ErrorKind::IndexOutOfBounds,
+            "substring",
+            format!("range {start}..{end} out of bounds for length {n}"),
+        ));
+    }
+    Ok(Value::str(
+        &s.chars().skip(start).take(end - start).collect::<String>(),
+    ))
+}
+
 fn string_method(s: &str, method: &str, args: &[Value]) -> EvalResult {
     let arg_str = |k: usize| -> EvalResult<&str> {
         super::string::text(args.get(k).unwrap_or(&Value::Nil), method)
@@ -305,40 +345,8 @@ fn string_method(s: &str, method: &str, args: &[Value]) -> EvalResult {
         "startsWith" => Value::Bool(starts_with_at(s, arg_str(0)?, args.get(1))?),
         "endsWith" => Value::Bool(s.ends_with(arg_str(0)?)),
         "contains" => Value::Bool(s.contains(arg_str(0)?)),
-        "indexOf" | "lastIndexOf" => {
-            let mut a = vec![Value::str(s)];
-            a.extend(args.iter().cloned());
-            // Java's `indexOf(int ch)`: an integer is a character code (no such char: -1).
-            if let Some(Value::Int(c)) = a.get(1) {
-                match u32::try_from(*c).ok().and_then(char::from_u32) {
-                    Some(ch) => a[1] = Value::Char(ch),
-                    None => return Ok(Value::Int(-1)),
-                }
-            }
-            let found = super::string::index_of(&a, method == "lastIndexOf")?;
-            if found.is_nil() {
-                Value::Int(-1)
-            } else {
-                found
-            }
-        }
-        "substring" => {
-            let n = s.chars().count();
-            let start = idx(args.first(), "substring")?;
-            let end = if args.len() > 1 {
-                idx(args.get(1), "substring")?
-            } else {
-                n
-            };
-            if start > end || end > n {
-                return Err(EvalError::new(
-                    ErrorKind::IndexOutOfBounds,
-                    "substring",
-                    format!("range {start}..{end} out of bounds for length {n}"),
-                ));
-            }
-            Value::str(&s.chars().skip(start).take(end - start).collect::<String>())
-        }
+        "indexOf" | "lastIndexOf" => index_of(s, args, method == "lastIndexOf")?,
+        "substring" => substring(s, args)?,
         "charAt" => {
             let k = idx(args.first(), "charAt")?;
             s.chars().nth(k).map(Value::Char).ok_or_else(|| {

@@ -328,6 +328,28 @@ fn shift(ms: i64, n: i64, unit: i64) -> Option<Value> {
     )))
 }
 
+/// A date in an `Option`, for [`date_shift`]'s arithmetic.
+fn date(d: Option<i64>) -> Option<Value> {
+    d.map(|d| Value::Temporal(Temporal::LocalDate(d)))
+}
+
+/// `.plusDays` ... `.minusYears` on a date (epoch days) by a count: `None` when `m` is not one of
+/// them; the function gives `None` when the result is out of range.
+fn date_shift(m: &str) -> Option<fn(i64, i64) -> Option<Value>> {
+    let f: fn(i64, i64) -> Option<Value> = match m {
+        "plusDays" => |d, k| date(d.checked_add(k)),
+        "minusDays" => |d, k| date(d.checked_sub(k)),
+        "plusWeeks" => |d, k| date(k.checked_mul(7).and_then(|w| d.checked_add(w))),
+        "minusWeeks" => |d, k| date(k.checked_mul(7).and_then(|w| d.checked_sub(w))),
+        "plusMonths" => plus_months,
+        "minusMonths" => |d, k| plus_months(d, k.checked_neg()?),
+        "plusYears" => |d, k| plus_months(d, k.checked_mul(12)?),
+        "minusYears" => |d, k| plus_months(d, k.checked_mul(-12)?),
+        _ => return None,
+    };
+    Some(f)
+}
+
 /// Methods on dates, instants and durations.
 pub fn method(_: &mut Interp<'_>, t: Temporal, m: &str, args: &[Value]) -> EvalResult {
     let n = |k: usize| super::math::int_arg(args.get(k).unwrap_or(&Value::Nil), m);
@@ -344,35 +366,10 @@ pub fn method(_: &mut Interp<'_>, t: Temporal, m: &str, args: &[Value]) -> EvalR
         None => Err(EvalError::arg(m, format!(".{m} needs an argument"))),
     };
     let overflow = || EvalError::new(ErrorKind::ArithmeticError, m, "date out of range");
+    if let (Temporal::LocalDate(d), Some(shift)) = (t, date_shift(m)) {
+        return shift(d, n(0)?).ok_or_else(overflow);
+    }
     Ok(match (t, m) {
-        (Temporal::LocalDate(d), "plusDays") => Value::Temporal(Temporal::LocalDate(
-            d.checked_add(n(0)?).ok_or_else(overflow)?,
-        )),
-        (Temporal::LocalDate(d), "minusDays") => Value::Temporal(Temporal::LocalDate(
-            d.checked_sub(n(0)?).ok_or_else(overflow)?,
-        )),
-        (Temporal::LocalDate(d), "plusWeeks") => Value::Temporal(Temporal::LocalDate(
-            n(0)?
-                .checked_mul(7)
-                .and_then(|w| d.checked_add(w))
-                .ok_or_else(overflow)?,
-        )),
-        (Temporal::LocalDate(d), "minusWeeks") => Value::Temporal(Temporal::LocalDate(
-            n(0)?
-                .checked_mul(7)
-                .and_then(|w| d.checked_sub(w))
-                .ok_or_else(overflow)?,
-        )),
-        (Temporal::LocalDate(d), "plusMonths") => plus_months(d, n(0)?).ok_or_else(overflow)?,
-        (Temporal::LocalDate(d), "minusMonths") => {
-            plus_months(d, n(0)?.checked_neg().ok_or_else(overflow)?).ok_or_else(overflow)?
-        }
-        (Temporal::LocalDate(d), "plusYears") => {
-            plus_months(d, n(0)?.checked_mul(12).ok_or_else(overflow)?).ok_or_else(overflow)?
-        }
-        (Temporal::LocalDate(d), "minusYears") => {
-            plus_months(d, n(0)?.checked_mul(-12).ok_or_else(overflow)?).ok_or_else(overflow)?
-        }
         (Temporal::LocalDate(d), "getDayOfYear") => {
             let (y, _, _) = civil_from_days(d);
             Value::Int(d - days_from_civil(y, 1, 1) + 1)
