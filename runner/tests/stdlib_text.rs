@@ -136,6 +136,20 @@ fn date_arithmetic_and_iso_text() {
     );
     assert_eq!(eval("(str (LocalDate/of 2024 2 29))"), r#""2024-02-29""#);
     assert!(fails("(LocalDate/of 2023 2 29)"));
+    // Every shift keeps to the years LocalDate/of accepts, in days as in months.
+    assert_eq!(
+        eval(r#"(str (.plusWeeks (LocalDate/parse "2024-02-29") -2))"#),
+        r#""2024-02-15""#
+    );
+    assert!(fails(
+        r#"(.plusYears (LocalDate/parse "2024-01-01") 1000000)"#
+    ));
+    assert!(fails(
+        r#"(.minusDays (LocalDate/parse "2024-01-01") 1000000000)"#
+    ));
+    assert!(fails(
+        r#"(.plusDays (LocalDate/parse "2024-01-01") 9223372036854775807)"#
+    ));
     // Each class parses only its own text.
     assert!(fails(r#"(LocalDate/parse "2024-01-01T00:00:00Z")"#));
     assert!(fails(r#"(Instant/parse "2024-01-01")"#));

@@ -328,9 +328,12 @@ fn shift(ms: i64, n: i64, unit: i64) -> Option<Value> {
     )))
 }
 
-/// A date in an `Option`, for [`date_shift`]'s arithmetic.
+/// A date in an `Option`, for [`date_shift`]'s arithmetic: `None` outside the years
+/// -999,999..=999,999 that `LocalDate/of` and `plusMonths` accept too.
 fn date(d: Option<i64>) -> Option<Value> {
-    d.map(|d| Value::Temporal(Temporal::LocalDate(d)))
+    let range = days_from_civil(-999_999, 1, 1)..=days_from_civil(999_999, 12, 31);
+    d.filter(|d| range.contains(d))
+        .map(|d| Value::Temporal(Temporal::LocalDate(d)))
 }
 
 /// `.plusDays` ... `.minusYears` on a date (epoch days) by a count: `None` when `m` is not one of
