@@ -95,7 +95,7 @@ async fn a_frame_of_nils_stays_bounded_and_does_not_stall_others() {
     let grew = peak.load(Ordering::Relaxed).saturating_sub(base);
     eprintln!("daemon grew {grew} KiB for a {} KiB frame", 16 << 10);
     // The frame as read, the context's bytes and the runner's `Execute` frame: a few times the
-    // frame, not the 80x a frame of nils costs built into values.
+    // frame, not the 32x a frame of nils costs built into values.
     let bound: u64 = 6 * (16 << 10);
     assert!(grew <= bound, "grew {grew} KiB");
     daemon.stop().await;
