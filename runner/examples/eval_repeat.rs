@@ -5,9 +5,9 @@
 //! Usage: `eval_repeat PROGRAM N [CONTEXT.json]` (the context as the pipelines bench writes it).
 //!
 //! It allocates through the runner's own `#[global_allocator]` (the very `harden.rs` and
-//! `alloc.rs` of `ptc-runner`, armed with an unlimited budget, as in a runner), so its counts
-//! include what the runner process pays per allocation; the criterion benches run on the
-//! system allocator.
+//! `alloc.rs` of `ptc-runner`, armed with an unlimited budget: counting and free lists on, as in
+//! a runner), so its counts include what the runner process pays per allocation; the
+//! criterion benches run on the system allocator.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[allow(dead_code)]

@@ -13,11 +13,55 @@
 //! ([`open_grant`]); once imported, [`settle`] re-bases it to what is live then plus the program's
 //! heap budget, and peaks are reported from that base. So the data a program is handed is not
 //! billed as its own allocation, and every context the policy accepts leaves it the whole heap.
+//!
+//! Small blocks (issue 15): requests of at most [`SMALL_MAX`] bytes (alignment at most 16) are
+//! rounded up to one of [`CLASSES`] size classes, `16k + 8` bytes: exactly what a glibc chunk of
+//! `16k + 16` holds, so the rounding costs no memory. Once [`arm`]ed (the runner is single
+//! threaded from then on), a freed small block goes onto its class's free list in `harden.rs`
+//! instead of back to glibc, at most [`CACHED_PER_CLASS`] per class, and the next request of the
+//! class takes it back in a few instructions (glibc's own cache holds 7 per size, and most of a
+//! pipeline's frees missed it). The budget still counts **requested** bytes, live ones only: the
+//! peaks and the `memory_exceeded` point are exactly what they were. Blocks waiting on a free
+//! list are not counted; there are at most [`CACHE_BOUND_BYTES`] of them (2.4 MB), inside the
+//! slack RLIMIT_DATA leaves above the budget for allocator overhead (at least 32 MiB), so the
+//! lists cannot make the kernel refuse memory before the budget trips.
 
 use ptc_shared::codec::{CodecError, U64_FRAME_MAX, U64Frame};
 use ptc_shared::protocol::RunnerToSupervisor;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+
+/// The largest request served from a size class.
+pub const SMALL_MAX: usize = CLASSES * 16 + 8;
+/// Size classes `16k + 8` bytes, `k = 1..=CLASSES`.
+pub const CLASSES: usize = 16;
+/// Freed blocks kept per class at most.
+pub const CACHED_PER_CLASS: u32 = 1024;
+/// The most memory the free lists can hold, glibc's chunk headers included.
+pub const CACHE_BOUND_BYTES: u64 = {
+    let mut k = 1;
+    let mut sum = 0;
+    while k <= CLASSES {
+        sum += (16 * k + 16) as u64;
+        k += 1;
+    }
+    sum * CACHED_PER_CLASS as u64
+};
+// RLIMIT_DATA's slack above the budget is at least 32 MiB (`RunnerRlimits::for_limits`).
+const _: () = assert!(CACHE_BOUND_BYTES <= (32 << 20) / 8);
+
+/// The size class (0-based) of a request, or `None` when it is not a small block.
+pub fn class_of(size: usize, align: usize) -> Option<usize> {
+    if size > SMALL_MAX || align > 16 {
+        return None;
+    }
+    Some(size.saturating_sub(9) / 16)
+}
+
+/// The bytes every block of `class` is allocated with (so any of them serves any request of it).
+pub fn class_bytes(class: usize) -> usize {
+    16 * class + 24
+}
 
 static LIVE: AtomicU64 = AtomicU64::new(0);
 static PEAK: AtomicU64 = AtomicU64::new(0);
@@ -27,6 +71,8 @@ static HEAP: AtomicU64 = AtomicU64::new(u64::MAX);
 /// Live bytes when the granted data was imported: peaks are reported above it.
 static BASE: AtomicU64 = AtomicU64::new(0);
 static EXCEEDED_FRAME: OnceLock<U64Frame> = OnceLock::new();
+/// Whether freed small blocks are kept on free lists (from [`arm`] on: single threaded).
+static CACHING: AtomicBool = AtomicBool::new(false);
 
 /// Pre-encodes the `MemoryExceeded` frame so that reporting it later needs no allocation.
 pub fn prepare_frame() -> Result<(), CodecError> {
@@ -36,10 +82,17 @@ pub fn prepare_frame() -> Result<(), CodecError> {
     Ok(())
 }
 
-/// Starts enforcing `budget` live bytes from now on.
+/// Starts enforcing `budget` live bytes from now on, and keeping freed small blocks. Called by
+/// the hardening path of a single-threaded process only: the free lists are not thread safe.
 pub fn arm(budget: u64) {
     HEAP.store(budget, Relaxed);
     BUDGET.store(budget, Relaxed);
+    CACHING.store(true, Relaxed);
+}
+
+/// Whether freed small blocks go onto the free lists (see the module header).
+pub fn caching() -> bool {
+    CACHING.load(Relaxed)
 }
 
 /// Before the `Execute` frame is read: granted data may take `grant` bytes over what is live.
@@ -95,4 +148,42 @@ pub fn peak() -> u64 {
 pub fn exceeded_frame(live_bytes: u64, out: &mut [u8; U64_FRAME_MAX]) -> usize {
     let peak_bytes = live_bytes.saturating_sub(BASE.load(Relaxed));
     EXCEEDED_FRAME.get().map_or(0, |f| f.write(peak_bytes, out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_small_request_fits_its_class_and_the_class_below_does_not() {
+        for align in [1, 2, 4, 8, 16] {
+            for size in 1..=SMALL_MAX {
+                let class = class_of(size, align).expect("small");
+                assert!(class < CLASSES);
+                assert!(class_bytes(class) >= size, "{size}");
+                assert!(class == 0 || class_bytes(class - 1) < size, "{size}");
+                // A glibc chunk of class_bytes + 8 rounded to 16 has no slack past the class.
+                assert_eq!((class_bytes(class) + 8) % 16, 0);
+            }
+        }
+        assert_eq!(class_of(SMALL_MAX + 1, 8), None);
+        assert_eq!(class_of(64, 32), None);
+        assert_eq!(class_bytes(CLASSES - 1), SMALL_MAX);
+    }
+
+    #[test]
+    fn the_free_lists_fit_in_the_slack_rlimit_data_leaves_above_the_budget() {
+        let limits = ptc_shared::Limits {
+            heap_bytes: 1 << 20,
+            max_context_bytes: 0,
+            ..ptc_shared::Limits::default()
+        };
+        let rl = ptc_shared::protocol::RunnerRlimits::for_limits(&limits);
+        let slack = rl.data_bytes - limits.heap_bytes - ptc_shared::protocol::grant_bytes(&limits);
+        assert!(
+            CACHE_BOUND_BYTES <= slack / 8,
+            "{CACHE_BOUND_BYTES} vs {slack}"
+        );
+        assert_eq!(CACHE_BOUND_BYTES, 2432 * 1024);
+    }
 }

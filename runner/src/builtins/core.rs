@@ -65,6 +65,10 @@ pub static TABLE: &[BuiltinDef] = &[
         "Concatenates the string forms of the arguments (nil is empty).",
         "(str \"a\" 1 nil) ;=> \"a1\"",
         |i, a| {
+            if let Some(s) = plain_str(&a) {
+                i.tick_n(a.len() as u64)?;
+                return Ok(Value::Str(crate::value::Text::from(s)));
+            }
             let mut s = String::new();
             for x in a.iter().cloned() {
                 // A long lazy seq prints its items, as the eager seqs it stands for do (DIV-6).
@@ -641,9 +645,91 @@ fn keyword(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     }
 }
 
+/// `str` of the usual parts (strings, integers, nil) into one buffer of the exact length, so the
+/// string is one allocation with no growth or final shrink; `None` when another kind of part
+/// needs the general path.
+fn plain_str(parts: &[Value]) -> Option<String> {
+    let mut len = 0;
+    for x in parts {
+        len += match x {
+            Value::Str(t) => t.len(),
+            Value::Int(n) => decimal_len(*n),
+            Value::Nil => 0,
+            _ => return None,
+        };
+    }
+    let mut s = String::with_capacity(len);
+    for x in parts {
+        match x {
+            Value::Str(t) => s.push_str(t),
+            Value::Int(n) => {
+                use std::fmt::Write;
+                let _ = write!(s, "{n}");
+            }
+            _ => {}
+        }
+    }
+    Some(s)
+}
+
+/// The length of `n` written in decimal.
+fn decimal_len(n: i64) -> usize {
+    let digits = n
+        .unsigned_abs()
+        .checked_ilog10()
+        .map_or(1, |d| d as usize + 1);
+    digits + usize::from(n < 0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `str`'s exact-length path writes what the general path does, in one buffer that is
+    /// never grown: the length it computes for every integer is the written one.
+    #[test]
+    fn plain_str_is_the_general_str_in_an_exact_buffer() {
+        let mut ints = vec![
+            0,
+            1,
+            -1,
+            9,
+            10,
+            -10,
+            99,
+            100,
+            i64::MAX,
+            i64::MIN,
+            i64::MIN + 1,
+        ];
+        ints.extend(
+            (0..19)
+                .map(|k| 10i64.pow(k))
+                .flat_map(|p| [p - 1, p, -p, 1 - p]),
+        );
+        for n in &ints {
+            assert_eq!(decimal_len(*n), n.to_string().len(), "{n}");
+        }
+        let parts: Vec<Value> = ints
+            .iter()
+            .map(|n| Value::Int(*n))
+            .chain([
+                Value::Nil,
+                Value::str(""),
+                Value::str("é@"),
+                Value::str("ADA"),
+            ])
+            .collect();
+        for k in 0..parts.len() {
+            let some = &parts[k..(k + 3).min(parts.len())];
+            let fast = plain_str(some).unwrap_or_else(|| panic!("{some:?}"));
+            let general: String = some.iter().map(crate::print::str_of).collect();
+            assert_eq!(fast, general);
+            assert_eq!(fast.capacity(), fast.len(), "{some:?}");
+        }
+        assert_eq!(plain_str(&[Value::str("a"), Value::Float(1.0)]), None);
+        assert_eq!(plain_str(&[Value::Char('a')]), None);
+    }
 
     /// `=`'s shortcut for two scalars answers as the work-list walk, over pairs of scalars,
     /// collections and mixes of the two.

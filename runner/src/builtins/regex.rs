@@ -8,11 +8,12 @@
 //! pieces are dropped unless a limit is given) and replacement strings follow
 //! `Matcher.appendReplacement` (`$1`, `${name}`, `\$`), with its errors.
 
-use super::{BuiltinDef, expected};
+use super::{BuiltinDef, Fast, expected};
 use crate::def;
 use crate::error::{ErrorKind, EvalError, EvalResult};
 use crate::eval::Interp;
-use crate::value::Value;
+use crate::value::{Coll, PVec, Value};
+use std::cell::RefCell;
 use std::rc::Rc;
 
 /// Compiled-program size limit for one regex.
@@ -38,10 +39,14 @@ pub static TABLE: &[BuiltinDef] = &[
         2,
         "First match (with groups, a vector) or nil.",
         "(re-find #\"\\d+\" \"ab12\") ;=> \"12\"",
-        |_, a| {
-            let (r, s) = (regex_arg(&a[0], "re-find")?, str_arg(&a[1], "re-find")?);
-            Ok(r.captures(s).map(|c| groups(&c)).unwrap_or_default())
-        }
+        |_, a| Ok(re_find(
+            regex_arg(&a[0], "re-find")?,
+            str_arg(&a[1], "re-find")?
+        )),
+        Fast::Two(|r, s| match (r, s) {
+            (Value::Regex(r), Value::Str(s)) => Some(Ok(re_find(r, s))),
+            _ => None,
+        })
     ),
     def!(
         "re-matches",
@@ -82,7 +87,7 @@ pub fn compile(src: &str) -> Result<Rc<regex::Regex>, String> {
         .map_err(|e| e.to_string())
 }
 
-fn regex_arg<'v>(v: &'v Value, op: &str) -> EvalResult<&'v regex::Regex> {
+fn regex_arg<'v>(v: &'v Value, op: &str) -> EvalResult<&'v Rc<regex::Regex>> {
     match v {
         Value::Regex(r) => Ok(r),
         other => Err(expected(op, "a regex", other)),
@@ -102,6 +107,46 @@ fn groups(c: &regex::Captures<'_>) -> Value {
         c.iter()
             .map(|m| m.map(|m| Value::str(m.as_str())).unwrap_or_default()),
     )
+}
+
+thread_local! {
+    /// The capture slots of the last regex `re-find` ran with groups, with that regex (held, so
+    /// the slots can only be reused with the very pattern they were made for): a `re-find` in a
+    /// loop allocates no slots per call.
+    static LOCATIONS: RefCell<Option<(Rc<regex::Regex>, regex::CaptureLocations)>> =
+        const { RefCell::new(None) };
+}
+
+/// `re-find`: the first match, as [`groups`] shapes it; nil when there is none. Without groups
+/// only the match's span is searched for; with groups the capture slots are reused.
+fn re_find(r: &Rc<regex::Regex>, s: &str) -> Value {
+    if r.captures_len() == 1 {
+        return r
+            .find(s)
+            .map(|m| Value::str(m.as_str()))
+            .unwrap_or_default();
+    }
+    LOCATIONS.with(|cell| {
+        let mut cached = cell.borrow_mut();
+        let locs = match &mut *cached {
+            Some((held, locs)) if Rc::ptr_eq(held, r) => locs,
+            slot => &mut slot.insert((r.clone(), r.capture_locations())).1,
+        };
+        match r.captures_read(locs, s) {
+            Some(_) => located_groups(s, locs),
+            None => Value::Nil,
+        }
+    })
+}
+
+/// A match with groups (from capture slots), as [`groups`] makes it from `Captures`.
+fn located_groups(s: &str, locs: &regex::CaptureLocations) -> Value {
+    let mut out = PVec::new();
+    for g in 0..locs.len() {
+        let text = locs.get(g).and_then(|(start, end)| s.get(start..end));
+        out.push_back(text.map(Value::str).unwrap_or_default());
+    }
+    Value::Vector(Coll::new(out))
 }
 
 fn re_matches(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
@@ -161,8 +206,8 @@ pub fn split(a: Vec<Value>) -> EvalResult {
     };
     let compiled;
     let sep = match &a[1] {
-        Value::Regex(r) => literal_text(r.as_str()).map_or(Sep::Regex(r), Sep::Literal),
-        Value::Str(sep) if !sep.is_empty() => Sep::Literal(sep),
+        Value::Regex(r) => Sep::of_regex(r),
+        Value::Str(sep) if !sep.is_empty() => Sep::of_text(sep),
         Value::Str(sep) => {
             compiled = compile(&regex::escape(sep)).map_err(|e| EvalError::arg("split", e))?;
             Sep::Regex(&compiled)
@@ -172,12 +217,37 @@ pub fn split(a: Vec<Value>) -> EvalResult {
     Ok(split_with(s, sep, limit))
 }
 
-/// What `split` cuts at: a regex, or plain text found by substring search (the usual `#" "` or
-/// `#","`, and every string separator), which cuts exactly where the regex would.
+/// `split`'s fast path: a string at a regex, no limit (the usual `(str/split s #" ")`).
+pub fn split_fast(s: &Value, sep: &Value) -> Option<EvalResult> {
+    match (s, sep) {
+        (Value::Str(s), Value::Regex(r)) => Some(Ok(split_with(s, Sep::of_regex(r), 0))),
+        _ => None,
+    }
+}
+
+/// What `split` cuts at: a regex, or plain text found by search (the usual `#" "` or `#","`,
+/// and every string separator; one character by `memchr`), which cuts exactly where the regex
+/// would.
 #[derive(Clone, Copy)]
 enum Sep<'a> {
+    Char(char),
     Literal(&'a str),
     Regex(&'a regex::Regex),
+}
+
+impl<'a> Sep<'a> {
+    fn of_regex(r: &'a regex::Regex) -> Sep<'a> {
+        literal_text(r.as_str()).map_or(Sep::Regex(r), Sep::of_text)
+    }
+
+    /// A non-empty text, taken literally.
+    fn of_text(text: &'a str) -> Sep<'a> {
+        let mut chars = text.chars();
+        match (chars.next(), chars.next()) {
+            (Some(c), None) => Sep::Char(c),
+            _ => Sep::Literal(text),
+        }
+    }
 }
 
 /// The text a pattern matches when it is plain text: not empty, and only characters that are
@@ -195,6 +265,7 @@ fn split_with(s: &str, sep: Sep<'_>, limit: i64) -> Value {
         return Value::vector([Value::str("")]);
     }
     let parts = match sep {
+        Sep::Char(c) => pieces(s, s.match_indices(c).map(|(i, m)| (i, i + m.len())), limit),
         Sep::Literal(lit) => pieces(
             s,
             s.match_indices(lit).map(|(i, m)| (i, i + m.len())),
@@ -202,13 +273,13 @@ fn split_with(s: &str, sep: Sep<'_>, limit: i64) -> Value {
         ),
         Sep::Regex(r) => pieces(s, r.find_iter(s).map(|m| (m.start(), m.end())), limit),
     };
-    Value::vector(parts.into_iter().map(Value::str))
+    Value::Vector(Coll::new(parts))
 }
 
 /// The pieces of `s` between the `matches` (start, end), as Java's `split` with `limit` cuts them.
-fn pieces(s: &str, matches: impl Iterator<Item = (usize, usize)>, limit: i64) -> Vec<&str> {
+fn pieces(s: &str, matches: impl Iterator<Item = (usize, usize)>, limit: i64) -> PVec {
     let max = usize::try_from(limit).unwrap_or(0);
-    let mut parts: Vec<&str> = Vec::new();
+    let mut parts = PVec::new();
     let mut last = 0;
     for (start, end) in matches {
         if max > 0 && parts.len() + 1 >= max {
@@ -218,13 +289,16 @@ fn pieces(s: &str, matches: impl Iterator<Item = (usize, usize)>, limit: i64) ->
         if end == 0 {
             continue;
         }
-        parts.push(s.get(last..start).unwrap_or(""));
+        parts.push_back(Value::str(s.get(last..start).unwrap_or("")));
         last = end;
     }
-    parts.push(s.get(last..).unwrap_or(""));
+    parts.push_back(Value::str(s.get(last..).unwrap_or("")));
     if limit == 0 {
-        while parts.last() == Some(&"") {
-            parts.pop();
+        while parts
+            .last()
+            .is_some_and(|p| matches!(p, Value::Str(t) if t.is_empty()))
+        {
+            parts.pop_back();
         }
     }
     parts
@@ -378,18 +452,64 @@ mod tests {
             assert_eq!(literal_text(r.as_str()), Some(sep), "{sep} is plain text");
             for text in texts {
                 for limit in [-1, 0, 1, 2, 3] {
-                    let fast = split_with(text, Sep::Literal(sep), limit);
                     let general = split_with(text, Sep::Regex(&r), limit);
-                    assert_eq!(fast, general, "(split {text:?} #{sep:?} {limit})");
+                    for fast in [Sep::Literal(sep), Sep::of_text(sep), Sep::of_regex(&r)] {
+                        let fast = split_with(text, fast, limit);
+                        assert_eq!(fast, general, "(split {text:?} #{sep:?} {limit})");
+                    }
                     checked += 1;
                 }
             }
         }
         assert_eq!(checked, 9 * 12 * 5);
+        assert!(matches!(Sep::of_text("é"), Sep::Char('é')));
+        assert!(matches!(Sep::of_text("ab"), Sep::Literal("ab")));
         for syntax in [
             ".", "a+", "\\s", "[,]", "(?i)a", "a|b", "^a", "a$", "-", "#", "~", "&", "",
         ] {
             assert_eq!(literal_text(syntax), None, "{syntax} is not plain text");
+        }
+    }
+
+    /// `re-find` with reused capture slots (and a plain search without groups) answers as
+    /// `captures` does, however calls with different patterns interleave.
+    #[test]
+    fn re_find_answers_as_captures() {
+        let patterns = [
+            r"@([a-z0-9.-]+)$",
+            r"\d+",
+            r"(a)|(b)",
+            r"(x)?y",
+            r"(?<word>\w+)\s(\w+)?",
+            r"^$",
+            r"é(.)",
+        ];
+        let texts = [
+            "ada@example.com",
+            "a1b22",
+            "b",
+            "y",
+            "xy",
+            "hi there",
+            "",
+            "éa",
+            "@",
+        ];
+        let regexes: Vec<Rc<regex::Regex>> = patterns
+            .iter()
+            .map(|p| compile(p).unwrap_or_else(|e| panic!("{p}: {e}")))
+            .collect();
+        let mut rng = crate::test_rng::Rng(0x0f1d);
+        for _ in 0..500 {
+            let r = &regexes[rng.below(regexes.len())];
+            let text = texts[rng.below(texts.len())];
+            let general = r.captures(text).map(|c| groups(&c)).unwrap_or_default();
+            assert_eq!(
+                re_find(r, text),
+                general,
+                "(re-find #{:?} {text:?})",
+                r.as_str()
+            );
         }
     }
 }

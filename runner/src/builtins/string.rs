@@ -8,7 +8,7 @@
 //! `(.toString x)` (`upper-case lower-case capitalize join includes? starts-with? ends-with?
 //! index-of last-index-of`) accept any non-nil value.
 
-use super::{BuiltinDef, expected};
+use super::{BuiltinDef, Fast, expected};
 use crate::def;
 use crate::error::{ErrorKind, EvalError, EvalResult};
 use crate::eval::Interp;
@@ -65,10 +65,8 @@ pub static TABLE: &[BuiltinDef] = &[
         1,
         "Upper case.",
         "(str/upper-case \"a\") ;=> \"A\"",
-        |_, a| {
-            let s = receiver(&a[0], "upper-case")?;
-            Ok(same_or_new(&a[0], &s, s.to_uppercase()))
-        }
+        |_, a| case_changed(&a[0], Case::Upper),
+        Fast::One(|v| case_of_text(v, Case::Upper).map(Ok))
     ),
     def!(
         "lower-case",
@@ -76,10 +74,8 @@ pub static TABLE: &[BuiltinDef] = &[
         1,
         "Lower case.",
         "(str/lower-case \"A\") ;=> \"a\"",
-        |_, a| {
-            let s = receiver(&a[0], "lower-case")?;
-            Ok(same_or_new(&a[0], &s, s.to_lowercase()))
-        }
+        |_, a| case_changed(&a[0], Case::Lower),
+        Fast::One(|v| case_of_text(v, Case::Lower).map(Ok))
     ),
     def!(
         "capitalize",
@@ -206,7 +202,8 @@ pub static TABLE: &[BuiltinDef] = &[
         3,
         "Splits on a regex; trailing empty strings are dropped unless a limit is given.",
         "(str/split \"a,b\" #\",\") ;=> [\"a\" \"b\"]",
-        |_, a| super::regex::split(a)
+        |_, a| super::regex::split(a),
+        Fast::Two(super::regex::split_fast)
     ),
     def!(
         "split-lines",
@@ -269,13 +266,63 @@ fn receiver<'v>(v: &'v Value, op: &str) -> EvalResult<std::borrow::Cow<'v, str>>
     }
 }
 
-/// The result of a case change of `v` (whose text is `before`): `v` itself when it is a string
-/// the change left as it was (as Java's `toLowerCase` returns `this`), so the usual call on
-/// already-lower-case data allocates nothing; else a new string that takes over `after`'s buffer.
-fn same_or_new(v: &Value, before: &str, after: String) -> Value {
-    match v {
-        Value::Str(_) if after == before => v.clone(),
-        _ => Value::Str(crate::value::Text::from(after)),
+/// Which case change.
+#[derive(Clone, Copy)]
+enum Case {
+    Upper,
+    Lower,
+}
+
+/// `upper-case` / `lower-case` of any non-nil value (its `.toString`, as Clojure does).
+fn case_changed(v: &Value, case: Case) -> EvalResult {
+    if let Some(done) = case_of_text(v, case) {
+        return Ok(done);
+    }
+    let s = any_text(
+        v,
+        if matches!(case, Case::Upper) {
+            "upper-case"
+        } else {
+            "lower-case"
+        },
+    )?;
+    Ok(Value::str(&changed(&s, case)))
+}
+
+/// The case change of a string `v`, or `None` when `v` is not a string. `v` itself when nothing
+/// changes (as Java's `toLowerCase` returns `this`), so the usual call on data already in the
+/// case allocates nothing. ASCII text is changed byte by byte (Java's and Rust's Unicode
+/// mappings agree with that on ASCII), other text by Rust's full Unicode mapping.
+fn case_of_text(v: &Value, case: Case) -> Option<Value> {
+    let Value::Str(s) = v else { return None };
+    if !s.is_ascii() {
+        let after = changed(s, case);
+        return Some(if after == **s {
+            v.clone()
+        } else {
+            Value::Str(crate::value::Text::from(after))
+        });
+    }
+    let changes = |b: &u8| match case {
+        Case::Upper => b.is_ascii_lowercase(),
+        Case::Lower => b.is_ascii_uppercase(),
+    };
+    Some(if s.bytes().any(|b| changes(&b)) {
+        let after = match case {
+            Case::Upper => s.to_ascii_uppercase(),
+            Case::Lower => s.to_ascii_lowercase(),
+        };
+        Value::Str(crate::value::Text::from(after))
+    } else {
+        v.clone()
+    })
+}
+
+/// The Unicode case change of `s` (the general path).
+fn changed(s: &str, case: Case) -> String {
+    match case {
+        Case::Upper => s.to_uppercase(),
+        Case::Lower => s.to_lowercase(),
     }
 }
 
@@ -435,4 +482,44 @@ pub fn index_of(a: &[Value], last: bool) -> EvalResult {
             .map(|b| b + start)
     };
     Ok(found.map(|b| char_of(s, b)).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_rng::Rng;
+
+    /// The ASCII path of `upper-case`/`lower-case` answers as the Unicode mapping does, and hands
+    /// back the very string when nothing changes.
+    #[test]
+    fn ascii_case_changes_answer_as_the_unicode_mapping() {
+        let mut rng = Rng(0x5eed_ca5e);
+        let mut texts: Vec<String> = (0u8..128).map(|b| char::from(b).to_string()).collect();
+        for _ in 0..2_000 {
+            let len = rng.below(12);
+            texts.push(
+                (0..len)
+                    .map(|_| char::from(u8::try_from(rng.below(128)).unwrap_or(b'?')))
+                    .collect(),
+            );
+        }
+        texts.extend(["Straße", "ǅ", "ΟΔΟΣ", "İi", "ﬁ", "Ab\u{0300}"].map(String::from));
+        for text in &texts {
+            let orig = crate::value::Text::from(text.as_str());
+            let v = Value::Str(orig.clone());
+            for case in [Case::Upper, Case::Lower] {
+                let Some(Value::Str(got)) = case_of_text(&v, case) else {
+                    panic!("{text:?}: not a string");
+                };
+                let want = changed(text, case);
+                assert_eq!(*got, *want, "{text:?}");
+                assert_eq!(
+                    crate::value::Text::ptr_eq(&got, &orig),
+                    want == *text,
+                    "{text:?}"
+                );
+            }
+        }
+        assert_eq!(case_of_text(&Value::Int(1), Case::Upper), None);
+    }
 }
