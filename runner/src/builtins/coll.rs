@@ -419,9 +419,21 @@ fn update(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
         it.next().unwrap_or_default(),
         it.next().unwrap_or_default(),
     );
-    let mut args = vec![get(&m, &k).unwrap_or_default()];
-    args.extend(it);
-    let v = i.apply(&f, args)?;
+    let old = get(&m, &k).unwrap_or_default();
+    // One or two arguments (the usual `(update m k f)` and `(update m k f x)`) go through
+    // `apply1`/`apply2`, which call a lambda or a builtin's fast entry without an argument
+    // vector; more get one vector of the exact size (it used to grow once per call).
+    let v = match (it.next(), it.len()) {
+        (None, _) => i.apply1(&f, old)?,
+        (Some(x), 0) => i.apply2(&f, old, x)?,
+        (Some(x), rest) => {
+            let mut args = Vec::with_capacity(2 + rest);
+            args.push(old);
+            args.push(x);
+            args.extend(it);
+            i.apply(&f, args)?
+        }
+    };
     assoc(m, k, v)
 }
 
