@@ -95,6 +95,14 @@ impl FlatMap {
             .map(|(_, v)| v)
     }
 
+    /// The value of key `k`, to change in place. Only for a map whose tree has not been built
+    /// (the tree would no longer have the entries).
+    pub fn get_mut(&mut self, k: &Value) -> Option<&mut Value> {
+        self.position(k)
+            .and_then(|i| self.entries.get_mut(i))
+            .map(|(_, v)| v)
+    }
+
     /// Inserts or replaces (a replaced value keeps its key's position). Only for a map whose
     /// tree has not been built (see [`FlatMap::has_tree`]).
     pub fn insert(&mut self, k: Value, v: Value) {

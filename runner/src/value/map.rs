@@ -185,6 +185,19 @@ impl MapImpl {
         self.get(k).is_some()
     }
 
+    /// The value of exact key `k`, to replace in place, in the map forms whose update keeps the
+    /// key found (small maps, records, flat maps not yet read in order); `None` for the others
+    /// (a persistent hash map's insert stores the key it is given) and for a missing key: those
+    /// go through [`MapImpl::insert`].
+    pub fn get_mut(&mut self, k: &Value) -> Option<&mut Value> {
+        match self {
+            MapImpl::Small(entries) => entries.iter_mut().find(|(key, _)| key == k).map(|(_, v)| v),
+            MapImpl::Record(r) => r.get_mut(k),
+            MapImpl::Flat(f) if !f.has_tree() => f.get_mut(k),
+            _ => None,
+        }
+    }
+
     /// Inserts or replaces, promoting a small map to a hashed one when it grows.
     pub fn insert(&mut self, k: Value, v: Value) {
         match self {
