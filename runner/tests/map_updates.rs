@@ -127,3 +127,36 @@ fn updates_keep_a_large_maps_order() {
            [(count u) (= (keys m) (keys u)) (= (map #(- % 100) (vals u)) (vals m))])");
     assert_eq!(got, "[40 true true]");
 }
+
+/// `group-by` and `frequencies` index their keys as flat maps do (integers and texts hashed
+/// directly): over random keys of every kind, including equal ones of different kinds (a vector
+/// and a list), they give exactly the map that `update` builds one element at a time, in the
+/// same order (first-seen, then the persistent map's past eight keys). No keyword shares a
+/// string's text here: `get` (so `update`) finds string key `"a"` for keyword `:a`, by design.
+#[test]
+fn group_by_and_frequencies_match_their_definitions() {
+    const POOL: &[&str] = &[
+        "0", "1", "2", "3", "17", "-1", "1.0", "0.0", "\"a\"", ":k", "\"\"", "\"b\"", "[1 2]",
+        "'(1 2)", "nil", "true", "{:a 1}", "#{1}", "\\a", "'x",
+    ];
+    for seed in 1..=30u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let n = 1 + rng.below(60);
+        let xs: Vec<&str> = (0..n).map(|_| POOL[rng.below(POOL.len())]).collect();
+        let src = format!(
+            "(let [xs [{}]
+                   g (group-by identity xs)
+                   g2 (reduce (fn [m x] (update m x (fnil conj []) x)) {{}} xs)
+                   f (frequencies xs)
+                   f2 (reduce (fn [m x] (update m x (fnil inc 0))) {{}} xs)]
+               [(= g g2) (= (pr-str g) (pr-str g2)) (= f f2) (= (pr-str f) (pr-str f2))
+                (= (keys f) (keys g))])",
+            xs.join(" ")
+        );
+        assert_eq!(
+            run(&src),
+            "[true true true true true]",
+            "seed {seed}: {src}"
+        );
+    }
+}

@@ -45,7 +45,7 @@ pub struct FlatMap {
 /// The index's hash of a key. It only has to agree with `=` on keys (equal keys hash equally):
 /// an integer equals only the same integer, so it is hashed as one directly, as texts are; the
 /// rest go through `Value`'s own hash.
-fn hash(k: &Value) -> u64 {
+pub(crate) fn key_hash(k: &Value) -> u64 {
     let s = FixedState::default();
     match k {
         Value::Int(i) => s.hash_one(*i),
@@ -56,7 +56,7 @@ fn hash(k: &Value) -> u64 {
 }
 
 /// `=` on keys, the usual kinds compared directly.
-fn same_key(a: &Value, b: &Value) -> bool {
+pub(crate) fn same_key(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Int(x), Value::Int(y)) => x == y,
         (Value::Str(x), Value::Str(y)) | (Value::Keyword(x), Value::Keyword(y)) => {
@@ -83,7 +83,7 @@ impl FlatMap {
     fn position(&self, k: &Value) -> Option<usize> {
         let entries = &self.entries;
         self.index
-            .find(hash(k), |&i| {
+            .find(key_hash(k), |&i| {
                 entries.get(i).is_some_and(|(key, _)| same_key(key, k))
             })
             .copied()
@@ -106,7 +106,7 @@ impl FlatMap {
     /// Inserts or replaces (a replaced value keeps its key's position). Only for a map whose
     /// tree has not been built (see [`FlatMap::has_tree`]).
     pub fn insert(&mut self, k: Value, v: Value) {
-        let h = hash(&k);
+        let h = key_hash(&k);
         let entries = &mut self.entries;
         match self.index.find(h, |&i| {
             entries.get(i).is_some_and(|(key, _)| same_key(key, &k))
@@ -118,8 +118,9 @@ impl FlatMap {
             }
             None => {
                 let at = entries.len();
-                self.index
-                    .insert_unique(h, at, |&i| entries.get(i).map_or(0, |(key, _)| hash(key)));
+                self.index.insert_unique(h, at, |&i| {
+                    entries.get(i).map_or(0, |(key, _)| key_hash(key))
+                });
                 entries.push((k, v));
             }
         }

@@ -22,6 +22,7 @@ use std::rc::Rc;
 pub type FixedState = foldhash::fast::FixedState;
 pub use crate::pvec::PVec;
 pub use flat::FlatMap;
+pub(crate) use flat::{key_hash, same_key};
 pub use map::{MapImpl, SMALL_MAP, SetImpl, SmallEntries};
 pub use record::{KeyHint, Record, Shape, Shapes};
 
