@@ -80,6 +80,10 @@ impl FlatMap {
         self.entries.len()
     }
 
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
     fn position(&self, k: &Value) -> Option<usize> {
         let entries = &self.entries;
         self.index
@@ -288,7 +292,7 @@ mod tests {
                         maps.push(copy);
                     }
                     _ => {
-                        let v = Value::Int(i64::try_from(step).unwrap_or(0));
+                        let v = Value::Int(i64::from(step));
                         subject.insert(k.clone(), v.clone());
                         model.insert(k, v);
                     }
