@@ -6,7 +6,8 @@
 //! `update` into an accumulator only the reduction holds) and then mostly look keys up. While
 //! the map's `Rc` is unique, an insert into `imbl`'s hash trie costs a path of node updates
 //! (about 390 instructions a key here) and a lookup a walk of its nodes (about 260); a flat
-//! vector with a `hashbrown` index of positions does either in a fraction of that.
+//! vector with a `hashbrown` index of positions does either with one hash (integers and texts
+//! hashed directly) and one probe.
 //!
 //! The order is the one thing a flat map cannot keep by itself. A persistent map's seq and print
 //! order is its trie's, and the trie's leaves place a key in the first free slot of its group,
@@ -25,7 +26,10 @@
 //! - Copying one for an update while shared (`Rc::make_mut` calls `MapImpl`'s `Clone`) gives the
 //!   tree, which the shared original keeps: the conversion happens at most once per map.
 //!
-//! Equality and hashing do not depend on order and read the entries directly.
+//! Equality and hashing do not depend on order and read the entries directly. A replaced value
+//! keeps the key already there, as a small map and Clojure's maps do (`imbl`'s insert stores the
+//! key it is given; the two differ only for equal keys that print differently, a vector and a
+//! list of the same items).
 
 use super::{FixedState, PHashMap, Text, Value};
 use hashbrown::HashTable;
