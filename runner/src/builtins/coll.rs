@@ -419,10 +419,42 @@ fn update(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
         it.next().unwrap_or_default(),
         it.next().unwrap_or_default(),
     );
-    let mut args = vec![get(&m, &k).unwrap_or_default()];
-    args.extend(it);
-    let v = i.apply(&f, args)?;
+    let mut m = m;
+    // A map with exact key `k`: its value is taken out, `f` applied and the result put back
+    // in the same place, one lookup where `get` and `assoc` made two. The map is unique here
+    // (`make_mut` copies a shared one, as `assoc` would), so `f` cannot see the hole.
+    if let Value::Map(mm) = &mut m
+        && let Some(slot) = mm.make_mut().get_mut(&k)
+    {
+        let old = std::mem::take(slot);
+        *slot = apply_extra(i, &f, old, it)?;
+        return Ok(m);
+    }
+    let old = get(&m, &k).unwrap_or_default();
+    let v = apply_extra(i, &f, old, it)?;
     assoc(m, k, v)
+}
+
+/// `(f old extra...)` for `update`: one or two arguments (the usual `(update m k f)` and `(update m k f x)`) go through `apply1`/`apply2`, which
+/// call a lambda or a builtin's fast entry without an argument vector; more get one vector of
+/// the exact size (it used to grow once per call).
+fn apply_extra(
+    i: &mut Interp<'_>,
+    f: &Value,
+    old: Value,
+    mut extra: std::vec::IntoIter<Value>,
+) -> EvalResult {
+    match (extra.next(), extra.len()) {
+        (None, _) => i.apply1(f, old),
+        (Some(x), 0) => i.apply2(f, old, x),
+        (Some(x), rest) => {
+            let mut args = Vec::with_capacity(2 + rest);
+            args.push(old);
+            args.push(x);
+            args.extend(extra);
+            i.apply(f, args)
+        }
+    }
 }
 
 fn update_in(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {

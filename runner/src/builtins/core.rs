@@ -10,7 +10,7 @@ use crate::error::{ErrorBody, EvalResult};
 use crate::eval::Interp;
 use crate::eval::lazy::{Gen, LazySeq, lazy_or_list};
 use crate::eval::seq::SeqIter;
-use crate::value::{Coll, ExInfo, FixedState, MapImpl, PVec, Value};
+use crate::value::{Coll, ExInfo, FixedState, MapImpl, PVec, Value, key_hash, same_key};
 use std::rc::Rc;
 
 pub static TABLE: &[BuiltinDef] = &[
@@ -515,8 +515,6 @@ fn sort_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     Ok(Value::list(sort_keyed(i, items, cmp)?))
 }
 
-// Value hashes and compares without its lazy-seq cache, the only interior mutability.
-#[allow(clippy::mutable_key_type)]
 fn group_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     let mut g = Groups::default();
     match &a[1] {
@@ -540,13 +538,13 @@ fn group_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     Ok(Value::map(m))
 }
 
-/// `group-by`'s groups in first-seen order, indexed by key. (`Value` hashes and compares
-/// without its lazy-seq cache, the only interior mutability.)
+/// `group-by`'s groups in first-seen order, indexed by key (hashed and compared as a flat
+/// map's keys are: integers and texts directly).
 #[derive(Default)]
-#[allow(clippy::mutable_key_type)]
 struct Groups {
     groups: Vec<(Value, PVec)>,
-    index: std::collections::HashMap<Value, usize, FixedState>,
+    /// Positions in `groups`, by the hash of their keys.
+    index: hashbrown::HashTable<usize>,
     /// Where a keyword `f` found its key in the last element.
     hint: crate::value::KeyHint,
 }
@@ -554,38 +552,46 @@ struct Groups {
 impl Groups {
     fn add(&mut self, i: &mut Interp<'_>, f: &Value, x: Value) -> EvalResult<()> {
         let k = i.apply1_ref(f, &x, &self.hint)?;
-        match self.index.get(&k) {
-            Some(&g) => {
-                if let Some((_, v)) = self.groups.get_mut(g) {
-                    v.push_back(x);
-                }
-            }
+        let h = key_hash(&k);
+        let groups = &mut self.groups;
+        let found = self
+            .index
+            .find(h, |&g| {
+                groups.get(g).is_some_and(|(key, _)| same_key(key, &k))
+            })
+            .copied();
+        match found.and_then(|g| groups.get_mut(g)) {
+            Some((_, v)) => v.push_back(x),
             None => {
-                self.index.insert(k.clone(), self.groups.len());
-                self.groups.push((k, PVec::unit(x)));
+                self.index.insert_unique(h, groups.len(), |&g| {
+                    groups.get(g).map_or(0, |(key, _)| key_hash(key))
+                });
+                groups.push((k, PVec::unit(x)));
             }
         }
         Ok(())
     }
 }
 
-// Value hashes and compares without its lazy-seq cache, the only interior mutability.
-#[allow(clippy::mutable_key_type)]
 fn frequencies(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
-    // Counts in first-seen order, found by one hash of each element (with the interpreter's
-    // fixed, fast hasher).
+    // Counts in first-seen order, found by one hash of each element (hashed and compared as a
+    // flat map's keys are).
     let mut counts: Vec<(Value, i64)> = Vec::new();
-    let mut index: std::collections::HashMap<Value, usize, FixedState> = Default::default();
+    let mut index = hashbrown::HashTable::<usize>::new();
     for x in i.seq_vec(&a[0])? {
-        match index.entry(x) {
-            std::collections::hash_map::Entry::Occupied(e) => {
-                if let Some((_, n)) = counts.get_mut(*e.get()) {
-                    *n += 1;
-                }
-            }
-            std::collections::hash_map::Entry::Vacant(e) => {
-                counts.push((e.key().clone(), 1));
-                e.insert(counts.len() - 1);
+        let h = key_hash(&x);
+        let found = index
+            .find(h, |&c| {
+                counts.get(c).is_some_and(|(key, _)| same_key(key, &x))
+            })
+            .copied();
+        match found.and_then(|c| counts.get_mut(c)) {
+            Some((_, n)) => *n += 1,
+            None => {
+                index.insert_unique(h, counts.len(), |&c| {
+                    counts.get(c).map_or(0, |(key, _)| key_hash(key))
+                });
+                counts.push((x, 1));
             }
         }
     }

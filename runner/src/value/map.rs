@@ -2,11 +2,13 @@
 //!
 //! A map is small (at most [`SMALL_MAP`] entries in insertion order, as Clojure's array-map),
 //! a record (a small map whose keys are a shared shape's, `value::record`), hashed (a fixed-seed
-//! `imbl` hash map past that), or sorted (`sorted-map`). Keys are distinct in every form. A record
+//! `imbl` hash map past that, or while built by one owner the flat map of `value::flat`, which
+//! reads in that hash map's order), or sorted (`sorted-map`). Keys are distinct in every form. A record
 //! and the small map of the same entries in the same order are one value: every operation here
 //! gives the same answer for both. Keyword lookups try identity first: keywords of one program
 //! are interned.
 
+use super::flat::FlatMap;
 use super::record::{KeyHint, Record};
 use super::{Contents, PHashMap, POrdMap, PSet, Text, Value};
 
@@ -23,6 +25,7 @@ impl Contents for MapImpl {
         let pairs: Box<dyn Iterator<Item = (Value, Value)>> = match self {
             MapImpl::Small(entries) => Box::new(entries.into_iter()),
             MapImpl::Record(r) => Box::new(r.into_entries()),
+            MapImpl::Flat(f) => Box::new(f.into_entries()),
             MapImpl::Hash(m) => Box::new(m.into_iter()),
             MapImpl::Sorted(m) => Box::new(m.into_iter()),
         };
@@ -54,14 +57,32 @@ pub type SmallEntries = smallvec::SmallVec<[(Value, Value); 4]>;
 
 /// A map: small insertion-ordered, a record of a shared shape, large hashed, or sorted
 /// (`sorted-map`).
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub enum MapImpl {
     Small(SmallEntries),
     /// A small map whose keys are a shared shape's (made by map literals with constant keys and
     /// by imported data); any update that changes its keys makes it `Small`.
     Record(Record),
+    /// A large map grown from a small one by inserts while held by one owner: it reads as the
+    /// `Hash` map of the same inserts would, and becomes that map when copied, read in order and
+    /// then updated, or when a key is removed (`value::flat`).
+    Flat(FlatMap),
     Hash(PHashMap),
     Sorted(POrdMap),
+}
+
+/// A copy is made to update a shared map (`Rc::make_mut`): a flat map's copy is its persistent
+/// map, which the original keeps, so the copy and any later copy share structure.
+impl Clone for MapImpl {
+    fn clone(&self) -> MapImpl {
+        match self {
+            MapImpl::Small(e) => MapImpl::Small(e.clone()),
+            MapImpl::Record(r) => MapImpl::Record(r.clone()),
+            MapImpl::Flat(f) => MapImpl::Hash(f.tree().clone()),
+            MapImpl::Hash(m) => MapImpl::Hash(m.clone()),
+            MapImpl::Sorted(m) => MapImpl::Sorted(m.clone()),
+        }
+    }
 }
 
 /// A set: hashed, or sorted (`sorted-set`).
@@ -111,6 +132,7 @@ impl MapImpl {
         match self {
             MapImpl::Small(v) => v.len(),
             MapImpl::Record(r) => r.len(),
+            MapImpl::Flat(f) => f.len(),
             MapImpl::Hash(m) => m.len(),
             MapImpl::Sorted(m) => m.len(),
         }
@@ -135,6 +157,7 @@ impl MapImpl {
                 v.iter().find(|(key, _)| key == k).map(|(_, x)| x)
             }
             MapImpl::Record(r) => r.get(k),
+            MapImpl::Flat(f) => f.get(k),
             MapImpl::Hash(m) => m.get(k),
             MapImpl::Sorted(m) => m.get(k),
         }
@@ -162,6 +185,19 @@ impl MapImpl {
         self.get(k).is_some()
     }
 
+    /// The value of exact key `k`, to replace in place, in the map forms whose update keeps the
+    /// key found (small maps, records, flat maps not yet read in order); `None` for the others
+    /// (a persistent hash map's insert stores the key it is given) and for a missing key: those
+    /// go through [`MapImpl::insert`].
+    pub fn get_mut(&mut self, k: &Value) -> Option<&mut Value> {
+        match self {
+            MapImpl::Small(entries) => entries.iter_mut().find(|(key, _)| key == k).map(|(_, v)| v),
+            MapImpl::Record(r) => r.get_mut(k),
+            MapImpl::Flat(f) if !f.has_tree() => f.get_mut(k),
+            _ => None,
+        }
+    }
+
     /// Inserts or replaces, promoting a small map to a hashed one when it grows.
     pub fn insert(&mut self, k: Value, v: Value) {
         match self {
@@ -171,9 +207,10 @@ impl MapImpl {
                 } else if entries.len() < SMALL_MAP {
                     entries.push((k, v));
                 } else {
-                    let mut m: PHashMap = entries.drain(..).collect();
+                    // Grown past a small map by one owner: flat until shared (`value::flat`).
+                    let mut m = FlatMap::from_entries(entries.drain(..));
                     m.insert(k, v);
-                    *self = MapImpl::Hash(m);
+                    *self = MapImpl::Flat(m);
                 }
             }
             // A present key keeps the shape (and its position); a new one goes last, in the
@@ -186,6 +223,13 @@ impl MapImpl {
                     self.insert(k, v);
                 }
             }
+            MapImpl::Flat(f) if !f.has_tree() => f.insert(k, v),
+            // Read in order since its last update: from now on the persistent map (an ordered
+            // read after every update would otherwise rebuild the tree each time).
+            MapImpl::Flat(_) => {
+                self.persist();
+                self.insert(k, v);
+            }
             MapImpl::Hash(m) => {
                 m.insert(k, v);
             }
@@ -195,12 +239,28 @@ impl MapImpl {
         }
     }
 
+    /// A flat map becomes the persistent map of the same history.
+    fn persist(&mut self) {
+        if matches!(self, MapImpl::Flat(_))
+            && let MapImpl::Flat(f) = std::mem::take(self)
+        {
+            *self = MapImpl::Hash(f.into_tree());
+        }
+    }
+
     pub fn remove(&mut self, k: &Value) {
         match self {
             MapImpl::Small(entries) => entries.retain(|(key, _)| key != k),
             MapImpl::Record(r) => {
                 if r.get(k).is_some() {
                     self.unshape();
+                    self.remove(k);
+                }
+            }
+            // A flat map never removes (its order is its history of inserts).
+            MapImpl::Flat(f) => {
+                if f.get(k).is_some() {
+                    self.persist();
                     self.remove(k);
                 }
             }
@@ -218,8 +278,18 @@ impl MapImpl {
         match self {
             MapImpl::Small(v) => Box::new(v.iter().map(|(k, x)| (k, x))),
             MapImpl::Record(r) => Box::new(r.iter()),
+            MapImpl::Flat(f) => Box::new(f.tree().iter()),
             MapImpl::Hash(m) => Box::new(m.iter()),
             MapImpl::Sorted(m) => Box::new(m.iter()),
+        }
+    }
+
+    /// Entries in some order (for reads where order cannot show: equality, hashing): a flat
+    /// map's without building its tree.
+    pub fn iter_unordered(&self) -> Box<dyn Iterator<Item = (&Value, &Value)> + '_> {
+        match self {
+            MapImpl::Flat(f) => Box::new(f.entries()),
+            other => other.iter(),
         }
     }
 
@@ -248,7 +318,7 @@ impl MapImpl {
         {
             return a.vals() == b.vals();
         }
-        self.len() == other.len() && self.iter().all(|(k, v)| other.get(k) == Some(v))
+        self.len() == other.len() && self.iter_unordered().all(|(k, v)| other.get(k) == Some(v))
     }
 }
 

@@ -21,9 +21,12 @@ use std::rc::Rc;
 /// slow itself down with colliding keys, within its own limits.)
 pub type FixedState = foldhash::fast::FixedState;
 pub use crate::pvec::PVec;
+pub use flat::FlatMap;
+pub(crate) use flat::{key_hash, same_key};
 pub use map::{MapImpl, SMALL_MAP, SetImpl, SmallEntries};
 pub use record::{KeyHint, Record, Shape, Shapes};
 
+mod flat;
 mod map;
 mod record;
 pub type PHashMap = imbl::GenericHashMap<Value, Value, FixedState, imbl::shared_ptr::RcK>;
@@ -454,7 +457,7 @@ impl Value {
             Value::Map(m) => {
                 5u8.hash(state);
                 // Order-independent: sum of per-entry hashes.
-                let sum = m.iter().fold(0u64, |acc, (k, v)| {
+                let sum = m.iter_unordered().fold(0u64, |acc, (k, v)| {
                     acc.wrapping_add(hash_one(|h| {
                         k.hash_at(h, depth);
                         v.hash_at(h, depth);

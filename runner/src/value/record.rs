@@ -240,6 +240,11 @@ impl Record {
         }
     }
 
+    /// The value of exact key `k`, to change in place (the shape stays).
+    pub fn get_mut(&mut self, k: &Value) -> Option<&mut Value> {
+        self.vals.get_mut(self.shape.position(k)?)
+    }
+
     /// Replaces the value of key `k` if present (the shape stays); gives `v` back if not.
     pub fn replace(&mut self, k: &Value, v: Value) -> Result<(), Value> {
         match self.shape.position(k) {

@@ -1,0 +1,162 @@
+//! `update` on maps against its definition, `(assoc m k (f (get m k) x...))`, through the
+//! evaluator: random sequences of updates, `assoc`es, `dissoc`s and ordered reads take maps from
+//! small through flat (`value::flat`) to persistent, with versions kept alive so that updates of
+//! shared maps copy. `update` changes an exact key's value in place and calls `f` through
+//! `apply1`/`apply2`; every form must print and compare exactly as the definition's.
+#![allow(clippy::unwrap_used)]
+
+use ptc_runner::{Limits, RunOptions};
+
+/// xorshift64: a failing program reproduces from its seed.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        usize::try_from(self.0 % n as u64).unwrap()
+    }
+}
+
+/// Keys: integers, texts, a keyword and a string of one text (a keyword's `get` finds the
+/// string key when the keyword is absent), a vector.
+const KEYS: &[&str] = &[
+    "0", "1", "2", "3", "4", "5", "6", "7", "8", "9", "10", "11", "12", "13", "14", "15", "16",
+    "\"s0\"", "\"s1\"", "\"s2\"", ":a", "\"a\"", ":b", "[1 2]", "nil",
+];
+
+/// `f` and its extra arguments, one or two (`apply1`/`apply2`) or three (an argument vector).
+const FNS: &[&str] = &[
+    "(fnil + 0) 5",
+    "(fnil * 1) 3",
+    "(fnil + 0) 1 2",
+    "(fnil + 0) 1 2 3",
+    "(fn [o] (if o (inc o) 0))",
+    "(fn [o x] (if o (- o x) x)) 4",
+    "(constantly 7)",
+    "#(if %1 (+ %1 %2 %3) 0) 1 1",
+];
+
+/// One step as `update` (`fast`) and as its definition (`general`), or another operation.
+fn step(rng: &mut Rng) -> (String, String) {
+    let k = KEYS[rng.below(KEYS.len())];
+    match rng.below(12) {
+        0 => (format!("(dissoc {k})"), format!("(dissoc {k})")),
+        1 => (format!("(assoc {k} 1)"), format!("(assoc {k} 1)")),
+        // An ordered read (builds a flat map's tree; later updates then go to the tree).
+        2 => {
+            let read = "((fn [m] (first m) m))".to_string();
+            (read.clone(), read)
+        }
+        _ => {
+            let f = FNS[rng.below(FNS.len())];
+            let (func, extra) = split_fn(f);
+            (
+                format!("(update {k} {f})"),
+                format!("((fn [m] (assoc m {k} ({func} (get m {k}) {extra}))))"),
+            )
+        }
+    }
+}
+
+/// `"(fnil + 0) 5"` -> (`"(fnil + 0)"`, `"5"`): the fn is the first balanced form.
+fn split_fn(f: &str) -> (&str, &str) {
+    let mut depth = 0;
+    for (i, c) in f.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return (&f[..=i], f[i + 1..].trim());
+                }
+            }
+            _ => {}
+        }
+    }
+    (f, "")
+}
+
+fn run(src: &str) -> String {
+    let opts = RunOptions {
+        limits: Limits {
+            max_steps: u64::MAX / 2,
+            timeout_ms: 60_000,
+            ..Limits::default()
+        },
+        ..RunOptions::default()
+    };
+    let step = ptc_runner::run(src, opts).unwrap();
+    assert!(step.fail.is_none(), "{src}: {:?}", step.fail);
+    step.return_value.map(|v| v.to_string()).unwrap_or_default()
+}
+
+#[test]
+fn update_gives_what_its_definition_gives_on_every_map_form() {
+    for seed in 1..=40u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        // Three stretches: m2 and m3 both continue from m1, so the first update of each copies.
+        let stretches: Vec<Vec<(String, String)>> = (0..3)
+            .map(|_| (0..40).map(|_| step(&mut rng)).collect())
+            .collect();
+        let program = |pick: fn(&(String, String)) -> &String| {
+            let ops: Vec<String> = stretches
+                .iter()
+                .map(|s| s.iter().map(pick).cloned().collect::<Vec<_>>().join(" "))
+                .collect();
+            format!(
+                "(let [m1 (-> {{}} {}) m2 (-> m1 {}) m3 (-> m1 {})] [m1 m2 m3])",
+                ops[0], ops[1], ops[2]
+            )
+        };
+        let fast = program(|(f, _)| f);
+        let general = program(|(_, g)| g);
+        let (a, b) = (run(&fast), run(&general));
+        assert_eq!(a, b, "seed {seed}:\n{fast}\n{general}");
+        assert_eq!(run(&format!("(= {fast} {general})")), "true", "seed {seed}");
+    }
+}
+
+/// The maps the test above builds do grow past a small map (so flat and persistent maps are
+/// what it compares), and an update's result prints in the same order as the map it updated.
+#[test]
+fn updates_keep_a_large_maps_order() {
+    let got = run("(let [m (into {} (map (fn [i] [i i]) (range 40)))
+               u (reduce (fn [acc i] (update acc i (fnil + 0) 100)) m (range 40))]
+           [(count u) (= (keys m) (keys u)) (= (map #(- % 100) (vals u)) (vals m))])");
+    assert_eq!(got, "[40 true true]");
+}
+
+/// `group-by` and `frequencies` index their keys as flat maps do (integers and texts hashed
+/// directly): over random keys of every kind, including equal ones of different kinds (a vector
+/// and a list), they give exactly the map that `update` builds one element at a time, in the
+/// same order (first-seen, then the persistent map's past eight keys). No keyword shares a
+/// string's text here: `get` (so `update`) finds string key `"a"` for keyword `:a`, by design.
+#[test]
+fn group_by_and_frequencies_match_their_definitions() {
+    const POOL: &[&str] = &[
+        "0", "1", "2", "3", "17", "-1", "1.0", "0.0", "\"a\"", ":k", "\"\"", "\"b\"", "[1 2]",
+        "'(1 2)", "nil", "true", "{:a 1}", "#{1}", "\\a", "'x",
+    ];
+    for seed in 1..=30u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let n = 1 + rng.below(60);
+        let xs: Vec<&str> = (0..n).map(|_| POOL[rng.below(POOL.len())]).collect();
+        let src = format!(
+            "(let [xs [{}]
+                   g (group-by identity xs)
+                   g2 (reduce (fn [m x] (update m x (fnil conj []) x)) {{}} xs)
+                   f (frequencies xs)
+                   f2 (reduce (fn [m x] (update m x (fnil inc 0))) {{}} xs)]
+               [(= g g2) (= (pr-str g) (pr-str g2)) (= f f2) (= (pr-str f) (pr-str f2))
+                (= (keys f) (keys g))])",
+            xs.join(" ")
+        );
+        assert_eq!(
+            run(&src),
+            "[true true true true true]",
+            "seed {seed}: {src}"
+        );
+    }
+}
