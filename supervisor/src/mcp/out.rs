@@ -83,14 +83,14 @@ impl Lines {
         if self.room.failed.load(Ordering::Acquire) {
             return Err(closed());
         }
-        if self.room.queued.load(Ordering::Acquire) == 0 {
-            if let Ok(mut out) = self.out.try_lock() {
-                let written = write_out(&mut **out, &line).await;
-                if written.is_err() {
-                    self.room.failed.store(true, Ordering::Release);
-                }
-                return written;
+        if self.room.queued.load(Ordering::Acquire) == 0
+            && let Ok(mut out) = self.out.try_lock()
+        {
+            let written = write_out(&mut **out, &line).await;
+            if written.is_err() {
+                self.room.failed.store(true, Ordering::Release);
             }
+            return written;
         }
         loop {
             let wait = self.room.notify.notified();
