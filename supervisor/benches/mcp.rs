@@ -1,20 +1,24 @@
 //! `lisp_eval` through `ptc mcp` against the same programs through the engine, in one run.
 //!
 //! Baseline: the client library over an embedded engine in this process (`client.run`), what
-//! `ptc run --context FILE` does: the context is JSON text, read into a `Value` per call
-//! (`Value::from_json_text`, as `ptc run` reads its file). Measured: `ptc mcp` child processes
-//! (the release `ptc`, each with its own embedded engine, same default policy and runner), one
-//! call at a time, driven over stdio by two clients: rmcp's client (the official Rust SDK) and
-//! a minimal JSON-RPC client (one line written, one line read and parsed), which shows what the
-//! server and the pipe add without an SDK's own costs. Programs: `(+ 1 2)`, and summing 1,000
-//! records passed as `context`.
+//! `ptc run --context FILE` does: the context is JSON text, transcoded per call straight into
+//! the runner's wire encoding (`EncodedValue::from_json_text`, `ptc run`'s own reader).
+//! Measured: `ptc mcp` child processes (the release `ptc`, each with its own embedded engine,
+//! same default policy and runner), one call at a time, driven over stdio by two clients:
+//! rmcp's client (the official Rust SDK: the real client's view, its own JSON encoding of the
+//! arguments included) and a minimal JSON-RPC client, which measures the server. Programs:
+//! `(+ 1 2)`, and summing 1,000 records passed as `context`.
 //!
-//! Fairness: every side starts from the same context and turns it into what it sends per call
-//! (the engine side parses its text; the MCP clients clone and serialise their JSON object);
-//! the runner processes' CPU is in no side's figures. The sides take turns in blocks of
+//! Fairness: the engine side and the minimal client start from the same form, bytes made once:
+//! the engine side holds the context's JSON text, the minimal client the request line's text
+//! (built once, the id written into it per call). Neither re-encodes its input per call; the
+//! engine transcodes its text and the server parses its whole line, context included, per call.
+//! The minimal client then reads the answer line and parses it. rmcp's client rows serialise
+//! the arguments per call, as an SDK client does (a cost of that client, not of the server).
+//! The runner processes' CPU is in no side's figures. The sides take turns in blocks of
 //! [`BLOCK`] calls, so a change of machine load during the run falls on all of them. What only
-//! the MCP sides pay is what a client of `ptc mcp` pays: JSON-RPC encode and decode on both
-//! ends, the pipe, the server's argument checks and the payload rendering.
+//! the MCP sides pay: the request line's parse, the argument checks, the payload rendering, the
+//! answer line, the pipe both ways and the client's read of the answer.
 //!
 //! Printed: p50/p99 of each, the p50 the MCP layer adds and the ratio; then CPU per call (all
 //! threads, from `/proc/PID/task/*/schedstat`, nanosecond clocks): this process during the
@@ -30,7 +34,8 @@
 #[path = "support/mod.rs"]
 mod support;
 
-use ptc_shared::Value as PtcValue;
+use ptc_shared::codec::DEFAULT_MAX_FRAME;
+use ptc_shared::value::EncodedValue;
 use ptc_supervisor::client::{Client, Embedded, Run};
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
@@ -120,6 +125,25 @@ struct RawClient {
     stdin: ChildStdin,
     lines: Lines<BufReader<ChildStdout>>,
     next_id: u64,
+    /// The line being written, reused.
+    buf: Vec<u8>,
+}
+
+/// A request line made once: the text before and after its id.
+struct Line {
+    head: Vec<u8>,
+    tail: Vec<u8>,
+}
+
+impl Line {
+    fn new(method: &str, params: &Value) -> Line {
+        let tail = json!({"method": method, "params": params}).to_string();
+        Line {
+            head: br#"{"jsonrpc":"2.0","id":"#.to_vec(),
+            // `{"method":...}` without its `{`, after the id's comma.
+            tail: format!(",{}\n", &tail[1..]).into_bytes(),
+        }
+    }
 }
 
 impl RawClient {
@@ -138,6 +162,7 @@ impl RawClient {
             stdin,
             lines,
             next_id: 1,
+            buf: Vec::new(),
         };
         c.request(
             "initialize",
@@ -154,12 +179,18 @@ impl RawClient {
     }
 
     async fn request(&mut self, method: &str, params: Value) -> Value {
+        self.send(&Line::new(method, &params)).await
+    }
+
+    /// Writes `line` with the next id, reads the answer line and parses it whole.
+    async fn send(&mut self, line: &Line) -> Value {
         let id = self.next_id;
         self.next_id += 1;
-        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let mut line = serde_json::to_vec(&msg).unwrap();
-        line.push(b'\n');
-        self.stdin.write_all(&line).await.unwrap();
+        self.buf.clear();
+        self.buf.extend_from_slice(&line.head);
+        self.buf.extend_from_slice(id.to_string().as_bytes());
+        self.buf.extend_from_slice(&line.tail);
+        self.stdin.write_all(&self.buf).await.unwrap();
         let answer = self.lines.next_line().await.unwrap().unwrap();
         let mut answer: Value = serde_json::from_str(&answer).unwrap();
         assert_eq!(answer["id"], id);
@@ -199,7 +230,7 @@ fn main() {
         for (program, context) in cases {
             let text = serde_json::to_vec(&context).unwrap();
             let mut on_engine = || {
-                let ctx = PtcValue::from_json_text(&text).unwrap();
+                let ctx = EncodedValue::from_json_text(&text, DEFAULT_MAX_FRAME as usize).unwrap();
                 let run = Run::new(program).context(ctx);
                 let c = engine.clone();
                 async move {
@@ -218,22 +249,21 @@ fn main() {
                     assert_eq!(r.is_error, Some(false));
                 }
             };
+            let params = json!({"name": "lisp_eval",
+                "arguments": {"program": program, "context": &ctx}});
+            let line = Line::new("tools/call", &params);
             let mut on_raw = || {
-                let params = json!({"name": "lisp_eval",
-                    "arguments": {"program": program, "context": &ctx}});
-                let raw = &raw;
+                let (raw, line) = (&raw, &line);
                 async move {
-                    let r = raw.lock().await.request("tools/call", params).await;
+                    let r = raw.lock().await.send(line).await;
                     assert_eq!(r["isError"], false);
                 }
             };
             let mut on_before = || {
-                let params = json!({"name": "lisp_eval",
-                    "arguments": {"program": program, "context": &ctx}});
-                let before = before.as_ref();
+                let (before, line) = (before.as_ref(), &line);
                 async move {
                     if let Some(b) = before {
-                        let r = b.lock().await.request("tools/call", params).await;
+                        let r = b.lock().await.send(line).await;
                         assert_eq!(r["isError"], false);
                     }
                 }

@@ -11,9 +11,12 @@
 //!
 //! Invariants:
 //! - Same answers, same bytes: the arguments are checked by [`args::check`], the payload is
-//!   rendered by the same code, and the answer is rmcp's own `JsonRpcMessage`, shaped as rmcp's
-//!   handler shapes results for the protocol versions this server speaks and serialised as its
-//!   codec does (one JSON line); a test compares the bytes of both paths.
+//!   rendered by the same code, and the answer line ([`answer_line`]) holds the bytes rmcp
+//!   writes for that payload (its handler's result shape for the protocol versions this server
+//!   speaks, one JSON line), with the payload serialised once instead of twice; a test
+//!   compares the bytes of both paths, for a success and an error.
+//! - The answer is written by the call's own task when the output is idle ([`super::out`]):
+//!   from the runner's Step to the answer's write there is no other task.
 //! - Only after `notifications/initialized` (before, lines take the stub path to rmcp, which
 //!   answers as the protocol says), and only for an id no direct call in flight has; at most
 //!   [`DIRECT_MAX`] direct calls at once (beyond, the stub path).
@@ -25,10 +28,9 @@
 
 use super::out::Lines;
 use super::preparse::{FAST_LINE_MAX, PARKED_MAX, plain_call};
-use super::{LispEval, args, envelope};
-use rmcp::model::{
-    CallToolResponse, JsonRpcMessage, RequestId, ServerJsonRpcMessage, ServerResult,
-};
+use super::{LispEval, args};
+use ptc_shared::lisp_eval::Payload;
+use rmcp::model::RequestId;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -114,15 +116,8 @@ impl Direct {
             if !server.direct.finish(&id) {
                 return;
             }
-            let mut result: ServerResult = CallToolResponse::from(envelope(payload)).into();
-            // What rmcp's handler does for every protocol version this server speaks (all
-            // before 2026-07-28, checked by a test).
-            result.strip_result_type_for_legacy_peer();
-            result.strip_non_object_output_for_legacy_peer();
-            let answer: ServerJsonRpcMessage = JsonRpcMessage::response(result, id);
-            match serde_json::to_vec(&answer) {
-                Ok(mut line) => {
-                    line.push(b'\n');
+            match answer_line(&id, &payload) {
+                Ok(line) => {
                     if let Err(e) = out.send(line).await {
                         tracing::warn!(%e, "could not write an answer");
                     }
@@ -132,6 +127,30 @@ impl Direct {
         });
         true
     }
+}
+
+/// The answer line of a direct call: the bytes rmcp writes for the same payload (its
+/// `JsonRpcMessage` response around `CallToolResult::structured` or `structured_error`, as
+/// shaped for the protocol versions this server speaks), with the payload's JSON serialised
+/// once: rmcp's path writes it as the `content` text, then serialises the same tree again as
+/// `structuredContent` (about a quarter of the server's instructions per `(+ 1 2)` call went to
+/// the answer; BENCHMARKS.md). A test compares the two paths' bytes, success and error.
+fn answer_line(id: &RequestId, p: &Payload) -> serde_json::Result<Vec<u8>> {
+    let text = serde_json::to_string(&p.json)?;
+    let mut line = Vec::with_capacity(2 * text.len() + 128);
+    line.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    serde_json::to_writer(&mut line, id)?;
+    line.extend_from_slice(br#","result":{"content":[{"type":"text","text":"#);
+    serde_json::to_writer(&mut line, &text)?;
+    line.extend_from_slice(br#"}],"structuredContent":"#);
+    line.extend_from_slice(text.as_bytes());
+    line.extend_from_slice(if p.is_error {
+        br#","isError":true}}"#.as_slice()
+    } else {
+        br#","isError":false}}"#.as_slice()
+    });
+    line.push(b'\n');
+    Ok(line)
 }
 
 #[cfg(test)]
@@ -151,7 +170,8 @@ mod tests {
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
     /// The same call answered by the direct path and, with a `_meta` entry that only the
-    /// general path accepts, by rmcp's dispatch: the answers are the same bytes but the id.
+    /// general path accepts, by rmcp's dispatch: the answers are the same bytes but the id,
+    /// for a success and for an error (escapes in the text, a string id).
     #[tokio::test]
     async fn direct_answers_are_rmcps_bytes_and_both_paths_serve() {
         let (client_end, server_end) = tokio::io::duplex(1 << 16);
@@ -160,10 +180,9 @@ mod tests {
         let (cr, mut cw) = tokio::io::split(client_end);
         let mut lines = BufReader::new(cr).lines();
         let mut send = async |m: Json| cw.write_all(format!("{m}\n").as_bytes()).await.is_ok();
-        let call = |id: u64, meta: Json| {
+        let call = |id: Json, program: &str, meta: Json| {
             json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
-                "name": "lisp_eval", "arguments": {"program": "(println \"p\") {:a [1 2]}"},
-                "_meta": meta}})
+                "name": "lisp_eval", "arguments": {"program": program}, "_meta": meta}})
         };
         assert!(
             send(
@@ -179,19 +198,52 @@ mod tests {
         // rmcp calls `on_initialized` from a task of its own: give it a moment (were it later,
         // both calls would take rmcp's path and the comparison would only be weaker).
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-        assert!(send(call(1000, json!({"progressToken": 5}))).await);
-        let direct = lines.next_line().await.ok().flatten().unwrap_or_default();
-        assert!(send(call(1001, json!({"progressToken": 5, "other": 1}))).await);
-        let general = lines.next_line().await.ok().flatten().unwrap_or_default();
+        let cases = [
+            (json!(1000), json!(1001), "(println \"p\") {:a [1 2]}"),
+            (
+                json!("s-1"),
+                json!("s-2"),
+                "(println \"q\\\"t\") (fail {:a \"é\"})",
+            ),
+        ];
+        let mut answers = Vec::new();
+        for (direct_id, general_id, program) in cases {
+            assert!(
+                send(call(
+                    direct_id.clone(),
+                    program,
+                    json!({"progressToken": 5})
+                ))
+                .await
+            );
+            let direct = lines.next_line().await.ok().flatten().unwrap_or_default();
+            let meta = json!({"progressToken": 5, "other": 1});
+            assert!(send(call(general_id.clone(), program, meta)).await);
+            let general = lines.next_line().await.ok().flatten().unwrap_or_default();
+            let (d, g) = (direct_id.to_string(), general_id.to_string());
+            assert!(
+                direct.starts_with(&format!("{{\"jsonrpc\":\"2.0\",\"id\":{d},")),
+                "{direct}"
+            );
+            assert_eq!(direct.replacen(&d, &g, 1), general);
+            answers.push(direct);
+        }
         assert!(
-            direct.starts_with("{\"jsonrpc\":\"2.0\",\"id\":1000,"),
-            "{direct}"
+            answers[0].contains(r#"\"result\":\"user=> {:a [1 2]}\",\"prints\":[\"p\"]"#),
+            "{}",
+            answers[0]
         );
-        assert_eq!(direct.replace("1000", "1001"), general);
         assert!(
-            direct.contains(r#"\"result\":\"user=> {:a [1 2]}\",\"prints\":[\"p\"]"#),
-            "{direct}"
+            answers[0].ends_with(r#""isError":false}}"#),
+            "{}",
+            answers[0]
         );
+        assert!(
+            answers[1].ends_with(r#""isError":true}}"#),
+            "{}",
+            answers[1]
+        );
+        assert!(answers[1].contains(r#""reason":"fail""#), "{}", answers[1]);
         assert!(cw.shutdown().await.is_ok());
         assert!(matches!(server.await, Ok(Ok(()))));
     }

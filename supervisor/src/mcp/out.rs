@@ -1,21 +1,30 @@
 //! The server's output stream, shared by rmcp and the direct path ([`super::direct`]): whole
-//! lines, in the order they were handed over, written by one writer task.
+//! lines, in the order they were handed over, never interleaved.
 //!
 //! rmcp writes through [`RmcpOut`] (an `AsyncWrite` that cuts what it is given into lines);
-//! a direct call hands its answer line to [`Lines::send`]. Either way the line goes to the
-//! writer task ([`spawn`]), which owns stdout and writes whatever is queued in one go, so lines
-//! never interleave.
+//! its lines are queued for the writer task ([`spawn`]), which writes whatever is queued in one
+//! go. A direct call hands its answer line to [`Lines::send`], which writes it at once from the
+//! calling task when nothing is queued and nobody is writing (the usual case: one call at a
+//! time), and queues it otherwise. Why: the answer is the end of the call's critical path, and
+//! handing it to another task put a task wake-up (and, on a multi-threaded runtime, possibly a
+//! thread hop) between the Step and the write.
 //!
 //! Invariants:
+//! - One writer at a time: stdout sits behind one lock, held for whole lines (the writer task
+//!   holds it for a batch, a direct call for its line).
+//! - Order: a line skips the queue only when the queue is empty, so it never overtakes a line
+//!   handed over before it.
 //! - Bounded: the bytes queued and not yet written are counted; past [`OUT_MAX_BYTES`] rmcp's
 //!   writes wait (`Pending`) and direct answers wait for room, so a client that stops reading
-//!   its answers stops the server's output, not its memory.
+//!   its answers stops the server's output, not its memory (a direct call writing its own line
+//!   holds only that line).
 //! - The writer task ends once every sender is gone (rmcp closed its transport and every
-//!   direct call has answered) and everything queued is written, or at the first write error.
+//!   direct call has answered) and everything queued is written, or at the first write error;
+//!   after a failed write every later line is refused.
 
 use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
@@ -24,9 +33,14 @@ use tokio::sync::{Notify, mpsc};
 /// Output queued beyond this waits for the client to read (64 MiB: a few large answers).
 pub const OUT_MAX_BYTES: usize = 64 << 20;
 
+/// The output itself, behind the one lock every writer takes.
+type Out = Arc<tokio::sync::Mutex<Box<dyn AsyncWrite + Unpin + Send>>>;
+
 #[derive(Debug, Default)]
 struct Room {
     queued: AtomicUsize,
+    /// Set by the first failed write: the output is gone.
+    failed: AtomicBool,
     /// Direct senders waiting for room.
     notify: Notify,
     /// rmcp's writer waiting for room.
@@ -49,15 +63,35 @@ impl Room {
 }
 
 /// A sender of whole lines (each ending in `\n`). Cloning shares the queue.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Lines {
     tx: mpsc::UnboundedSender<Vec<u8>>,
     room: Arc<Room>,
+    out: Out,
+}
+
+impl std::fmt::Debug for Lines {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Lines").field("room", &self.room).finish()
+    }
 }
 
 impl Lines {
-    /// Queues one line, once there is room; an error if the writer has stopped.
+    /// Writes one line now if nothing is queued and nobody is writing, else queues it once
+    /// there is room; an error if the output has failed or its writer has stopped.
     pub async fn send(&self, line: Vec<u8>) -> io::Result<()> {
+        if self.room.failed.load(Ordering::Acquire) {
+            return Err(closed());
+        }
+        if self.room.queued.load(Ordering::Acquire) == 0
+            && let Ok(mut out) = self.out.try_lock()
+        {
+            let written = write_out(&mut **out, &line).await;
+            if written.is_err() {
+                self.room.failed.store(true, Ordering::Release);
+            }
+            return written;
+        }
         loop {
             let wait = self.room.notify.notified();
             tokio::pin!(wait);
@@ -72,23 +106,32 @@ impl Lines {
 
     fn push(&self, line: Vec<u8>) -> io::Result<()> {
         self.room.queued.fetch_add(line.len(), Ordering::AcqRel);
-        self.tx
-            .send(line)
-            .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the output is closed"))
+        self.tx.send(line).map_err(|_| closed())
     }
+}
+
+fn closed() -> io::Error {
+    io::Error::new(io::ErrorKind::BrokenPipe, "the output is closed")
+}
+
+async fn write_out(out: &mut (dyn AsyncWrite + Unpin + Send), bytes: &[u8]) -> io::Result<()> {
+    out.write_all(bytes).await?;
+    out.flush().await
 }
 
 /// Starts the writer task on `out`; returns the sender for direct answers, rmcp's side, and
 /// the task (it ends as described above).
-pub fn spawn<W>(mut out: W) -> (Lines, RmcpOut, tokio::task::JoinHandle<io::Result<()>>)
+pub fn spawn<W>(out: W) -> (Lines, RmcpOut, tokio::task::JoinHandle<io::Result<()>>)
 where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     let (tx, mut rx) = mpsc::unbounded_channel::<Vec<u8>>();
     let room = Arc::new(Room::default());
+    let out: Out = Arc::new(tokio::sync::Mutex::new(Box::new(out)));
     let lines = Lines {
         tx,
         room: Arc::clone(&room),
+        out: Arc::clone(&out),
     };
     let rmcp = RmcpOut {
         lines: Some(lines.clone()),
@@ -101,12 +144,15 @@ where
             while let Ok(more) = rx.try_recv() {
                 batch.extend_from_slice(&more);
             }
-            let written = out.write_all(&batch).await.and(out.flush().await);
+            let written = write_out(&mut **out.lock().await, &batch).await;
+            if written.is_err() {
+                room.failed.store(true, Ordering::Release);
+            }
             room.freed(batch.len());
             batch.clear();
             written?;
         }
-        out.shutdown().await
+        out.lock().await.shutdown().await
     });
     (lines, rmcp, task)
 }
@@ -177,6 +223,34 @@ mod tests {
         let mut got = String::new();
         r.read_to_string(&mut got).await.ok();
         assert_eq!(got, "direct\n{\"a\":1}\n{\"b\":2}\n");
+    }
+
+    /// With nothing queued, a direct line is written by `send` itself: it is readable before
+    /// any other task (the writer task included) has run on this one-thread runtime.
+    #[tokio::test]
+    async fn a_direct_line_is_written_before_send_returns_when_nothing_is_queued() {
+        let (w, mut r) = tokio::io::duplex(1 << 16);
+        let (lines, _rmcp, _task) = spawn(w);
+        assert!(lines.send(b"now\n".to_vec()).await.is_ok());
+        let mut buf = [0u8; 16];
+        let read = tokio::time::timeout(std::time::Duration::ZERO, r.read(&mut buf)).await;
+        assert!(matches!(read, Ok(Ok(4))), "{read:?}");
+        assert_eq!(&buf[..4], b"now\n");
+    }
+
+    /// A direct line handed over after a queued one goes after it.
+    #[tokio::test]
+    async fn a_direct_line_never_overtakes_a_queued_one() {
+        let (w, mut r) = tokio::io::duplex(1 << 16);
+        let (lines, mut rmcp, task) = spawn(w);
+        rmcp.write_all(b"{\"r\":1}\n").await.ok();
+        lines.send(b"d\n".to_vec()).await.ok();
+        rmcp.shutdown().await.ok();
+        drop(lines);
+        assert!(matches!(task.await, Ok(Ok(()))));
+        let mut got = String::new();
+        r.read_to_string(&mut got).await.ok();
+        assert_eq!(got, "{\"r\":1}\nd\n");
     }
 
     #[tokio::test]
