@@ -240,7 +240,7 @@ impl<'h> Interp<'h> {
             Expr::Ctx(k) => Ok(self.context_get(k)),
             Expr::Memory(k) => Ok(self.globals.get(k).cloned().unwrap_or_default()),
             Expr::History(i) => Ok(self.history.get(*i).cloned().unwrap_or_default()),
-            Expr::Vector(items) => Ok(Value::vector(self.eval_all(items, env)?)),
+            Expr::Vector(items) => self.eval_vector(items, env),
             Expr::Set(items) => self.eval_set(items, env),
             Expr::Map(pairs) => self.eval_map(pairs, env),
             Expr::Record(pairs, shape) => self.eval_record(pairs, shape.as_ref(), env),
