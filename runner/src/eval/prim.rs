@@ -298,6 +298,11 @@ impl Interp<'_> {
                 let y = self.operand(y, env)?;
                 return self.prim_ref(p, c, &y);
             }
+            (Expr::Call(fx), Expr::Call(fy))
+                if local_field(fx).is_some() && local_field(fy).is_some() =>
+            {
+                return self.prim_fields(p, fx, fy, env);
+            }
             (Expr::Local(i), Expr::Const(c)) => {
                 let x = self
                     .stack
@@ -370,6 +375,50 @@ impl Interp<'_> {
         let args = vec![x.clone(), y.clone()];
         drop(held);
         crate::builtins::call(self, p.builtin, args)
+    }
+
+    /// `(op (:j m) (:k n))`, both maps locals or captures (`(* (:qty it) (:price it))`): each
+    /// field read where it is, charged its step in order as `Expr::Call` charges it, without
+    /// the two calls' dispatch.
+    #[inline(never)]
+    fn prim_fields(
+        &mut self,
+        p: &crate::analyze::PrimCall,
+        fx: &crate::analyze::Call,
+        fy: &crate::analyze::Call,
+        env: Env<'_>,
+    ) -> EvalResult {
+        self.tick().map_err(|e| e.at(fx.pos))?;
+        let x = self.field_of(fx, env);
+        self.tick().map_err(|e| e.at(fy.pos))?;
+        let y = self.field_of(fy, env);
+        match (x, y) {
+            (Value::Int(a), Value::Int(b)) => match p.op.ints(a, b) {
+                Some(v) => Ok(v),
+                None => crate::builtins::call2(self, p.builtin, Value::Int(a), Value::Int(b)),
+            },
+            (x, y) => crate::builtins::call2(self, p.builtin, x, y),
+        }
+    }
+
+    /// The value of `(:k m)` for a [`local_field`] call, as `call_keyword` reads it (a moved
+    /// `m` is taken from its slot).
+    #[inline]
+    fn field_of(&mut self, f: &crate::analyze::Call, env: Env<'_>) -> Value {
+        let Some((kv, k, arg)) = local_field(f) else {
+            return Value::Nil;
+        };
+        let look = |m: &Value| match m {
+            Value::Map(map) => map.get_keyword_hinted(k, &f.hint).cloned(),
+            m => crate::builtins::coll::get(m, kv),
+        };
+        match arg {
+            Expr::Move(i) => look(&self.take_slot(env, *i)),
+            Expr::Local(i) => self.stack.get(env.base + *i as usize).and_then(look),
+            Expr::Capture(i) => env.captures.get(*i as usize).and_then(look),
+            _ => None,
+        }
+        .unwrap_or_default()
     }
 
     /// A prim over borrowed operands: the inline answer, else the builtin's general entry
