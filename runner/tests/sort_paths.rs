@@ -19,8 +19,12 @@ impl Rng {
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
+    /// A number in `0..n` (`n` > 0).
+    fn below(&mut self, n: usize) -> usize {
+        usize::try_from(self.next() % n as u64).unwrap_or(0)
+    }
     fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-        xs[(self.next() % xs.len() as u64) as usize]
+        xs[self.below(xs.len())]
     }
 }
 
@@ -69,7 +73,7 @@ fn keys(rng: &mut Rng, flavour: u64, n: usize) -> Vec<&'static str> {
     };
     (0..n)
         .map(|_| {
-            let pool = pools[(rng.next() % pools.len() as u64) as usize];
+            let pool = pools[rng.below(pools.len())];
             rng.pick(pool)
         })
         .collect()
@@ -99,7 +103,7 @@ fn native_sorts_order_as_the_general_merge() {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let (mut sorted, mut failed) = (0, 0);
     for round in 0..160u64 {
-        let n = (rng.next() % 40) as usize;
+        let n = rng.below(40);
         let ks = keys(&mut rng, round % 8, n);
         let rows: Vec<String> = ks
             .iter()

@@ -71,9 +71,9 @@ pub fn native_order(items: &[(Value, Value)], cmp: Option<&Value>) -> Option<Vec
     let mut order: Vec<usize> = match classify(items, numbers_only)? {
         Keys::Ints(mut ks) => {
             if desc {
-                ks.sort_by(|a, b| b.0.cmp(&a.0));
+                ks.sort_by_key(|k| std::cmp::Reverse(k.0));
             } else {
-                ks.sort_by(|a, b| a.0.cmp(&b.0));
+                ks.sort_by_key(|k| k.0);
             }
             return Some(ks.into_iter().map(|(_, i)| i).collect());
         }
