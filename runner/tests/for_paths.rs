@@ -57,6 +57,30 @@ fn for_over_a_vector_answers_as_over_a_lazy_seq() {
 }
 
 #[test]
+fn a_when_prim_answers_and_charges_as_eval_does() {
+    // The `:when` prim is evaluated without `eval`'s dispatch; behind a `(do nil ...)` it is not.
+    for test in [
+        "(> x 2)",
+        "(= \"b\" x)",
+        "(< (:k x) 3)",
+        "(= (:k x) (:j x))",
+        "(mod x 0)",
+        "(> x nil)",
+    ] {
+        for src in ["[1 2 3 4]", "[{:k 1 :j 1} {:k 5 :j 2}]", "[\"a\" \"b\"]"] {
+            // Padded so that the test stands at the same column in both (error positions).
+            let fast = format!("(vec (for [x {src} :when         {test}] x))");
+            let slow = format!("(vec (for [x {src} :when (do nil {test})] x))");
+            assert_eq!(
+                outcome(&fast, Limits::default()),
+                outcome(&slow, Limits::default()),
+                "{test} over {src}"
+            );
+        }
+    }
+}
+
+#[test]
 fn a_vector_walk_stops_at_max_iterations() {
     let elems: Vec<String> = (0..50).map(|i| i.to_string()).collect();
     let v = format!("[{}]", elems.join(" "));

@@ -206,7 +206,7 @@ impl Interp<'_> {
                 self.for_clause(f, i + 1, env, out)
             }
             ForClause::When(t) => {
-                if self.eval(t, env)?.truthy() {
+                if self.eval_test(t, env)?.truthy() {
                     self.for_clause(f, i + 1, env, out)
                 } else {
                     Ok(ForFlow::Continue)
@@ -219,6 +219,19 @@ impl Interp<'_> {
                     Ok(ForFlow::Break)
                 }
             }
+        }
+    }
+
+    /// A `:when` test. The usual one, a prim (`(= "shipped" (:status o))`), is evaluated as
+    /// `eval` would (its step, its position on errors) without the general dispatch.
+    #[inline]
+    fn eval_test(&mut self, t: &crate::analyze::Expr, env: Env<'_>) -> EvalResult {
+        match t {
+            crate::analyze::Expr::Prim(p) => {
+                self.tick()?;
+                self.eval_prim(p, env).map_err(|e| e.at(p.pos))
+            }
+            t => self.eval(t, env),
         }
     }
 
