@@ -130,6 +130,8 @@ pub struct MapEntryPat {
 pub struct FnTemplate {
     pub name: Option<Rc<str>>,
     pub arities: Vec<Arity>,
+    /// The answer the sequence builtins may give without entering the fn (`eval::prim`).
+    pub quick: Option<crate::eval::prim::Quick>,
 }
 
 #[derive(Debug)]

@@ -264,7 +264,13 @@ impl Analyzer<'_> {
                 None,
             ));
         }
-        Ok(Expr::Fn(Rc::new(FnTemplate { name, arities }), captures))
+        let mut t = FnTemplate {
+            name,
+            arities,
+            quick: None,
+        };
+        t.quick = crate::eval::prim::Quick::of(&t);
+        Ok(Expr::Fn(Rc::new(t), captures))
     }
 
     /// One arity: a slot per positional arg (and the rest), then destructuring, then body.

@@ -481,6 +481,19 @@ fn sort_keyed(
     cmp: Option<&Value>,
 ) -> EvalResult<Vec<Value>> {
     i.tick_n(items.len() as u64)?;
+    // Keys that order natively (numbers, texts under a builtin comparator): no call per pair.
+    if let Some(order) = super::msort::native_order(&items, cmp) {
+        let mut items = items;
+        return Ok(order
+            .into_iter()
+            .map(|k| {
+                items
+                    .get_mut(k)
+                    .map(|(_, v)| std::mem::take(v))
+                    .unwrap_or_default()
+            })
+            .collect());
+    }
     // Not std's sort: it may panic on a comparator that is not a total order (see msort).
     let items = super::msort::sort_by(items, |(kx, _), (ky, _)| ordering(i, cmp, kx, ky))?;
     Ok(items.into_iter().map(|(_, v)| v).collect())
@@ -510,7 +523,11 @@ fn sort_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     let mut items = Vec::new();
     let hint = Default::default();
     for x in i.seq_vec(coll)? {
-        items.push((i.apply1_ref(keyfn, &x, &hint)?, x));
+        let k = match keyfn {
+            Value::Fn(l) => i.apply1_fn(l, &x)?,
+            _ => i.apply1_ref(keyfn, &x, &hint)?,
+        };
+        items.push((k, x));
     }
     Ok(Value::list(sort_keyed(i, items, cmp)?))
 }

@@ -166,6 +166,13 @@ fn map(i: &mut Interp<'_>, mut a: Vec<Value>) -> EvalResult {
         // The common case: one finite collection.
         i.tick_n(xs.len() as u64)?;
         let mut out = PVec::new();
+        // A fn is called with each element borrowed (a quick fn reads it in place).
+        if let Value::Fn(l) = &f {
+            for x in xs.iter() {
+                out.push_back(i.apply1_fn(l, x)?);
+            }
+            return Ok(Value::List(Coll::new(out)));
+        }
         let hint = Default::default();
         for x in xs.iter() {
             out.push_back(i.apply1_ref(&f, x, &hint)?);
@@ -221,6 +228,14 @@ fn filter(i: &mut Interp<'_>, mut a: Vec<Value>, keep: bool) -> EvalResult {
     if let Value::Vector(xs) | Value::List(xs) = coll {
         // Walked in place: no copy of the source's elements first.
         i.tick_n(xs.len() as u64)?;
+        if let Value::Fn(l) = &pred {
+            for x in xs.iter() {
+                if i.apply1_fn(l, x)?.truthy() == keep {
+                    out.push_back(x.clone());
+                }
+            }
+            return Ok(Value::List(Coll::new(out)));
+        }
         let hint = Default::default();
         for x in xs.iter() {
             if i.apply1_ref(&pred, x, &hint)?.truthy() == keep {

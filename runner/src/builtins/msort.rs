@@ -5,7 +5,17 @@
 //! "does the right head go before the left head?", so any answers, consistent or not, end in a
 //! permutation of the input after O(n log n) calls, with the same result for the same answers.
 //! The first error from the comparator stops the sort.
+//!
+//! [`native_order`] stands in for that merge when the comparator is one whose answers are
+//! known without a call (`compare`, `<`, `>`, `:asc`, `:desc`, or none) and every key is of
+//! one kind it orders totally: all integers, all numbers without NaN (integers within 2^53,
+//! so converting them to doubles loses nothing, as `num_cmp` compares them), or, for
+//! `compare`, all strings. Then every comparison of the general path would succeed and the
+//! order is total, so the standard library's stable sort gives the same permutation and cannot
+//! panic. Any other keys (nil, NaN, large integers beside doubles, mixed kinds, things that do
+//! not compare) take the general path, which alone defines errors.
 
+use crate::value::Value;
 use std::cmp::Ordering;
 
 /// Sorts `items` stably by `cmp` (equal elements keep their order).
@@ -33,6 +43,99 @@ pub fn sort_by<T, E>(
         .into_iter()
         .filter_map(|i| slots.get_mut(i).and_then(Option::take))
         .collect())
+}
+
+/// The largest integer magnitude a double holds exactly, with every integer below it.
+const EXACT_IN_F64: i64 = 1 << 53;
+
+/// The kind of keys [`native_order`] sorts, each ordered as the general comparison orders it.
+enum Keys {
+    Ints(Vec<(i64, usize)>),
+    Floats(Vec<(f64, usize)>),
+    Strs,
+}
+
+/// The stable order (positions into `items`) of the `(key, item)` pairs under `cmp`, computed
+/// without calling the comparator, or `None` when the general merge must decide (see the
+/// module header). Numbers only for `<` and `>`, which reject anything else.
+pub fn native_order(items: &[(Value, Value)], cmp: Option<&Value>) -> Option<Vec<usize>> {
+    let (desc, numbers_only) = match cmp {
+        None => (false, false),
+        Some(Value::Keyword(k)) if &**k == "asc" => (false, false),
+        Some(Value::Keyword(k)) if &**k == "desc" => (true, false),
+        Some(Value::Builtin(b)) if b.name == "compare" => (false, false),
+        Some(Value::Builtin(b)) if b.name == "<" => (false, true),
+        Some(Value::Builtin(b)) if b.name == ">" => (true, true),
+        _ => return None,
+    };
+    let mut order: Vec<usize> = match classify(items, numbers_only)? {
+        Keys::Ints(mut ks) => {
+            if desc {
+                ks.sort_by_key(|k| std::cmp::Reverse(k.0));
+            } else {
+                ks.sort_by_key(|k| k.0);
+            }
+            return Some(ks.into_iter().map(|(_, i)| i).collect());
+        }
+        Keys::Floats(mut ks) => {
+            // No NaN among them: `partial_cmp` always answers, and -0.0 equals 0.0 as in `==`.
+            let by = |a: &(f64, usize), b: &(f64, usize)| a.0.partial_cmp(&b.0);
+            if desc {
+                ks.sort_by(|a, b| by(b, a).unwrap_or(Ordering::Equal));
+            } else {
+                ks.sort_by(|a, b| by(a, b).unwrap_or(Ordering::Equal));
+            }
+            return Some(ks.into_iter().map(|(_, i)| i).collect());
+        }
+        Keys::Strs => (0..items.len()).collect(),
+    };
+    // `compare` of two texts never fails (UTF-16 code units, as Java's `compareTo`).
+    let by = |a: usize, b: usize| match (items.get(a), items.get(b)) {
+        (Some((x, _)), Some((y, _))) => super::math::compare(x, y).unwrap_or(0).cmp(&0),
+        _ => Ordering::Equal,
+    };
+    if desc {
+        order.sort_by(|&a, &b| by(b, a));
+    } else {
+        order.sort_by(|&a, &b| by(a, b));
+    }
+    Some(order)
+}
+
+/// The one kind all keys share, with the numbers extracted, or `None` (see [`native_order`]).
+fn classify(items: &[(Value, Value)], numbers_only: bool) -> Option<Keys> {
+    let (mut ints, mut floats, mut strs, mut wide) = (0usize, 0usize, 0usize, false);
+    for (k, _) in items {
+        match k {
+            Value::Int(n) => {
+                ints += 1;
+                wide |= !(-EXACT_IN_F64..=EXACT_IN_F64).contains(n);
+            }
+            Value::Float(f) if !f.is_nan() => floats += 1,
+            Value::Str(_) if !numbers_only => strs += 1,
+            _ => return None,
+        }
+    }
+    let keyed = |f: fn(&Value) -> f64| items.iter().enumerate().map(move |(i, (k, _))| (f(k), i));
+    match (ints, floats, strs) {
+        (_, 0, 0) => Some(Keys::Ints(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, (k, _))| (if let Value::Int(n) = k { *n } else { 0 }, i))
+                .collect(),
+        )),
+        (_, _, 0) if !wide => Some(Keys::Floats(
+            keyed(|k| match k {
+                Value::Int(n) => *n as f64,
+                Value::Float(f) => *f,
+                _ => 0.0,
+            })
+            .collect(),
+        )),
+        (0, 0, _) => Some(Keys::Strs),
+        _ => None,
+    }
 }
 
 /// Merges two sorted runs of indices; the left head wins ties (stability).

@@ -8,10 +8,24 @@
 use super::{Env, Interp, Lambda};
 use crate::analyze::{Expr, FnTemplate};
 use crate::error::{ErrorKind, EvalError, EvalResult, Pos};
-use crate::value::{Coll, MapImpl, Record, Shape, Text, Value};
+use crate::value::{Coll, MapImpl, PVec, Record, Shape, Text, Value};
 use std::rc::Rc;
 
 impl Interp<'_> {
+    /// A vector literal. Up to three elements (`[id sku amt]`, `[k v]`), the vector's inline
+    /// size, are evaluated straight into it: no argument vector to allocate and free.
+    #[inline]
+    pub(super) fn eval_vector(&mut self, items: &[Expr], env: Env<'_>) -> EvalResult {
+        if items.len() > 3 {
+            return Ok(Value::vector(self.eval_all(items, env)?));
+        }
+        let mut out = PVec::new();
+        for x in items {
+            out.push_back(self.operand(x, env)?);
+        }
+        Ok(Value::Vector(Coll::new(out)))
+    }
+
     pub(super) fn eval_set(&mut self, items: &[Expr], env: Env<'_>) -> EvalResult {
         let items = self.eval_all(items, env)?;
         let n = items.len();

@@ -240,7 +240,7 @@ impl<'h> Interp<'h> {
             Expr::Ctx(k) => Ok(self.context_get(k)),
             Expr::Memory(k) => Ok(self.globals.get(k).cloned().unwrap_or_default()),
             Expr::History(i) => Ok(self.history.get(*i).cloned().unwrap_or_default()),
-            Expr::Vector(items) => Ok(Value::vector(self.eval_all(items, env)?)),
+            Expr::Vector(items) => self.eval_vector(items, env),
             Expr::Set(items) => self.eval_set(items, env),
             Expr::Map(pairs) => self.eval_map(pairs, env),
             Expr::Record(pairs, shape) => self.eval_record(pairs, shape.as_ref(), env),
@@ -506,15 +506,21 @@ impl<'h> Interp<'h> {
     /// Calls `f` with one argument; lambdas and keywords without building an argument vector.
     pub fn apply1(&mut self, f: &Value, x: Value) -> EvalResult {
         match f {
-            Value::Fn(l) => {
-                let base = self.stack.len();
-                self.stack.push(x);
-                self.enter_lambda(l, base)
-            }
+            Value::Fn(l) => match self.quick_call(l, &x) {
+                Some(v) => Ok(v),
+                None => self.enter1(l, x),
+            },
             Value::Keyword(_) => Ok(crate::builtins::coll::get(&x, f).unwrap_or_default()),
             Value::Builtin(b) => crate::builtins::call1(self, b, x),
             _ => self.apply(f, vec![x]),
         }
+    }
+
+    /// Enters lambda `l` with one argument.
+    pub(crate) fn enter1(&mut self, l: &Rc<Lambda>, x: Value) -> EvalResult {
+        let base = self.stack.len();
+        self.stack.push(x);
+        self.enter_lambda(l, base)
     }
 
     /// Calls `f` with a borrowed argument: a keyword (the usual fn of `map` or `group-by` over

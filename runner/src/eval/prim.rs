@@ -13,12 +13,22 @@
 //! The evaluation of the `Prim` node lives here too: constant operands, a local beside a
 //! constant, and a local's field `(:k m)` beside a constant are read where they are, not copied
 //! (`tests/call_paths.rs` checks each against `apply` of the builtin).
+//!
+//! [`Quick`]: the fns LLM pipelines hand to `filter`, `remove`, `map`, `sort-by`, `group-by`
+//! (`#(= "paid" (:status %))`, `#(> (:total %) n)`, `#(:id %)`) are answered by the builtin's
+//! loop without entering them: no frame, no body walk. The answer is taken only when it is the
+//! general path's, with no error possible: the inline prim answered (`Prim::apply` gave a
+//! value), the call would not have passed `max_depth`, and the steps the body would charge
+//! (one per call node: the keyword read, and the prim around it) neither exhaust the budget nor
+//! reach a deadline check. Otherwise the fn is entered as usual, so errors and limits are the
+//! general path's own (`tests/quick_fns.rs` runs both paths side by side).
 
 use super::{Env, Interp};
-use crate::analyze::Expr;
+use crate::analyze::{Expr, FnTemplate};
 use crate::builtins::math;
 use crate::error::EvalResult;
-use crate::value::Value;
+use crate::value::{KeyHint, Value};
+use std::rc::Rc;
 
 /// An operation with an inline path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,6 +146,142 @@ pub fn scalars_equal(a: &Value, b: &Value) -> Option<bool> {
     (!walked(a) && !walked(b)).then(|| a == b)
 }
 
+/// A one-parameter fn whose body is a keyword read of its parameter, alone or compared by a
+/// prim with a constant or a captured value; made by the analyzer (see [`Quick::of`]).
+#[derive(Debug)]
+pub enum Quick {
+    /// `(fn [m] (:k m))`: one step, the keyword call.
+    Field { key: Value, hint: KeyHint },
+    /// `(fn [m] (op (:k m) c))` or `(fn [m] (op c (:k m)))`: two steps, the prim and the call.
+    Test {
+        key: Value,
+        hint: KeyHint,
+        op: Prim,
+        other: Other,
+        field_first: bool,
+    },
+}
+
+/// The operand beside the field of a [`Quick::Test`].
+#[derive(Debug)]
+pub enum Other {
+    Const(Value),
+    Capture(u32),
+}
+
+impl Quick {
+    /// The quick form of a fn, if it has one: a single arity of one plain parameter whose body
+    /// is one of the [`Quick`] shapes over that parameter.
+    pub fn of(t: &FnTemplate) -> Option<Quick> {
+        let [a] = t.arities.as_slice() else {
+            return None;
+        };
+        if a.variadic || a.required != 1 || !a.patterns.is_empty() {
+            return None;
+        }
+        let param = *a.raw.first()?;
+        let field = |e: &Expr| match e {
+            Expr::Call(c) => match (&c.f, c.args.as_slice()) {
+                (Expr::Const(kv @ Value::Keyword(_)), [Expr::Local(s) | Expr::Move(s)])
+                    if *s == param =>
+                {
+                    Some(kv.clone())
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        let other = |e: &Expr| match e {
+            Expr::Const(v) => Some(Other::Const(v.clone())),
+            Expr::Capture(i) => Some(Other::Capture(*i)),
+            _ => None,
+        };
+        let test = |key, other, field_first, op| Quick::Test {
+            key,
+            hint: KeyHint::default(),
+            op,
+            other,
+            field_first,
+        };
+        match &a.body {
+            Expr::Prim(p) => match (field(&p.x), other(&p.y)) {
+                (Some(key), Some(o)) => Some(test(key, o, true, p.op)),
+                _ => Some(test(field(&p.y)?, other(&p.x)?, false, p.op)),
+            },
+            body => Some(Quick::Field {
+                key: field(body)?,
+                hint: KeyHint::default(),
+            }),
+        }
+    }
+}
+
+impl Interp<'_> {
+    /// The answer of lambda `l` for argument `x` when it is quick (see the module header), or
+    /// `None`, with nothing changed, for the general call.
+    #[inline]
+    pub(crate) fn quick_call(&mut self, l: &super::Lambda, x: &Value) -> Option<Value> {
+        match &l.template.quick {
+            Some(q) => self.quick_answer(q, &l.captures, x),
+            None => None,
+        }
+    }
+
+    /// Calls lambda `l` with a borrowed argument: its quick answer, read in place, else a
+    /// call with a copy. For the builtins' loops over a fn (keywords keep `apply1_ref`).
+    #[inline]
+    pub fn apply1_fn(&mut self, l: &Rc<super::Lambda>, x: &Value) -> EvalResult {
+        match self.quick_call(l, x) {
+            Some(v) => Ok(v),
+            None => self.enter1(l, x.clone()),
+        }
+    }
+
+    #[inline(never)]
+    fn quick_answer(&mut self, q: &Quick, captures: &[Value], x: &Value) -> Option<Value> {
+        if self.depth >= self.limits.max_depth {
+            return None;
+        }
+        let (Quick::Field { key, hint } | Quick::Test { key, hint, .. }) = q;
+        let owned;
+        let field = match (x, key) {
+            (Value::Map(m), Value::Keyword(k)) => {
+                m.get_keyword_hinted(k, hint).unwrap_or(&Value::Nil)
+            }
+            _ => {
+                owned = crate::builtins::coll::get(x, key).unwrap_or_default();
+                &owned
+            }
+        };
+        let (v, steps) = match q {
+            Quick::Field { .. } => (field.clone(), 1),
+            Quick::Test {
+                op,
+                other,
+                field_first,
+                ..
+            } => {
+                let c = match other {
+                    Other::Const(c) => c,
+                    Other::Capture(i) => captures.get(*i as usize)?,
+                };
+                let (a, b) = if *field_first { (field, c) } else { (c, field) };
+                match op.apply(a, b) {
+                    Some(Ok(v)) => (v, 2),
+                    _ => return None,
+                }
+            }
+        };
+        // The body's ticks, unless one of them would end the run or check the deadline.
+        let after = self.steps.checked_add(steps)?;
+        if after > self.limits.max_steps || after >> 10 != self.steps >> 10 {
+            return None;
+        }
+        self.steps = after;
+        Some(v)
+    }
+}
+
 /// Evaluating a prim node: operands read in place where they can be.
 impl Interp<'_> {
     /// `(op x y)` of a builtin with an inline integer path (see `prim`).
@@ -151,6 +297,11 @@ impl Interp<'_> {
             (Expr::Const(c), y) => {
                 let y = self.operand(y, env)?;
                 return self.prim_ref(p, c, &y);
+            }
+            (Expr::Call(fx), Expr::Call(fy))
+                if local_field(fx).is_some() && local_field(fy).is_some() =>
+            {
+                return self.prim_fields(p, fx, fy, env);
             }
             (Expr::Local(i), Expr::Const(c)) => {
                 let x = self
@@ -226,6 +377,50 @@ impl Interp<'_> {
         crate::builtins::call(self, p.builtin, args)
     }
 
+    /// `(op (:j m) (:k n))`, both maps locals or captures (`(* (:qty it) (:price it))`): each
+    /// field read where it is, charged its step in order as `Expr::Call` charges it, without
+    /// the two calls' dispatch.
+    #[inline(never)]
+    fn prim_fields(
+        &mut self,
+        p: &crate::analyze::PrimCall,
+        fx: &crate::analyze::Call,
+        fy: &crate::analyze::Call,
+        env: Env<'_>,
+    ) -> EvalResult {
+        self.tick().map_err(|e| e.at(fx.pos))?;
+        let x = self.field_of(fx, env);
+        self.tick().map_err(|e| e.at(fy.pos))?;
+        let y = self.field_of(fy, env);
+        match (x, y) {
+            (Value::Int(a), Value::Int(b)) => match p.op.ints(a, b) {
+                Some(v) => Ok(v),
+                None => crate::builtins::call2(self, p.builtin, Value::Int(a), Value::Int(b)),
+            },
+            (x, y) => crate::builtins::call2(self, p.builtin, x, y),
+        }
+    }
+
+    /// The value of `(:k m)` for a [`local_field`] call, as `call_keyword` reads it (a moved
+    /// `m` is taken from its slot).
+    #[inline]
+    fn field_of(&mut self, f: &crate::analyze::Call, env: Env<'_>) -> Value {
+        let Some((kv, k, arg)) = local_field(f) else {
+            return Value::Nil;
+        };
+        let look = |m: &Value| match m {
+            Value::Map(map) => map.get_keyword_hinted(k, &f.hint).cloned(),
+            m => crate::builtins::coll::get(m, kv),
+        };
+        match arg {
+            Expr::Move(i) => look(&self.take_slot(env, *i)),
+            Expr::Local(i) => self.stack.get(env.base + *i as usize).and_then(look),
+            Expr::Capture(i) => env.captures.get(*i as usize).and_then(look),
+            _ => None,
+        }
+        .unwrap_or_default()
+    }
+
     /// A prim over borrowed operands: the inline answer, else the builtin's general entry
     /// with copies (what `call2` would do with the values).
     #[inline]
@@ -298,5 +493,54 @@ mod tests {
         }
         assert_eq!(ops, 11, "the table declares 11 prims");
         assert!(answered > 1000, "{answered}");
+    }
+}
+
+#[cfg(test)]
+mod quick_tests {
+    use crate::analyze::{Expr, analyze_program};
+
+    /// Whether the first form of `src`, a fn (or a `let` whose body is one), has a quick form.
+    fn quick(src: &str) -> bool {
+        let forms = crate::reader::read_all(src, 1 << 20, 256).unwrap_or_default();
+        let Ok(fs) = analyze_program(&forms, [], &[]).map(|p| p.forms) else {
+            return false;
+        };
+        let f = match fs.first() {
+            Some(Expr::Let(l)) => Some(&l.body),
+            other => other,
+        };
+        matches!(f, Some(Expr::Fn(t, _)) if t.quick.is_some())
+    }
+
+    #[test]
+    fn the_quick_shapes_and_only_they_are_recognised() {
+        for yes in [
+            r#"#(= "paid" (:status %))"#,
+            "#(> (:total %) 250)",
+            "#(< 2.5 (:total %))",
+            "#(:id %)",
+            "(fn [o] (mod (:n o) 7))",
+            "(let [n 3] (fn [o] (>= (:n o) n)))",
+            "(let [n 3] (fn [o] (>= n (:n o))))",
+        ] {
+            assert!(quick(yes), "{yes}");
+        }
+        for no in [
+            // The `(do nil ...)` the integration tests compare against must stay general.
+            r#"(fn [m] (do nil (= "paid" (:status m))))"#,
+            "(fn [m] (do nil (:id m)))",
+            "(fn [a b] (> (:t a) b))",
+            "(fn [m & r] (:id m))",
+            "(fn [{:keys [id]}] (= id 1))",
+            "(fn ([m] (:id m)) ([m n] n))",
+            "(fn [m] (= (:a m) (:b m)))",
+            "(fn [m] (:id m 0))",
+            "(fn [m] (get m :id))",
+            "(fn [m] (inc (:id m)))",
+            "(fn [m] (= 1 (:id {:id m})))",
+        ] {
+            assert!(!quick(no), "{no}");
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! Evaluation of `case`, `try`, `throw`, `for`/`doseq`, and tool calls.
 
 use super::{Env, Interp};
-use crate::analyze::{Case, ExClass, For, ForClause, Try};
+use crate::analyze::{Case, ExClass, For, ForClause, Pattern, Try};
 use crate::api::ToolFailure;
 use crate::error::{ErrorBody, ErrorKind, EvalError, EvalResult, Limit, Pos};
 use crate::value::{ExInfo, Value};
@@ -74,6 +74,18 @@ fn caught_value(e: EvalError) -> Value {
             kind: Some("tool_error"),
         })),
     }
+}
+
+/// A binding that walked past `max_iterations` elements.
+#[cold]
+fn walked_too_far(collect: bool, max: u64) -> EvalError {
+    EvalError::limit(
+        Limit::Iterations,
+        format!(
+            "{} binding walked more than {max} elements (for is eager: use take on an infinite seq first)",
+            if collect { "for" } else { "doseq" },
+        ),
+    )
 }
 
 enum ForFlow {
@@ -160,23 +172,27 @@ impl Interp<'_> {
         match clause {
             ForClause::Bind(p, coll) => {
                 let coll = self.eval(coll, env)?;
+                // A vector or list is walked in place; anything else through a seq.
+                if let Value::Vector(xs) | Value::List(xs) = &coll {
+                    for (n, x) in (1u64..).zip(xs.iter()) {
+                        if n > self.limits.max_iterations {
+                            return Err(walked_too_far(f.collect, self.limits.max_iterations));
+                        }
+                        if let ForFlow::Break = self.for_element(f, i, p, x.clone(), env, out)? {
+                            break;
+                        }
+                    }
+                    return Ok(ForFlow::Continue);
+                }
                 let mut it = super::seq::SeqIter::new(self, &coll)?;
                 let mut n: u64 = 0;
                 while let Some(x) = it.next(self)? {
                     // `for` is eager (DIV-3): an infinite source must end with a limit, quickly.
                     n += 1;
                     if n > self.limits.max_iterations {
-                        return Err(EvalError::limit(
-                            Limit::Iterations,
-                            format!(
-                                "{} binding walked more than {} elements (for is eager: use take on an infinite seq first)",
-                                if f.collect { "for" } else { "doseq" },
-                                self.limits.max_iterations
-                            ),
-                        ));
+                        return Err(walked_too_far(f.collect, self.limits.max_iterations));
                     }
-                    self.bind(p, x, env)?;
-                    if let ForFlow::Break = self.for_clause(f, i + 1, env, out)? {
+                    if let ForFlow::Break = self.for_element(f, i, p, x, env, out)? {
                         break;
                     }
                 }
@@ -190,7 +206,7 @@ impl Interp<'_> {
                 self.for_clause(f, i + 1, env, out)
             }
             ForClause::When(t) => {
-                if self.eval(t, env)?.truthy() {
+                if self.eval_test(t, env)?.truthy() {
                     self.for_clause(f, i + 1, env, out)
                 } else {
                     Ok(ForFlow::Continue)
@@ -204,6 +220,38 @@ impl Interp<'_> {
                 }
             }
         }
+    }
+
+    /// A `:when` test. The usual one, a prim (`(= "shipped" (:status o))`), is evaluated as
+    /// `eval` would (its step, its position on errors) without the general dispatch.
+    #[inline]
+    fn eval_test(&mut self, t: &crate::analyze::Expr, env: Env<'_>) -> EvalResult {
+        match t {
+            crate::analyze::Expr::Prim(p) => {
+                self.tick()?;
+                self.eval_prim(p, env).map_err(|e| e.at(p.pos))
+            }
+            t => self.eval(t, env),
+        }
+    }
+
+    /// One element of a binding clause: bound (a plain name straight into its slot), then the
+    /// clauses after it.
+    #[inline]
+    fn for_element(
+        &mut self,
+        f: &For,
+        i: usize,
+        p: &Pattern,
+        x: Value,
+        env: Env<'_>,
+        out: &mut Vec<Value>,
+    ) -> EvalResult<ForFlow> {
+        match p {
+            Pattern::Bind(slot) => self.set_slot(env, *slot, x),
+            p => self.bind(p, x, env)?,
+        }
+        self.for_clause(f, i + 1, env, out)
     }
 
     /// `(tool/name args)`: the declared tool, called with a string-keyed map.

@@ -1,0 +1,149 @@
+//! Two shortcuts of the evaluator, each against its general path through the public `run`:
+//!
+//! - `for`/`doseq` walk a vector or list source in place (and bind a plain name straight into
+//!   its slot); any other source goes through a seq. The same clauses over the same elements
+//!   from a lazy source must give the same result, and the walk must stop at `max_iterations`
+//!   exactly as the seq walk does;
+//! - `(op (:j m) (:k n))` with both maps locals reads both fields in place: it must answer as
+//!   `apply` of the builtin to the two `get`s, and charge what the two calls would.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use ptc_runner::{RunOptions, run};
+use ptc_shared::{FailReason, Limits};
+
+fn outcome(src: &str, limits: Limits) -> (String, u64) {
+    let opts = RunOptions {
+        limits,
+        ..RunOptions::default()
+    };
+    match run(src, opts) {
+        Ok(step) => (
+            step.return_value.map(|v| v.to_string()).unwrap_or_default(),
+            step.usage.eval_steps,
+        ),
+        Err(step) => {
+            let f = step.fail.expect("a failed step has a fail");
+            (
+                format!("failed: {:?} {}", f.reason, f.message),
+                step.usage.eval_steps,
+            )
+        }
+    }
+}
+
+#[test]
+fn for_over_a_vector_answers_as_over_a_lazy_seq() {
+    let clauses = [
+        "[x SRC] x",
+        "[x SRC :when (odd? x)] (* x x)",
+        "[x SRC :let [y (* 2 x)] :when (> y 10)] [x y]",
+        "[x SRC :while (< x 7)] x",
+        "[x SRC y SRC :when (< x y) :while (< y 5)] [x y]",
+        "[[a b] (partition 2 SRC)] (+ a b)",
+        "[{:keys [k]} (map (fn [i] {:k i}) SRC)] k",
+        "[x SRC :when (= x 3) y [:a :b]] [x y]",
+    ];
+    for c in clauses {
+        let vector = format!("(vec (for {}))", c.replace("SRC", "(vec (range 12))"));
+        let lazy = format!(
+            "(vec (for {}))",
+            c.replace("SRC", "(take 12 (iterate inc 0))")
+        );
+        let (v, _) = outcome(&vector, Limits::default());
+        let (l, _) = outcome(&lazy, Limits::default());
+        assert!(!v.starts_with("failed"), "{vector}: {v}");
+        assert_eq!(v, l, "{c}");
+    }
+}
+
+#[test]
+fn a_when_prim_answers_and_charges_as_eval_does() {
+    // The `:when` prim is evaluated without `eval`'s dispatch; behind a `(do nil ...)` it is not.
+    for test in [
+        "(> x 2)",
+        "(= \"b\" x)",
+        "(< (:k x) 3)",
+        "(= (:k x) (:j x))",
+        "(mod x 0)",
+        "(> x nil)",
+    ] {
+        for src in ["[1 2 3 4]", "[{:k 1 :j 1} {:k 5 :j 2}]", "[\"a\" \"b\"]"] {
+            // Padded so that the test stands at the same column in both (error positions).
+            let fast = format!("(vec (for [x {src} :when         {test}] x))");
+            let slow = format!("(vec (for [x {src} :when (do nil {test})] x))");
+            assert_eq!(
+                outcome(&fast, Limits::default()),
+                outcome(&slow, Limits::default()),
+                "{test} over {src}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_vector_walk_stops_at_max_iterations() {
+    let elems: Vec<String> = (0..50).map(|i| i.to_string()).collect();
+    let v = format!("[{}]", elems.join(" "));
+    for src in [
+        format!("(doseq [x {v}] nil)"),
+        format!("(for [x {v} :when false] x)"),
+        format!("(doseq [x (list* {v})] nil)"),
+    ] {
+        let at = |n| Limits {
+            max_iterations: n,
+            ..Limits::default()
+        };
+        let (ok, _) = outcome(&src, at(50));
+        assert!(!ok.starts_with("failed"), "{src}: {ok}");
+        let (fail, _) = outcome(&src, at(49));
+        assert!(
+            fail.starts_with(&format!("failed: {:?}", FailReason::LimitExceeded))
+                && fail.contains("walked more than 49"),
+            "{src}: {fail}"
+        );
+    }
+}
+
+#[test]
+fn two_fields_of_locals_answer_and_charge_as_the_calls() {
+    let values = [
+        "1",
+        "-7",
+        "2.5",
+        "##NaN",
+        "9223372036854775807",
+        "\"ab\"",
+        ":k",
+        "nil",
+        "[1]",
+    ];
+    let ops = ["*", "+", "-", "<", ">=", "=", "mod"];
+    for op in ops {
+        for a in values {
+            for b in values {
+                let safe = |body: &str| {
+                    format!(
+                        "(let [m {{:j {a}}} n {{:k {b}}} s \"js\"] \
+                         (try {body} (catch Exception e (str \"error: \" (ex-message e)))))"
+                    )
+                };
+                // Both maps locals, one of them moved (its last use), a string (get of a
+                // non-map), and the general call with each field behind a `do`.
+                let fast = safe(&format!(
+                    "[({op} (:j m) (:k n)) ({op} (:j m) (:j m)) ({op} (:j s) (:k n))]"
+                ));
+                let slow = safe(&format!(
+                    "[({op} (do nil (:j m)) (:k n)) ({op} (do nil (:j m)) (:j m)) ({op} (do nil (:j s)) (:k n))]"
+                ));
+                assert_eq!(
+                    outcome(&fast, Limits::default()),
+                    outcome(&slow, Limits::default()),
+                    "{op} {a} {b}"
+                );
+                let by_apply = safe(&format!("(apply {op} [(get m :j) (get n :k)])"));
+                let (one, _) = outcome(&safe(&format!("({op} (:j m) (:k n))")), Limits::default());
+                assert_eq!(one, outcome(&by_apply, Limits::default()).0, "{op} {a} {b}");
+            }
+        }
+    }
+}

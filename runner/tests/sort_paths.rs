@@ -1,0 +1,149 @@
+//! `sort` and `sort-by` with a builtin comparator (`compare`, `<`, `>`, `:asc`, `:desc`, none)
+//! order keys natively when they are all integers, all numbers without NaN (integers within
+//! 2^53), or all texts (`builtins::msort::native_order`); anything else takes the general
+//! merge. Random key vectors of every kind and mix, many of them with ties, are sorted both
+//! ways through the public `run`: with the builtin comparator, and with a fn that calls it
+//! (which is always the general merge, one call per comparison). Results, including the order
+//! of equal keys (stability), must be the same, and so must failure; the steps charged too.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use ptc_runner::{RunOptions, run};
+
+/// A small deterministic generator (xorshift64*), so a failure can be replayed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    /// A number in `0..n` (`n` > 0).
+    fn below(&mut self, n: usize) -> usize {
+        usize::try_from(self.next() % n as u64).unwrap_or(0)
+    }
+    fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
+        xs[self.below(xs.len())]
+    }
+}
+
+const SMALL_INTS: [&str; 5] = ["0", "1", "-1", "3", "2"];
+const WIDE_INTS: [&str; 6] = [
+    "9007199254740993",
+    "9007199254740992",
+    "-9007199254740993",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "9007199254740991",
+];
+const FLOATS: [&str; 8] = [
+    "0.5",
+    "-0.0",
+    "0.0",
+    "2.0",
+    "##Inf",
+    "##-Inf",
+    "1.0",
+    "9.007199254740992E15",
+];
+const TEXTS: [&str; 8] = [
+    "\"b\"",
+    "\"a\"",
+    "\"\"",
+    "\"ab\"",
+    "\"\u{1F600}\"",
+    "\"\u{FFFF}\"",
+    "\"B\"",
+    "\"a\"",
+];
+const ODD: [&str; 6] = ["nil", "##NaN", ":k", "[1]", "true", "\\c"];
+
+/// A key vector of one flavour: some pure kinds (the native path), some mixes (the general).
+fn keys(rng: &mut Rng, flavour: u64, n: usize) -> Vec<&'static str> {
+    let pools: Vec<&[&str]> = match flavour {
+        0 => vec![&SMALL_INTS],
+        1 => vec![&SMALL_INTS, &WIDE_INTS],
+        2 => vec![&FLOATS],
+        3 => vec![&SMALL_INTS, &FLOATS],
+        4 => vec![&WIDE_INTS, &FLOATS],
+        5 => vec![&TEXTS],
+        6 => vec![&TEXTS, &SMALL_INTS],
+        _ => vec![&SMALL_INTS, &FLOATS, &ODD],
+    };
+    (0..n)
+        .map(|_| {
+            let pool = pools[rng.below(pools.len())];
+            rng.pick(pool)
+        })
+        .collect()
+}
+
+/// The printed result or the failure, and the steps charged.
+fn outcome(src: &str) -> (String, u64) {
+    match run(src, RunOptions::default()) {
+        Ok(step) => (
+            step.return_value.map(|v| v.to_string()).unwrap_or_default(),
+            step.usage.eval_steps,
+        ),
+        Err(step) => ("failed".into(), step.usage.eval_steps),
+    }
+}
+
+#[test]
+fn native_sorts_order_as_the_general_merge() {
+    // Each builtin comparator and a fn that stands for it through the general merge.
+    let comparators = [
+        ("compare", "(fn [a b] (compare a b))"),
+        ("<", "(fn [a b] (< a b))"),
+        (">", "(fn [a b] (> a b))"),
+        (":asc", "(fn [a b] (compare a b))"),
+        (":desc", "(fn [a b] (compare b a))"),
+    ];
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let (mut sorted, mut failed) = (0, 0);
+    for round in 0..160u64 {
+        let n = rng.below(40);
+        let ks = keys(&mut rng, round % 8, n);
+        let rows: Vec<String> = ks
+            .iter()
+            .enumerate()
+            .map(|(i, k)| format!("{{:k {k} :i {i}}}"))
+            .collect();
+        let rows = format!("[{}]", rows.join(" "));
+        let plain = format!("[{}]", ks.join(" "));
+        for (builtin, general) in comparators {
+            // A fn comparator costs a call per comparison; the steps of the keys and of the
+            // sort's walk are the same, so only the results are compared across the two.
+            let by = |cmp: &str| format!("(mapv :i (sort-by :k {cmp} {rows}))");
+            let (fast, _) = outcome(&by(builtin));
+            let (slow, _) = outcome(&by(general));
+            assert_eq!(fast, slow, "sort-by {builtin} over {plain}");
+            let (fast, _) = outcome(&format!("(sort {builtin} {plain})"));
+            let (slow, _) = outcome(&format!("(sort {general} {plain})"));
+            assert_eq!(fast, slow, "sort {builtin} over {plain}");
+            sorted += 1;
+            failed += usize::from(fast == "failed");
+        }
+        // No comparator is `compare`.
+        let (fast, _) = outcome(&format!("(mapv :i (sort-by :k {rows}))"));
+        let (slow, _) = outcome(&format!("(mapv :i (sort-by :k compare {rows}))"));
+        assert_eq!(fast, slow, "sort-by over {plain}");
+    }
+    assert!(failed > 20 && failed < sorted / 2, "{failed} of {sorted}");
+}
+
+#[test]
+fn native_sorts_charge_the_general_paths_steps() {
+    // The same keys, native (all integers) and general (one NaN among them): the sort charges
+    // one step per element either way, and a builtin comparator no step per comparison.
+    let ints: Vec<String> = (0..200).map(|i| ((i * 37) % 101).to_string()).collect();
+    let mut with_nan = ints.clone();
+    with_nan[199] = "##NaN".into();
+    let steps = |ks: &[String]| outcome(&format!("(sort-by - > [{}])", ks.join(" "))).1;
+    assert_eq!(steps(&ints), steps(&with_nan));
+    let (text, _) = outcome("(sort-by :t > [{:t 2} {:t 3.5} {:t 2} {:t -1} {:t 2.0}])");
+    assert_eq!(text, "({:t 3.5} {:t 2} {:t 2} {:t 2.0} {:t -1})");
+    let (text, _) = outcome(r#"(sort ["b" "\u00e9" "a" "B" "" "ab"])"#);
+    assert_eq!(text, r#"("" "B" "a" "ab" "b" "é")"#);
+}
