@@ -7,17 +7,9 @@
 
 use ptc_runner::{Limits, RunOptions};
 
-/// xorshift64: a failing program reproduces from its seed.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: usize) -> usize {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        usize::try_from(self.0 % n as u64).unwrap()
-    }
-}
+#[path = "support/rng.rs"]
+mod rng;
+use rng::Rng;
 
 /// Keys: integers, texts, a keyword and a string of one text (a keyword's `get` finds the
 /// string key when the keyword is absent), a vector.
