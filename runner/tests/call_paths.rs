@@ -154,3 +154,48 @@ fn a_field_read_in_place_costs_the_steps_of_the_call() {
     // The two `identity` calls cost one step each per element, and nothing else differs.
     assert_eq!(in_place + 3, copied, "{in_place} {copied}");
 }
+
+/// `(fnil f d...)` called with one or two arguments (`map`, `reduce`, `update`) skips the
+/// argument vector; `apply` takes the general path. Same answers and errors for every mix of
+/// nil and non-nil arguments, defaults given or not, nested fnils and lambdas.
+#[test]
+fn fnil_with_one_or_two_arguments_answers_as_the_general_path() {
+    let src = r#"(defn safe [f] (try (pr-str (f)) (catch Exception e (str "error: " (ex-message e)))))
+      (let [fs [(fnil + 0) (fnil + 0 10) (fnil str "x") (fnil inc 0) (fnil (fn [a b] [a b]) :d)
+                (fnil (fnil + 0) 1 2) (fnil (fn [a] (* 2 a)) 7) (fnil + nil 5)]
+            xs [nil 1 2.5 "a" :k]]
+        (vec (for [f fs x xs y xs
+                   [fast general] [[(safe #(first (map f [x]))) (safe #(apply f [x]))]
+                                   [(safe #(reduce f x [y])) (safe #(apply f [x y]))]
+                                   [(safe #(get (update {:k x} :k f y) :k)) (safe #(apply f [x y]))]]
+                   :when (not= fast general)]
+               [fast general])))"#;
+    assert_eq!(eval(src), "[]");
+    // The answers themselves, so that both paths cannot be wrong together.
+    assert_eq!(
+        eval(
+            "[((fnil + 0) nil 2) ((fnil + 0 10) nil nil) (reduce (fnil + 0) nil [5]) (update {} :n (fnil inc 0))]"
+        ),
+        "[2 10 5 {:n 1}]"
+    );
+}
+
+/// A chain of fnils is one call deeper per level on both paths: the depth limit ends the same
+/// chains, with the same message.
+#[test]
+fn nested_fnils_reach_the_depth_limit_at_the_same_length_on_both_paths() {
+    for n in (380..=420).step_by(4) {
+        let chain = format!("(def g (reduce (fn [f _] (fnil f 0)) + (range {n})))");
+        let fast = eval(&format!("{chain} (reduce g nil [1])"));
+        let general = eval(&format!("{chain} (apply g [nil 1])"));
+        assert_eq!(fast, general, "a chain of {n}");
+    }
+    assert!(
+        eval("(def g (reduce (fn [f _] (fnil f 0)) + (range 420))) (reduce g nil [1])")
+            .contains("deeper")
+    );
+    assert_eq!(
+        eval("(def g (reduce (fn [f _] (fnil f 0)) + (range 380))) (reduce g nil [1])"),
+        "1"
+    );
+}

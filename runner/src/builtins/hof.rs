@@ -40,6 +40,24 @@ pub enum NativeFn {
 }
 
 impl NativeFn {
+    /// Whether every value this native holds is a scalar (false when unsure: the safe answer).
+    fn parts_are_scalar(&self) -> bool {
+        match self {
+            NativeFn::Partial(f, xs) | NativeFn::Fnil(f, xs) => {
+                f.is_scalar() && xs.iter().all(Value::is_scalar)
+            }
+            NativeFn::Comp(xs)
+            | NativeFn::Juxt(xs)
+            | NativeFn::SomeFn(xs)
+            | NativeFn::EveryPred(xs) => xs.iter().all(Value::is_scalar),
+            NativeFn::Complement(f)
+            | NativeFn::Constantly(f)
+            | NativeFn::Reduced(f)
+            | NativeFn::Comparator(f) => f.is_scalar(),
+            _ => false,
+        }
+    }
+
     /// Moves the values this native holds to `out` (for dropping without recursion).
     pub(crate) fn take_parts(&mut self, out: &mut Vec<Value>) {
         match self {
@@ -78,6 +96,11 @@ impl NativeFn {
 /// as `Coll`'s contents are.
 impl Drop for NativeFn {
     fn drop(&mut self) {
+        // The usual natives hold only scalars (`(fnil + 0)` is made and dropped per element in
+        // an `update` loop): nothing can nest, so no work list is allocated.
+        if self.parts_are_scalar() {
+            return;
+        }
         let mut parts = Vec::new();
         self.take_parts(&mut parts);
         if parts.iter().all(Value::is_scalar) {
@@ -320,10 +343,7 @@ pub fn apply_native(i: &mut Interp<'_>, n: &NativeFn, args: Vec<Value>) -> EvalR
             let args = args
                 .into_iter()
                 .enumerate()
-                .map(|(k, a)| match (a, defaults.get(k)) {
-                    (Value::Nil, Some(d)) => d.clone(),
-                    (a, _) => a,
-                });
+                .map(|(k, a)| fnil_arg(defaults, k, a));
             i.apply(f, args.collect())
         }
         NativeFn::SomeFn(ps) => {
@@ -357,6 +377,15 @@ pub fn apply_native(i: &mut Interp<'_>, n: &NativeFn, args: Vec<Value>) -> EvalR
             "transducer",
             "a transducer can only be used with into, sequence or transduce",
         )),
+    }
+}
+
+/// Argument `k` of a call through `(fnil f defaults...)`: its default when it is nil and one
+/// is given. The one rule for every call path (`apply_native` and `Interp::apply1`/`apply2`).
+pub(crate) fn fnil_arg(defaults: &[Value], k: usize, a: Value) -> Value {
+    match (a, defaults.get(k)) {
+        (Value::Nil, Some(d)) => d.clone(),
+        (a, _) => a,
     }
 }
 
