@@ -380,9 +380,27 @@ pub fn apply_native(i: &mut Interp<'_>, n: &NativeFn, args: Vec<Value>) -> EvalR
     }
 }
 
+/// Calls a native with one argument (`Interp::apply1`, already one call deeper): without an
+/// argument vector where the native allows it, else as [`apply_native`].
+pub fn apply_native1(i: &mut Interp<'_>, n: &NativeFn, x: Value) -> EvalResult {
+    match n {
+        NativeFn::Fnil(f, defaults) => i.apply1(f, fnil_arg(defaults, 0, x)),
+        _ => apply_native(i, n, vec![x]),
+    }
+}
+
+/// Calls a native with two arguments (`Interp::apply2`, already one call deeper): `(update m
+/// k (fnil + 0) x)` per element without argument vectors, anything else as [`apply_native`].
+pub fn apply_native2(i: &mut Interp<'_>, n: &NativeFn, x: Value, y: Value) -> EvalResult {
+    match n {
+        NativeFn::Fnil(f, d) => i.apply2(f, fnil_arg(d, 0, x), fnil_arg(d, 1, y)),
+        _ => apply_native(i, n, vec![x, y]),
+    }
+}
+
 /// Argument `k` of a call through `(fnil f defaults...)`: its default when it is nil and one
-/// is given. The one rule for every call path (`apply_native` and `Interp::apply1`/`apply2`).
-pub(crate) fn fnil_arg(defaults: &[Value], k: usize, a: Value) -> Value {
+/// is given; every call path goes through it.
+fn fnil_arg(defaults: &[Value], k: usize, a: Value) -> Value {
     match (a, defaults.get(k)) {
         (Value::Nil, Some(d)) => d.clone(),
         (a, _) => a,

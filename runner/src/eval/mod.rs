@@ -18,7 +18,6 @@ mod special;
 
 use crate::analyze::{Arity, Expr, FnTemplate};
 use crate::api::ToolHost;
-use crate::builtins::hof::{NativeFn, fnil_arg};
 use crate::builtins::{BuiltinDef, Fast};
 use crate::error::{EvalError, EvalResult, Limit};
 use crate::value::Value;
@@ -513,14 +512,8 @@ impl<'h> Interp<'h> {
             },
             Value::Keyword(_) => Ok(crate::builtins::coll::get(&x, f).unwrap_or_default()),
             Value::Builtin(b) => crate::builtins::call1(self, b, x),
-            Value::Native(n) => match &**n {
-                // As `apply_native` calls it, one level deeper, without an argument vector.
-                NativeFn::Fnil(g, d) => {
-                    let x = fnil_arg(d, 0, x);
-                    self.nested(|i| i.apply1(g, x))
-                }
-                _ => self.apply(f, vec![x]),
-            },
+            // One call deeper, as `apply` charges it; `hof` skips the vector where it can.
+            Value::Native(n) => self.nested(|i| crate::builtins::hof::apply_native1(i, n, x)),
             _ => self.apply(f, vec![x]),
         }
     }
@@ -564,14 +557,8 @@ impl<'h> Interp<'h> {
                 },
                 (_, x, y) => crate::builtins::call2(self, b, x, y),
             },
-            // `(update m k (fnil + 0) x)`: as `apply_native` calls it, without argument vectors.
-            Value::Native(n) => match &**n {
-                NativeFn::Fnil(g, d) => {
-                    let (x, y) = (fnil_arg(d, 0, x), fnil_arg(d, 1, y));
-                    self.nested(|i| i.apply2(g, x, y))
-                }
-                _ => self.apply(f, vec![x, y]),
-            },
+            // `(update m k (fnil + 0) x)`: one call deeper, as `apply` charges it.
+            Value::Native(n) => self.nested(|i| crate::builtins::hof::apply_native2(i, n, x, y)),
             _ => self.apply(f, vec![x, y]),
         }
     }
