@@ -3,6 +3,8 @@
 //! divided by N is the cost of one evaluation, start-up and import cancelled.
 //!
 //! Usage: `eval_repeat PROGRAM N [CONTEXT.json]` (the context as the pipelines bench writes it).
+//! With `PTC_IMPORT_EACH=1` the context is handed over encoded, as a runner receives it, so
+//! every evaluation also imports it (what the `aggregate/100k` bench measures).
 //!
 //! It allocates through the runner's own `#[global_allocator]` (the very `harden.rs` and
 //! `alloc.rs` of `ptc-runner`, armed with an unlimited budget: counting and free lists on, as in
@@ -33,6 +35,7 @@ use ptc_runner::convert::import;
 use ptc_runner::session::{compile, run_compiled};
 use ptc_runner::{Limits, RunOptions, ToolFailure, ToolHost};
 use ptc_shared::Value;
+use ptc_shared::client_protocol::RunRequest;
 
 struct NoTools;
 impl ToolHost for NoTools {
@@ -45,12 +48,20 @@ fn main() {
     alloc::arm(u64::MAX);
     let args: Vec<String> = std::env::args().collect();
     let (src, n) = (&args[1], args[2].parse::<usize>().expect("N"));
-    let context_value = args.get(3).map(|path| {
-        let text = std::fs::read_to_string(path).expect("context file");
-        let json: serde_json::Value = serde_json::from_str(&text).expect("context is JSON");
-        import(Value::from_json(&json).expect("plain data"))
+    let context = args.get(3).map(|path| {
+        let text = std::fs::read(path).expect("context file");
+        Value::from_json_text(&text).expect("context is JSON")
     });
+    let each = std::env::var_os("PTC_IMPORT_EACH").is_some();
+    let mut request = RunRequest::default();
+    let mut context_value = None;
+    match context {
+        Some(v) if each => request.context = (&v).into(),
+        Some(v) => context_value = Some(import(v)),
+        None => {}
+    }
     let opts = RunOptions {
+        request,
         context_value,
         limits: Limits {
             timeout_ms: 600_000,

@@ -6,7 +6,7 @@
 use crate::value::{ExInfo, MapImpl, Shapes, Text, Value};
 use ptc_shared::value::EncodedValue;
 use ptc_shared::value::encoded::decode_tokens;
-use ptc_shared::value::wire::{Kind, Token, TokenSink};
+use ptc_shared::value::wire::{Items, Kind, Token, TokenSink};
 use ptc_shared::value::{MAX_DEPTH, Map as SMap, Value as S};
 
 /// Plain data → interpreter value (a copy: `v` stays the caller's).
@@ -30,8 +30,27 @@ const INTERN_MAX: usize = 64;
 #[derive(Default)]
 struct Importer {
     strings: std::collections::HashSet<Text, foldhash::fast::RandomState>,
+    /// The string or keyword values last made, [`KNOWN_SLOTS`] of them, each in the slot its
+    /// bytes pick: a token whose bytes are in their slot's value is that value again, found
+    /// without checking its UTF-8 or hashing it (rows repeat their keys and many values).
+    known: Vec<Value>,
     empty: [Option<Value>; 4],
     shapes: Shapes,
+}
+
+/// Slots of [`Importer::known`] (a power of two).
+const KNOWN_SLOTS: usize = 256;
+
+/// The slot of [`Importer::known`] for a text's bytes: a cheap mix of its length and three of
+/// its bytes (a collision only costs the full lookup).
+fn known_slot(bytes: &[u8]) -> usize {
+    let (Some(&first), Some(&last)) = (bytes.first(), bytes.last()) else {
+        return 0;
+    };
+    let mid = bytes.get(bytes.len() / 2).copied().unwrap_or(0);
+    let mix =
+        (bytes.len() as u32) ^ u32::from(first) << 5 ^ u32::from(mid) << 11 ^ u32::from(last) << 17;
+    (mix.wrapping_mul(0x9E37_79B1) >> 24) as usize % KNOWN_SLOTS
 }
 
 impl Importer {
@@ -63,23 +82,42 @@ impl Importer {
         }
     }
 
+    /// A string or keyword value from the frame, remembered in its [`known_slot`] when short.
+    fn text_value(&mut self, s: std::borrow::Cow<'_, str>, keyword: bool) -> Value {
+        let text = self.text_cow(s);
+        let slot = (text.len() <= INTERN_MAX).then(|| known_slot(text.as_bytes()));
+        let v = if keyword {
+            Value::Keyword(text)
+        } else {
+            Value::Str(text)
+        };
+        if let Some(slot) = slot {
+            if self.known.is_empty() {
+                self.known = vec![Value::Nil; KNOWN_SLOTS];
+            }
+            if let Some(known) = self.known.get_mut(slot) {
+                *known = v.clone();
+            }
+        }
+        v
+    }
+
     /// The one shared empty collection of `kind`.
     fn empty(&mut self, kind: Kind) -> Value {
         self.empty[kind as usize]
-            .get_or_insert_with(|| collection(kind, Vec::new()))
+            .get_or_insert_with(|| collection(kind, Vec::new().drain(..)))
             .clone()
     }
 
     /// A collection of `kind` from its items (map items alternate key, value).
-    fn collection(&mut self, kind: Kind, items: Vec<Value>) -> Value {
-        if items.is_empty() {
+    fn collection(&mut self, kind: Kind, mut items: Items<'_, Value>) -> Value {
+        if items.len() == 0 {
             return self.empty(kind);
         }
-        if matches!(kind, Kind::Map) {
-            return match self.shapes.record(items) {
-                Ok(r) => Value::map(MapImpl::Record(r)),
-                Err(items) => collection(kind, items),
-            };
+        if matches!(kind, Kind::Map)
+            && let Some(r) = self.shapes.record_drained(&mut items)
+        {
+            return Value::map(MapImpl::Record(r));
         }
         collection(kind, items)
     }
@@ -93,16 +131,16 @@ impl Importer {
             S::Str(s) => Value::Str(self.text(s)),
             S::Keyword(k) => Value::Keyword(self.text(k)),
             S::Vector(xs) => {
-                let items = xs.iter().map(|x| self.value(x)).collect();
-                self.collection(Kind::Vector, items)
+                let mut items: Vec<Value> = xs.iter().map(|x| self.value(x)).collect();
+                self.collection(Kind::Vector, items.drain(..))
             }
             S::List(xs) => {
-                let items = xs.iter().map(|x| self.value(x)).collect();
-                self.collection(Kind::List, items)
+                let mut items: Vec<Value> = xs.iter().map(|x| self.value(x)).collect();
+                self.collection(Kind::List, items.drain(..))
             }
             S::Set(xs) => {
-                let items = xs.iter().map(|x| self.value(x)).collect();
-                self.collection(Kind::Set, items)
+                let mut items: Vec<Value> = xs.iter().map(|x| self.value(x)).collect();
+                self.collection(Kind::Set, items.drain(..))
             }
             S::Map(m) => {
                 let mut items = Vec::with_capacity(m.len() * 2);
@@ -110,7 +148,7 @@ impl Importer {
                     items.push(self.value(k));
                     items.push(self.value(x));
                 }
-                self.collection(Kind::Map, items)
+                self.collection(Kind::Map, items.drain(..))
             }
         }
     }
@@ -120,16 +158,16 @@ impl Importer {
             S::Str(s) => Value::Str(self.text_owned(s)),
             S::Keyword(k) => Value::Keyword(self.text_owned(k)),
             S::Vector(xs) => {
-                let items = xs.into_iter().map(|x| self.owned(x)).collect();
-                self.collection(Kind::Vector, items)
+                let mut items: Vec<Value> = xs.into_iter().map(|x| self.owned(x)).collect();
+                self.collection(Kind::Vector, items.drain(..))
             }
             S::List(xs) => {
-                let items = xs.into_iter().map(|x| self.owned(x)).collect();
-                self.collection(Kind::List, items)
+                let mut items: Vec<Value> = xs.into_iter().map(|x| self.owned(x)).collect();
+                self.collection(Kind::List, items.drain(..))
             }
             S::Set(xs) => {
-                let items = xs.into_iter().map(|x| self.owned(x)).collect();
-                self.collection(Kind::Set, items)
+                let mut items: Vec<Value> = xs.into_iter().map(|x| self.owned(x)).collect();
+                self.collection(Kind::Set, items.drain(..))
             }
             S::Map(m) => {
                 let mut items = Vec::with_capacity(m.len() * 2);
@@ -137,24 +175,24 @@ impl Importer {
                     items.push(self.owned(k));
                     items.push(self.owned(x));
                 }
-                self.collection(Kind::Map, items)
+                self.collection(Kind::Map, items.drain(..))
             }
             scalar => self.value(&scalar),
         }
     }
 }
 
-/// Builds a collection of `kind`; map items alternate key and value. Keys are inserted with a
+/// Builds a collection of `kind` from its items, taken from a tree's `Vec` or from the token
+/// walk's stack without another buffer; map items alternate key and value. Keys are inserted with a
 /// duplicate check, the later entry winning (as decoding plain data does).
-fn collection(kind: Kind, items: Vec<Value>) -> Value {
+fn collection(kind: Kind, mut items: Items<'_, Value>) -> Value {
     match kind {
         Kind::Vector => Value::vector(items),
         Kind::List => Value::list(items),
         Kind::Set => Value::set(items),
         Kind::Map => {
             let mut out = MapImpl::with_capacity(items.len() / 2);
-            let mut it = items.into_iter();
-            while let (Some(k), Some(x)) = (it.next(), it.next()) {
+            while let (Some(k), Some(x)) = (items.next(), items.next()) {
                 out.insert(k, x);
             }
             Value::map(out)
@@ -219,13 +257,23 @@ impl TokenSink for Importer {
             Token::Bool(b) => Value::Bool(b),
             Token::Int(i) => Value::Int(i),
             Token::Float(f) => Value::Float(f),
-            Token::Str(s) => Value::Str(self.text_cow(s)),
-            Token::Keyword(s) => Value::Keyword(self.text_cow(s)),
+            Token::Str(s) => self.text_value(s, false),
+            Token::Keyword(s) => self.text_value(s, true),
             _ => Value::Nil,
         }
     }
 
-    fn collection(&mut self, kind: Kind, items: Vec<Value>) -> Value {
+    fn known_text(&mut self, bytes: &[u8], keyword: bool) -> Option<Value> {
+        let v = self.known.get(known_slot(bytes))?;
+        let hit = match v {
+            Value::Str(t) => !keyword && t.as_bytes() == bytes,
+            Value::Keyword(t) => keyword && t.as_bytes() == bytes,
+            _ => false,
+        };
+        hit.then(|| v.clone())
+    }
+
+    fn collection(&mut self, kind: Kind, items: Items<'_, Value>) -> Value {
         Importer::collection(self, kind, items)
     }
 }
@@ -418,6 +466,45 @@ mod tests {
                 other => panic!("{other:?}"),
             }
         }
+    }
+
+    /// Texts found again by their bytes (`Importer::known`) are the values the full path
+    /// makes: a string is never taken for a keyword of the same text or the reverse, and texts
+    /// that share a slot replace each other without being confused.
+    #[test]
+    fn texts_found_again_by_their_bytes_are_the_same_values() {
+        let mut items = Vec::new();
+        for i in 0..3_000u32 {
+            let text = format!("t{}", i % 700);
+            items.push(if i % 3 == 0 {
+                S::keyword(text.clone())
+            } else {
+                S::string(text.clone())
+            });
+            items.push(S::string(text.repeat(1 + (i % 5) as usize)));
+        }
+        items.push(S::string(""));
+        items.push(S::keyword(""));
+        items.push(S::string(""));
+        let v = S::Vector(items);
+        let direct = via_tokens(&v).unwrap();
+        assert_eq!(direct, from_shared(&v));
+        assert_eq!(to_shared(&direct).unwrap(), v);
+    }
+
+    /// The bytes of a string already seen are only taken as that string when they are equal:
+    /// bytes that are not UTF-8, of the same length and slot, are refused as before.
+    #[test]
+    fn bytes_that_are_not_utf8_are_refused_after_a_string_was_seen() {
+        let v = S::Vector(vec![S::string("ab"), S::string("ab")]);
+        let mut frame = encode_frame(&Plain((&v).into()), DEFAULT_MAX_FRAME).unwrap();
+        let at = frame.windows(2).rposition(|w| w == b"ab").unwrap();
+        frame[at] = 0xff;
+        frame[at + 1] = 0xfe;
+        let err = decode_body::<Direct>(&frame[HEADER_LEN..], DEFAULT_MAX_FRAME)
+            .map(|_| ())
+            .unwrap_err();
+        assert!(err.to_string().contains("not UTF-8"), "{err}");
     }
 
     #[test]

@@ -300,6 +300,7 @@ pub mod raw {
             self.bytes.is_empty()
         }
 
+        #[inline]
         fn take(&mut self, n: usize) -> Result<&'a [u8], &'static str> {
             if n > self.bytes.len() {
                 return Err("the encoding ends inside a value");
@@ -309,16 +310,19 @@ pub mod raw {
             Ok(head)
         }
 
+        #[inline]
         fn le<const N: usize>(&mut self) -> Result<[u8; N], &'static str> {
             let mut out = [0u8; N];
             out.copy_from_slice(self.take(N)?);
             Ok(out)
         }
 
+        #[inline]
         pub fn u8(&mut self) -> Result<u8, &'static str> {
             Ok(self.le::<1>()?[0])
         }
 
+        #[inline]
         pub fn varint(&mut self) -> Result<u64, &'static str> {
             match self.u8()? {
                 small @ 0..=250 => Ok(u64::from(small)),
@@ -330,10 +334,12 @@ pub mod raw {
         }
 
         /// A `u32` (an enum tag, a collection count).
+        #[inline]
         pub fn u32(&mut self) -> Result<u32, &'static str> {
             u32::try_from(self.varint()?).map_err(|_| "a u32 out of range")
         }
 
+        #[inline]
         pub fn bool(&mut self) -> Result<bool, &'static str> {
             match self.u8()? {
                 0 => Ok(false),
@@ -342,19 +348,34 @@ pub mod raw {
             }
         }
 
+        #[inline]
         pub fn i64(&mut self) -> Result<i64, &'static str> {
             let z = self.varint()?;
             Ok((z >> 1).cast_signed() ^ -(z & 1).cast_signed())
         }
 
+        #[inline]
         pub fn f64(&mut self) -> Result<f64, &'static str> {
             Ok(f64::from_le_bytes(self.le()?))
         }
 
+        #[inline]
         pub fn str(&mut self) -> Result<&'a str, &'static str> {
-            let len = usize::try_from(self.varint()?).map_err(|_| "a length out of range")?;
-            std::str::from_utf8(self.take(len)?).map_err(|_| "a string that is not UTF-8")
+            utf8(self.bytes()?)
         }
+
+        /// A string's bytes, not yet checked as UTF-8 (see [`utf8`]).
+        #[inline]
+        pub fn bytes(&mut self) -> Result<&'a [u8], &'static str> {
+            let len = usize::try_from(self.varint()?).map_err(|_| "a length out of range")?;
+            self.take(len)
+        }
+    }
+
+    /// The check [`Reader::str`] makes of a string's bytes.
+    #[inline]
+    pub fn utf8(bytes: &[u8]) -> Result<&str, &'static str> {
+        std::str::from_utf8(bytes).map_err(|_| "a string that is not UTF-8")
     }
 }
 

@@ -345,24 +345,42 @@ impl Shapes {
     /// A record from `items` (keys and values alternating, as the token walk collects them), or
     /// the items back when they make no record (too many, duplicate or non-scalar keys, or the
     /// table is full).
-    pub fn record(&mut self, items: Vec<Value>) -> Result<Record, Vec<Value>> {
-        let n = items.len() / 2;
-        if n == 0 || n > RECORD_MAX || !items.len().is_multiple_of(2) {
-            return Err(items);
+    pub fn record(&mut self, mut items: Vec<Value>) -> Result<Record, Vec<Value>> {
+        let mut drain = items.drain(..);
+        match self.record_drained(&mut drain) {
+            Some(r) => Ok(r),
+            None => {
+                drop(drain);
+                Err(items)
+            }
         }
-        let Some(shape) = self.shape_of(&items) else {
-            return Err(items);
-        };
-        let vals: RecordVals = items.into_iter().skip(1).step_by(2).collect();
-        Ok(Record { shape, vals })
+    }
+
+    /// Like [`Shapes::record`], for items still on the token walk's stack: when they make a
+    /// record they are taken from `items`, else `items` is left as it was.
+    pub fn record_drained(&mut self, items: &mut std::vec::Drain<'_, Value>) -> Option<Record> {
+        let all = items.as_slice();
+        let n = all.len() / 2;
+        if n == 0 || n > RECORD_MAX || !all.len().is_multiple_of(2) {
+            return None;
+        }
+        let shape = self.shape_of(all)?;
+        let mut vals = RecordVals::new();
+        while let (Some(_key), Some(v)) = (items.next(), items.next()) {
+            vals.push(v);
+        }
+        Some(Record { shape, vals })
     }
 
     fn shape_of(&mut self, items: &[Value]) -> Option<Rc<Shape>> {
         let keys = || items.iter().step_by(2);
         if let Some(i) = self.recent.iter().position(|s| s.matches(keys())) {
-            let shape = self.recent.remove(i);
-            self.recent.insert(0, shape.clone());
-            return Some(shape);
+            // Most recent first; rows of one shape find theirs at 0 and move nothing.
+            if i > 0 {
+                let shape = self.recent.remove(i);
+                self.recent.insert(0, shape);
+            }
+            return self.recent.first().cloned();
         }
         let owned: Vec<Value> = keys().cloned().collect();
         let shape = match self.table.get(owned.as_slice()) {

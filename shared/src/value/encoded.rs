@@ -12,7 +12,7 @@
 //! (an encoding is built by [`TokenWriter`], or checked by decoding when it comes from a peer);
 //! equal values written the same way have equal bytes.
 
-use super::wire::{Assembler, Kind, Token, TokenSink};
+use super::wire::{Assembler, Items, Kind, Token, TokenSink};
 use super::{Value, print::pr_str};
 use crate::codec::{CodecError, raw};
 use serde::de::{SeqAccess, Visitor};
@@ -208,7 +208,21 @@ fn read_tokens<S: TokenSink>(bytes: &[u8], sink: S) -> Result<S::Out, &'static s
     let mut assembler = Assembler::new(sink);
     // The count is a claim: every token read consumes a byte, so the loop ends with the bytes.
     for _ in 0..claimed {
-        assembler.push(read_token(&mut r)?)?;
+        match r.u32()? {
+            tag @ (STR | KEYWORD) => {
+                let bytes = r.bytes()?;
+                let keyword = tag == KEYWORD;
+                if !assembler.push_known_text(bytes, keyword)? {
+                    let s = Cow::Borrowed(raw::utf8(bytes)?);
+                    assembler.push(if keyword {
+                        Token::Keyword(s)
+                    } else {
+                        Token::Str(s)
+                    })?;
+                }
+            }
+            tag => assembler.push(read_token_body(tag, &mut r)?)?,
+        }
     }
     if !r.is_empty() {
         return Err("trailing bytes after the value");
@@ -216,15 +230,20 @@ fn read_tokens<S: TokenSink>(bytes: &[u8], sink: S) -> Result<S::Out, &'static s
     assembler.finish()
 }
 
-/// One token, as `wire::Token`'s derived serde reads it from bincode.
-fn read_token<'a>(r: &mut raw::Reader<'a>) -> Result<Token<'a>, &'static str> {
-    Ok(match r.u32()? {
+/// The tags of `wire::Token`'s string and keyword variants, as bincode writes them.
+const STR: u32 = 4;
+const KEYWORD: u32 = 5;
+
+/// One token after its tag, as `wire::Token`'s derived serde reads it from bincode.
+#[inline]
+fn read_token_body<'a>(tag: u32, r: &mut raw::Reader<'a>) -> Result<Token<'a>, &'static str> {
+    Ok(match tag {
         0 => Token::Nil,
         1 => Token::Bool(r.bool()?),
         2 => Token::Int(r.i64()?),
         3 => Token::Float(r.f64()?),
-        4 => Token::Str(Cow::Borrowed(r.str()?)),
-        5 => Token::Keyword(Cow::Borrowed(r.str()?)),
+        STR => Token::Str(Cow::Borrowed(r.str()?)),
+        KEYWORD => Token::Keyword(Cow::Borrowed(r.str()?)),
         6 => Token::Vector(r.u32()?),
         7 => Token::List(r.u32()?),
         8 => Token::Map(r.u32()?),
@@ -239,7 +258,7 @@ struct Check;
 impl TokenSink for Check {
     type Out = ();
     fn scalar(&mut self, _tok: Token<'_>) {}
-    fn collection(&mut self, _kind: Kind, _items: Vec<()>) {}
+    fn collection(&mut self, _kind: Kind, _items: Items<'_, ()>) {}
 }
 
 /// Plain [`Value`]s (the same as `Value`'s own `Deserialize`, without its decode budget: an
@@ -251,7 +270,7 @@ impl TokenSink for Plain {
     fn scalar(&mut self, tok: Token<'_>) -> Value {
         super::wire::plain_scalar(tok)
     }
-    fn collection(&mut self, kind: Kind, items: Vec<Value>) -> Value {
+    fn collection(&mut self, kind: Kind, items: Items<'_, Value>) -> Value {
         super::wire::plain_collection(kind, items)
     }
 }

@@ -194,9 +194,20 @@ pub trait TokenSink {
     }
     /// A token that is not a collection header, as a value.
     fn scalar(&mut self, tok: Token<'_>) -> Self::Out;
-    /// A finished collection (a map's items alternate key, value).
-    fn collection(&mut self, kind: Kind, items: Vec<Self::Out>) -> Self::Out;
+    /// A string (or keyword) token's bytes, before the walk checks them as UTF-8: a sink that
+    /// made a value of these very bytes before (so they were checked then) may answer with it
+    /// again, and the token is neither checked nor [`admit`](TokenSink::admit)ted. A sink that
+    /// charges in `admit` keeps the default: `None`, the token goes through `admit` and `scalar`.
+    fn known_text(&mut self, _bytes: &[u8], _keyword: bool) -> Option<Self::Out> {
+        None
+    }
+    /// A finished collection, its items drained from the walk's one item stack (a map's items
+    /// alternate key, value): no buffer of its own per collection.
+    fn collection(&mut self, kind: Kind, items: Items<'_, Self::Out>) -> Self::Out;
 }
+
+/// The items of a finished collection, in order, as [`TokenSink::collection`] receives them.
+pub type Items<'a, T> = std::vec::Drain<'a, T>;
 
 /// Plain values, each token charged against the thread's decode budget.
 struct Plain;
@@ -215,7 +226,7 @@ impl TokenSink for Plain {
         plain_scalar(tok)
     }
 
-    fn collection(&mut self, kind: Kind, items: Vec<Value>) -> Value {
+    fn collection(&mut self, kind: Kind, items: Items<'_, Value>) -> Value {
         plain_collection(kind, items)
     }
 }
@@ -234,15 +245,14 @@ pub(crate) fn plain_scalar(tok: Token<'_>) -> Value {
 
 /// A finished collection as a plain value (a map's items alternate key, value; a repeated key
 /// keeps its first position and its last value).
-pub(crate) fn plain_collection(kind: Kind, items: Vec<Value>) -> Value {
+pub(crate) fn plain_collection(kind: Kind, mut items: Items<'_, Value>) -> Value {
     match kind {
-        Kind::Vector => Value::Vector(items),
-        Kind::List => Value::List(items),
-        Kind::Set => Value::Set(Box::new(items.into_iter().collect::<Set>())),
+        Kind::Vector => Value::Vector(items.collect()),
+        Kind::List => Value::List(items.collect()),
+        Kind::Set => Value::Set(Box::new(items.collect::<Set>())),
         Kind::Map => {
             let mut m = Map::with_capacity(items.len() / 2);
-            let mut it = items.into_iter();
-            while let (Some(k), Some(v)) = (it.next(), it.next()) {
+            while let (Some(k), Some(v)) = (items.next(), items.next()) {
                 m.insert(k, v);
             }
             Value::Map(Box::new(m))
@@ -262,18 +272,21 @@ pub fn assemble_seq<'de, A: SeqAccess<'de>, S: TokenSink>(
     b.finish().map_err(A::Error::custom)
 }
 
-/// A collection being rebuilt: its kind, the items still expected, and those read so far.
-struct Open<T> {
+/// A collection being rebuilt: its kind, the items still expected, and where its items start
+/// on the item stack.
+struct Open {
     kind: Kind,
     remaining: usize,
-    items: Vec<T>,
+    start: usize,
 }
 
-/// The open collections (an explicit stack: assembling never recurses) and, once the last one
-/// closes, the finished value.
+/// The open collections (an explicit stack: assembling never recurses), the items read so far
+/// for all of them (one stack: the innermost collection's items are its top), and, once the
+/// last one closes, the finished value.
 pub struct Assembler<S: TokenSink> {
     sink: S,
-    stack: Vec<Open<S::Out>>,
+    stack: Vec<Open>,
+    items: Vec<S::Out>,
     done: Option<S::Out>,
 }
 
@@ -291,6 +304,7 @@ impl<S: TokenSink> Assembler<S> {
         Assembler {
             sink,
             stack: Vec::new(),
+            items: Vec::new(),
             done: None,
         }
     }
@@ -317,17 +331,31 @@ impl<S: TokenSink> Assembler<S> {
         if self.stack.len() >= MAX_DEPTH {
             return Err("value nested too deeply");
         }
+        let start = self.items.len();
         if remaining == 0 {
-            let empty = self.sink.collection(kind, Vec::new());
+            let empty = self.sink.collection(kind, self.items.drain(start..));
             return self.push_value(empty);
         }
-        // The header is a claim: capacity grows with the items actually read.
+        // The header is a claim: the item stack grows with the items actually read.
         self.stack.push(Open {
             kind,
             remaining,
-            items: Vec::with_capacity(remaining.min(16)),
+            start,
         });
         Ok(())
+    }
+
+    /// A string (`keyword` false) or keyword token given by its unchecked bytes, when the sink
+    /// knows them ([`TokenSink::known_text`]): `Ok(false)` if it does not, and the caller checks
+    /// the bytes and [`push`](Assembler::push)es the token.
+    pub fn push_known_text(&mut self, bytes: &[u8], keyword: bool) -> Result<bool, &'static str> {
+        if self.done.is_some() {
+            return Err("trailing value tokens");
+        }
+        match self.sink.known_text(bytes, keyword) {
+            Some(v) => self.push_value(v).map(|()| true),
+            None => Ok(false),
+        }
     }
 
     /// Adds a finished value to the innermost open collection, closing those it completes.
@@ -337,7 +365,7 @@ impl<S: TokenSink> Assembler<S> {
                 self.done = Some(done);
                 return Ok(());
             };
-            top.items.push(done);
+            self.items.push(done);
             top.remaining -= 1;
             if top.remaining > 0 {
                 return Ok(());
@@ -345,7 +373,9 @@ impl<S: TokenSink> Assembler<S> {
             let Some(open) = self.stack.pop() else {
                 return Ok(());
             };
-            done = self.sink.collection(open.kind, open.items);
+            done = self
+                .sink
+                .collection(open.kind, self.items.drain(open.start..));
         }
     }
 
