@@ -26,6 +26,14 @@ pub trait ToolHost {
     fn imported(&mut self) -> Result<(), ptc_shared::Fail> {
         Ok(())
     }
+
+    /// Called once per run when the program has ended, before its Step is made, with the
+    /// granted context (the program's result may still share parts of it). A host that lives on
+    /// drops it (the default); the runner process, which exits once its Step is sent, hands it
+    /// to the kernel with the rest of its memory instead of freeing it value by value first.
+    fn done_with(&mut self, context: crate::value::Value) {
+        drop(context);
+    }
 }
 
 /// A tool the program may call: name, optional signature and description, and its handler.

@@ -258,6 +258,7 @@ fn evaluate(
         },
         Err(e) => Err(e),
     };
+    interp.host.done_with(std::mem::take(&mut interp.context));
     let mut step = Step::default();
     step.usage.eval_steps = interp.steps;
     step.prints = interp.take_prints();
