@@ -568,7 +568,7 @@ impl FreeLists {
     /// `alloc::class_bytes(class)` bytes, is no longer used, and is not on a list.
     unsafe fn push(&self, class: usize, block: *mut u8) -> bool {
         let n = self.counts[class].load(Relaxed);
-        if n >= alloc::CACHED_PER_CLASS {
+        if n >= alloc::CACHE_LIMITS[class] {
             return false;
         }
         // SAFETY: `block` is ours now, at least 24 bytes and 16-aligned (malloc's alignment).
@@ -621,18 +621,20 @@ impl CountingAlloc {
     /// # Safety
     /// As `GlobalAlloc::alloc`; `zeroed` asks for zeroed memory.
     unsafe fn obtain(&self, layout: Layout, zeroed: bool) -> *mut u8 {
-        let (class, real) = block_layout(layout);
-        if let Some(c) = class.filter(|_| alloc::caching()) {
+        // The class alone finds a cached block; the real layout is built only for `System`.
+        if let Some(c) = alloc::class_of(layout.size(), layout.align()).filter(|_| alloc::caching())
+        {
             // SAFETY: armed, so single threaded; `c` is a valid class.
             let p = unsafe { FREE_LISTS.pop(c) };
             if !p.is_null() {
                 if zeroed {
-                    // SAFETY: `p` holds `real.size()` bytes, ours.
-                    unsafe { p.write_bytes(0, real.size()) };
+                    // SAFETY: `p` holds the class's `class_bytes(c)` bytes, ours.
+                    unsafe { p.write_bytes(0, alloc::class_bytes(c)) };
                 }
                 return p;
             }
         }
+        let (_, real) = block_layout(layout);
         // SAFETY: `real` is `layout`, or a larger size with the same alignment.
         let p = unsafe {
             if zeroed {
@@ -652,13 +654,14 @@ impl CountingAlloc {
     /// # Safety
     /// `ptr` came from [`CountingAlloc::obtain`] with `layout` and is no longer used.
     unsafe fn give_back(&self, ptr: *mut u8, layout: Layout) {
-        let (class, real) = block_layout(layout);
-        if let Some(c) = class.filter(|_| alloc::caching()) {
-            // SAFETY: armed, so single threaded; `ptr` was allocated with `real` (class `c`).
+        if let Some(c) = alloc::class_of(layout.size(), layout.align()).filter(|_| alloc::caching())
+        {
+            // SAFETY: armed, so single threaded; `ptr` was allocated with class `c`'s bytes.
             if unsafe { FREE_LISTS.push(c, ptr) } {
                 return;
             }
         }
+        let (_, real) = block_layout(layout);
         // SAFETY: `ptr` came from `System` with `real`.
         unsafe { System.dealloc(ptr, real) };
     }
@@ -827,7 +830,7 @@ mod tests {
         let lists = FreeLists::new();
         let mut model: Vec<Vec<usize>> = vec![Vec::new(); alloc::CLASSES];
         let mut live: Vec<(*mut u8, usize, u8)> = Vec::new();
-        let (mut reused, mut refused) = (0, 0);
+        let (mut reused, mut refused) = (0, [0; alloc::CLASSES]);
         let mut seed = 0x9E37_79B9_7F4A_7C15u64;
         let mut next = move || {
             seed ^= seed << 13;
@@ -835,9 +838,10 @@ mod tests {
             seed ^= seed << 17;
             seed
         };
-        for round in 0..80_000u32 {
-            // Phases that mostly allocate, then mostly free, so lists fill up and run dry.
-            let grow = (round / 20_000) % 2 == 0;
+        for round in 0..320_000u32 {
+            // Phases that mostly allocate, then mostly free, so lists fill up (past the smallest
+            // class's limit too) and run dry.
+            let grow = (round / 80_000) % 2 == 0;
             let r = next();
             if live.is_empty() || (r % 8 < 5) == grow {
                 let class = usize::try_from(r >> 8).unwrap_or(0) % 2 * (alloc::CLASSES - 1);
@@ -859,21 +863,22 @@ mod tests {
                     bytes.iter().all(|&b| b == tag),
                     "a live block was overwritten"
                 );
-                let room = model[class].len() < alloc::CACHED_PER_CLASS as usize;
+                let room = model[class].len() < alloc::CACHE_LIMITS[class] as usize;
                 // SAFETY: single threaded; `p` is a freed `System` block of `class`.
                 assert_eq!(unsafe { lists.push(class, p) }, room);
                 if room {
                     model[class].push(p as usize);
                 } else {
-                    refused += 1;
+                    refused[class] += 1;
                     // SAFETY: `p` came from `System` with this layout.
                     unsafe { System.dealloc(p, class_layout(class)) };
                 }
             }
         }
+        let (first, last) = (refused[0], refused[alloc::CLASSES - 1]);
         assert!(
-            reused > 0 && refused > 0,
-            "reused {reused}, refused {refused}"
+            reused > 0 && first > 0 && last > 0,
+            "reused {reused}, refused {first} and {last}"
         );
         for (class, stack) in model.iter_mut().enumerate() {
             loop {
