@@ -45,7 +45,10 @@ pub const CACHE_LIMITS: [u32; CLASSES] = {
     let mut limits = [0; CLASSES];
     let mut c = 0;
     while c < CLASSES {
-        limits[c] = (CACHE_BYTES_PER_CLASS / chunk_bytes(c)) as u32;
+        // At most 8,192 (the smallest class): no truncation.
+        #[allow(clippy::cast_possible_truncation)]
+        let limit = (CACHE_BYTES_PER_CLASS / chunk_bytes(c)) as u32;
+        limits[c] = limit;
         c += 1;
     }
     limits

@@ -615,25 +615,31 @@ fn block_layout(layout: Layout) -> (Option<usize>, Layout) {
     }
 }
 
+/// Charges `layout` and, once armed, takes a block of its class from the free list: the whole
+/// of a small allocation in the usual case. `None`: the (charged) block must come from `System`.
+///
+/// # Safety
+/// Called only from `GlobalAlloc::alloc`/`alloc_zeroed` with their caller's `layout`.
+#[inline(always)]
+unsafe fn take_cached(layout: Layout) -> Option<*mut u8> {
+    charge(layout.size());
+    if !alloc::caching() {
+        return None;
+    }
+    let c = alloc::class_of(layout.size(), layout.align())?;
+    // SAFETY: armed, so single threaded; `c` is a valid class.
+    let p = unsafe { FREE_LISTS.pop(c) };
+    (!p.is_null()).then_some(p)
+}
+
 impl CountingAlloc {
-    /// A block for `layout`, not yet charged: from its class's free list, else from `System`.
+    /// A block for `layout`, already charged, from `System`: the allocation its class's free
+    /// list could not serve. Kept out of line, so the free-list path stays short.
     ///
     /// # Safety
     /// As `GlobalAlloc::alloc`; `zeroed` asks for zeroed memory.
-    unsafe fn obtain(&self, layout: Layout, zeroed: bool) -> *mut u8 {
-        // The class alone finds a cached block; the real layout is built only for `System`.
-        if let Some(c) = alloc::class_of(layout.size(), layout.align()).filter(|_| alloc::caching())
-        {
-            // SAFETY: armed, so single threaded; `c` is a valid class.
-            let p = unsafe { FREE_LISTS.pop(c) };
-            if !p.is_null() {
-                if zeroed {
-                    // SAFETY: `p` holds the class's `class_bytes(c)` bytes, ours.
-                    unsafe { p.write_bytes(0, alloc::class_bytes(c)) };
-                }
-                return p;
-            }
-        }
+    #[inline(never)]
+    unsafe fn fresh_block(&self, layout: Layout, zeroed: bool) -> *mut u8 {
         let (_, real) = block_layout(layout);
         // SAFETY: `real` is `layout`, or a larger size with the same alignment.
         let p = unsafe {
@@ -648,23 +654,6 @@ impl CountingAlloc {
         }
         p
     }
-
-    /// Returns a block of `layout` (already released from the count) to its free list or `System`.
-    ///
-    /// # Safety
-    /// `ptr` came from [`CountingAlloc::obtain`] with `layout` and is no longer used.
-    unsafe fn give_back(&self, ptr: *mut u8, layout: Layout) {
-        if let Some(c) = alloc::class_of(layout.size(), layout.align()).filter(|_| alloc::caching())
-        {
-            // SAFETY: armed, so single threaded; `ptr` was allocated with class `c`'s bytes.
-            if unsafe { FREE_LISTS.push(c, ptr) } {
-                return;
-            }
-        }
-        let (_, real) = block_layout(layout);
-        // SAFETY: `ptr` came from `System` with `real`.
-        unsafe { System.dealloc(ptr, real) };
-    }
 }
 
 // SAFETY: every block comes from `System` (directly or through a free list that only holds
@@ -673,21 +662,40 @@ impl CountingAlloc {
 // never allocates. Instead of returning null the process exits, which `GlobalAlloc` permits.
 unsafe impl GlobalAlloc for CountingAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        charge(layout.size());
-        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract for `layout`.
-        unsafe { self.obtain(layout, false) }
+        // SAFETY: as `take_cached`'s; the caller upholds `GlobalAlloc::alloc`'s contract.
+        unsafe {
+            match take_cached(layout) {
+                Some(p) => p,
+                None => self.fresh_block(layout, false),
+            }
+        }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        charge(layout.size());
-        // SAFETY: the caller upholds `GlobalAlloc::alloc_zeroed`'s contract for `layout`.
-        unsafe { self.obtain(layout, true) }
+        // SAFETY: as `take_cached`'s; the caller upholds `GlobalAlloc::alloc_zeroed`'s contract.
+        unsafe {
+            match take_cached(layout) {
+                Some(p) => {
+                    p.write_bytes(0, layout.size());
+                    p
+                }
+                None => self.fresh_block(layout, true),
+            }
+        }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         alloc::release(layout.size());
-        // SAFETY: `ptr` came from this allocator with `layout`.
-        unsafe { self.give_back(ptr, layout) };
+        if alloc::caching()
+            && let Some(c) = alloc::class_of(layout.size(), layout.align())
+            // SAFETY: armed, so single threaded; `ptr` came from this allocator with `layout`,
+            // so it holds class `c`'s bytes (from a list, or from `System` at that size).
+            && unsafe { FREE_LISTS.push(c, ptr) }
+        {
+            return;
+        }
+        // SAFETY: `ptr` came from `System` with `layout`'s real layout.
+        unsafe { System.dealloc(ptr, block_layout(layout).1) };
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
