@@ -273,9 +273,9 @@ fn plain(c: char) -> bool {
 /// [`plain`] of each ASCII byte, for the one-byte patterns.
 const PLAIN_BYTE: [bool; 128] = {
     let mut table = [false; 128];
-    let mut b = 0;
+    let mut b: u8 = 0;
     while b < 128 {
-        table[b] = (b as u8).is_ascii_alphanumeric();
+        table[b as usize] = b.is_ascii_alphanumeric();
         b += 1;
     }
     let punct = b" ,;:/@_=!%'\"<>";
