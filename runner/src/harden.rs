@@ -707,18 +707,41 @@ unsafe impl GlobalAlloc for CountingAlloc {
         let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
         let ((class, real), (new_class, new_real)) =
             (block_layout(layout), block_layout(new_layout));
-        let p = if class.is_some() && class == new_class {
+        let p = match (class, new_class) {
             // The block already holds the class's bytes.
-            ptr
-        } else {
-            // SAFETY: `ptr` came from `System` with `real`, and `new_real` is `new_layout` or its
-            // class's larger size (so a small block again holds its whole class); the caller
-            // upholds `realloc`'s contract.
-            let p = unsafe { System.realloc(ptr, real, new_real.size()) };
-            if p.is_null() {
-                memory_exceeded(alloc::live());
+            (Some(c), Some(n)) if c == n => ptr,
+            // A small block moving to another class (a vector outgrowing its class): the new
+            // block from that class's free list, the old one onto its own, as alloc and
+            // dealloc would, where glibc's realloc would copy through its own bins.
+            (Some(c), Some(n)) if alloc::caching() => {
+                // SAFETY: armed, so single threaded; `n` is a valid class.
+                let q = unsafe { FREE_LISTS.pop(n) };
+                let q = if q.is_null() {
+                    // SAFETY: `new_real` is class `n`'s layout, as every block of its list has.
+                    unsafe { self.fresh_block(new_real, false) }
+                } else {
+                    q
+                };
+                // SAFETY: both blocks are ours and distinct; the old holds `old` bytes and the
+                // new at least `new_size`. Then `ptr` (class `c`, no longer used) goes back.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(ptr, q, old.min(new_size));
+                    if !FREE_LISTS.push(c, ptr) {
+                        System.dealloc(ptr, real);
+                    }
+                }
+                q
             }
-            p
+            _ => {
+                // SAFETY: `ptr` came from `System` with `real`, and `new_real` is `new_layout`
+                // or its class's larger size (so a small block again holds its whole class);
+                // the caller upholds `realloc`'s contract.
+                let p = unsafe { System.realloc(ptr, real, new_real.size()) };
+                if p.is_null() {
+                    memory_exceeded(alloc::live());
+                }
+                p
+            }
         };
         if new_size < old {
             alloc::release(old - new_size);
