@@ -4,7 +4,7 @@
 //!
 //! Usage: `eval_repeat PROGRAM N [CONTEXT.json]` (the context as the pipelines bench writes it).
 //!
-//! It allocates through the runner's own `#[global_allocator]` (the very `harden.rs` and
+//! It allocates through the runner's own `#[global_allocator]` (the very `heap.rs` and
 //! `alloc.rs` of `ptc-runner`, armed with an unlimited budget: counting and free lists on, as in
 //! a runner), so its counts include what the runner process pays per allocation; the
 //! criterion benches run on the system allocator.
@@ -17,6 +17,9 @@ mod alloc;
 #[path = "../src/harden.rs"]
 mod harden;
 #[allow(dead_code)]
+#[path = "../src/heap.rs"]
+mod heap;
+#[allow(dead_code)]
 #[path = "../src/ipc.rs"]
 mod ipc;
 #[allow(dead_code)]
@@ -27,7 +30,7 @@ mod setup_error;
 mod zygote;
 
 #[global_allocator]
-static GLOBAL: harden::CountingAlloc = harden::CountingAlloc;
+static GLOBAL: heap::CountingAlloc = heap::CountingAlloc;
 
 use ptc_runner::convert::import;
 use ptc_runner::session::{compile, run_compiled};

@@ -1,8 +1,8 @@
 //! Heap accounting behind the runner's `#[global_allocator]`.
 //!
-//! The `GlobalAlloc` impl itself lives in `harden.rs` (with `zygote.rs`, the only files allowed
-//! `unsafe`); this module holds the safe bookkeeping it calls: live bytes, the peak, the budget,
-//! and the pre-built `MemoryExceeded` frame.
+//! The `GlobalAlloc` impl itself lives in `heap.rs` (with `harden.rs` and `zygote.rs`, the only
+//! files allowed `unsafe`); this module holds the safe bookkeeping it calls: live bytes, the
+//! peak, the budget, and the pre-built `MemoryExceeded` frame.
 //!
 //! Invariants: nothing here allocates (atomics and a `OnceLock` read only), so it can run inside
 //! the allocator. The runner is single-threaded, so relaxed ordering is enough. Until [`arm`] is
@@ -17,7 +17,7 @@
 //! Small blocks (issue 15): requests of at most [`SMALL_MAX`] bytes (alignment at most 16) are
 //! rounded up to one of [`CLASSES`] size classes, `16k + 8` bytes: exactly what a glibc chunk of
 //! `16k + 16` holds, so the rounding costs no memory. Once [`arm`]ed (the runner is single
-//! threaded from then on), a freed small block goes onto its class's free list in `harden.rs`
+//! threaded from then on), a freed small block goes onto its class's free list in `heap.rs`
 //! instead of back to glibc, at most [`CACHE_BYTES_PER_CLASS`] of glibc chunks per class
 //! ([`CACHE_LIMITS`]: 8,192 blocks of the smallest class, 963 of the largest, so the small
 //! blocks a program makes most are kept in proportion), and the next request of the class takes

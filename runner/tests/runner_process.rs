@@ -571,7 +571,7 @@ fn a_null_from_the_system_allocator_is_memory_exceeded_with_the_live_bytes() {
 }
 
 /// A small block that outgrows its size class moves to the next class through the free lists
-/// (`harden.rs` `realloc`), in a real, armed runner: vectors grown one element at a time through
+/// (`heap.rs` `realloc`), in a real, armed runner: vectors grown one element at a time through
 /// every small class and past the largest (4, 8, 16, 32 elements...), strings grown by `str/join`
 /// and `str/replace`, interleaved with values dropped in between, keep every element.
 #[test]
