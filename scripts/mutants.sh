@@ -27,6 +27,7 @@ FILES=(
   shared/src/seccomp.rs            # seccomp program encoding/decoding
   shared/src/protocol.rs           # the runner's rlimits for a policy's limits
   runner/src/harden.rs             # the runner's hardening, one step after another
+  runner/src/heap.rs               # the counting allocator and its free lists
   runner/src/zygote.rs             # the fork server
   runner/src/alloc.rs              # the heap budget
   runner/src/eval/mod.rs           # interpreter limit accounting (steps, depth, deadline)

@@ -6,7 +6,7 @@
 //! With `PTC_IMPORT_EACH=1` the context is handed over encoded, as a runner receives it, so
 //! every evaluation also imports it (what the `aggregate/100k` bench measures).
 //!
-//! It allocates through the runner's own `#[global_allocator]` (the very `harden.rs` and
+//! It allocates through the runner's own `#[global_allocator]` (the very `heap.rs` and
 //! `alloc.rs` of `ptc-runner`, armed with an unlimited budget: counting and free lists on, as in
 //! a runner), so its counts include what the runner process pays per allocation; the
 //! criterion benches run on the system allocator.
@@ -19,6 +19,9 @@ mod alloc;
 #[path = "../src/harden.rs"]
 mod harden;
 #[allow(dead_code)]
+#[path = "../src/heap.rs"]
+mod heap;
+#[allow(dead_code)]
 #[path = "../src/ipc.rs"]
 mod ipc;
 #[allow(dead_code)]
@@ -29,7 +32,7 @@ mod setup_error;
 mod zygote;
 
 #[global_allocator]
-static GLOBAL: harden::CountingAlloc = harden::CountingAlloc;
+static GLOBAL: heap::CountingAlloc = heap::CountingAlloc;
 
 use ptc_runner::convert::import;
 use ptc_runner::session::{compile, run_compiled};

@@ -1,8 +1,8 @@
 //! Heap accounting behind the runner's `#[global_allocator]`.
 //!
-//! The `GlobalAlloc` impl itself lives in `harden.rs` (with `zygote.rs`, the only files allowed
-//! `unsafe`); this module holds the safe bookkeeping it calls: live bytes, the peak, the budget,
-//! and the pre-built `MemoryExceeded` frame.
+//! The `GlobalAlloc` impl itself lives in `heap.rs` (with `harden.rs` and `zygote.rs`, the only
+//! files allowed `unsafe`); this module holds the safe bookkeeping it calls: live bytes, the
+//! peak, the budget, and the pre-built `MemoryExceeded` frame.
 //!
 //! Invariants: nothing here allocates (atomics and a `OnceLock` read only), so it can run inside
 //! the allocator. The runner is single-threaded, so relaxed ordering is enough. Until [`arm`] is
@@ -17,14 +17,17 @@
 //! Small blocks (issue 15): requests of at most [`SMALL_MAX`] bytes (alignment at most 16) are
 //! rounded up to one of [`CLASSES`] size classes, `16k + 8` bytes: exactly what a glibc chunk of
 //! `16k + 16` holds, so the rounding costs no memory. Once [`arm`]ed (the runner is single
-//! threaded from then on), a freed small block goes onto its class's free list in `harden.rs`
-//! instead of back to glibc, at most [`CACHED_PER_CLASS`] per class, and the next request of the
-//! class takes it back in a few instructions (glibc's own cache holds 7 per size, and most of a
-//! pipeline's frees missed it). The budget still counts **requested** bytes, live ones only: the
-//! peaks and the `memory_exceeded` point are exactly what they were. Blocks waiting on a free
-//! list are not counted; there are at most [`CACHE_BOUND_BYTES`] of them (2.4 MB), inside the
-//! slack RLIMIT_DATA leaves above the budget for allocator overhead (at least 32 MiB), so the
-//! lists cannot make the kernel refuse memory before the budget trips.
+//! threaded from then on), a freed small block goes onto its class's free list in `heap.rs`
+//! instead of back to glibc, at most [`CACHE_BYTES_PER_CLASS`] of glibc chunks per class
+//! ([`CACHE_LIMITS`]: 8,192 blocks of the smallest class, 963 of the largest, so the small
+//! blocks a program makes most are kept in proportion), and the next request of the class takes
+//! it back in a few instructions (glibc's own cache holds 7 per size, and most of a pipeline's
+//! frees missed it). The budget still counts **requested** bytes, live ones only: the peaks and
+//! the `memory_exceeded` point are exactly what they were. Blocks waiting on a free list are not
+//! counted; there are at most [`CACHE_BOUND_BYTES`] of them (4 MiB), inside the slack
+//! RLIMIT_DATA leaves above the budget for allocator overhead (at least 32 MiB, of which the
+//! lists may take an eighth), so the lists cannot make the kernel refuse memory before the
+//! budget trips.
 
 use ptc_shared::codec::{CodecError, U64_FRAME_MAX, U64Frame};
 use ptc_shared::protocol::RunnerToSupervisor;
@@ -35,18 +38,37 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 pub const SMALL_MAX: usize = CLASSES * 16 + 8;
 /// Size classes `16k + 8` bytes, `k = 1..=CLASSES`.
 pub const CLASSES: usize = 16;
-/// Freed blocks kept per class at most.
-pub const CACHED_PER_CLASS: u32 = 1024;
+/// The glibc chunk bytes each class's free list may hold at most.
+pub const CACHE_BYTES_PER_CLASS: u64 = 256 << 10;
+/// Freed blocks kept per class at most: [`CACHE_BYTES_PER_CLASS`] in chunks of the class.
+pub const CACHE_LIMITS: [u32; CLASSES] = {
+    let mut limits = [0; CLASSES];
+    let mut c = 0;
+    while c < CLASSES {
+        // At most 8,192 (the smallest class): no truncation.
+        #[allow(clippy::cast_possible_truncation)]
+        let limit = (CACHE_BYTES_PER_CLASS / chunk_bytes(c)) as u32;
+        limits[c] = limit;
+        c += 1;
+    }
+    limits
+};
 /// The most memory the free lists can hold, glibc's chunk headers included.
 pub const CACHE_BOUND_BYTES: u64 = {
-    let mut k = 1;
+    let mut c = 0;
     let mut sum = 0;
-    while k <= CLASSES {
-        sum += (16 * k + 16) as u64;
-        k += 1;
+    while c < CLASSES {
+        sum += chunk_bytes(c) * CACHE_LIMITS[c] as u64;
+        c += 1;
     }
-    sum * CACHED_PER_CLASS as u64
+    sum
 };
+
+/// What glibc takes for a block of `class`: its bytes and an 8-byte header, 16-aligned.
+const fn chunk_bytes(class: usize) -> u64 {
+    (16 * class + 32) as u64
+}
+
 // RLIMIT_DATA's slack above the budget is at least 32 MiB (`RunnerRlimits::for_limits`).
 const _: () = assert!(CACHE_BOUND_BYTES <= (32 << 20) / 8);
 
@@ -118,7 +140,10 @@ pub fn reserve(size: usize) -> Result<(), u64> {
         LIVE.fetch_sub(size, Relaxed);
         return Err(live);
     }
-    PEAK.fetch_max(live, Relaxed);
+    // Most requests stay under the peak: a plain load spares them the locked `fetch_max`.
+    if live > PEAK.load(Relaxed) {
+        PEAK.fetch_max(live, Relaxed);
+    }
     Ok(())
 }
 
@@ -184,6 +209,12 @@ mod tests {
             CACHE_BOUND_BYTES <= slack / 8,
             "{CACHE_BOUND_BYTES} vs {slack}"
         );
-        assert_eq!(CACHE_BOUND_BYTES, 2432 * 1024);
+        assert!(CACHE_BOUND_BYTES <= CLASSES as u64 * CACHE_BYTES_PER_CLASS);
+        assert_eq!(CACHE_LIMITS[0], 8192);
+        assert_eq!(CACHE_LIMITS[CLASSES - 1], 963);
+        for c in 0..CLASSES {
+            // The chunk of a class is its block's bytes and glibc's 8-byte header.
+            assert_eq!(chunk_bytes(c), class_bytes(c) as u64 + 8);
+        }
     }
 }

@@ -10,13 +10,14 @@
 
 mod alloc;
 mod harden;
+mod heap;
 mod ipc;
 mod setup_error;
 mod zygote;
 
 /// Every allocation is counted against the heap budget from `Setup`.
 #[global_allocator]
-static GLOBAL: harden::CountingAlloc = harden::CountingAlloc;
+static GLOBAL: heap::CountingAlloc = heap::CountingAlloc;
 
 fn main() {
     let zygote_mode = std::env::args_os()

@@ -1,6 +1,6 @@
 //! `ptc-runner-probe`: a TEST-ONLY twin of `ptc-runner` for the hostile-probe tests.
 //!
-//! It compiles the very same `harden.rs`, `ipc.rs` and `alloc.rs` and hardens exactly like the
+//! It compiles the very same `harden.rs`, `heap.rs`, `ipc.rs` and `alloc.rs` and hardens exactly like the
 //! runner (same Setup, same seccomp program), then, instead of reading `Execute`, attempts the
 //! one operation named by its first argument and reports in `Finished`:
 //! `return` = `"allowed"` if the operation succeeded (a sandbox hole), or a failed Step whose
@@ -11,6 +11,7 @@
 
 mod alloc;
 mod harden;
+mod heap;
 mod ipc;
 mod setup_error;
 mod zygote;
@@ -21,7 +22,7 @@ use ptc_shared::{Fail, FailReason, Step, Value};
 use std::io;
 
 #[global_allocator]
-static GLOBAL: harden::CountingAlloc = harden::CountingAlloc;
+static GLOBAL: heap::CountingAlloc = heap::CountingAlloc;
 
 fn main() {
     let mut args = std::env::args().skip(1);

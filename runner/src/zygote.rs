@@ -1,5 +1,5 @@
 //! The zygote: `ptc-runner --zygote`, a fork server for runners. Part of the runner's hardening
-//! code with `harden.rs` (the only two files of `ptc-runner` with `unsafe`).
+//! code with `harden.rs` (with `heap.rs`, the only three files of `ptc-runner` with `unsafe`).
 //!
 //! Started by the engine's spawner thread with `posix_spawn`, exactly like a runner (empty
 //! environment, fds 0–2 on /dev/null, its own session), but with a `SOCK_SEQPACKET` control socket

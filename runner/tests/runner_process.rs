@@ -569,3 +569,28 @@ fn a_null_from_the_system_allocator_is_memory_exceeded_with_the_live_bytes() {
     assert!((300_000..256 << 20).contains(&peak), "{peak}");
     assert_eq!(end(r.wait()), End::Code(exit_code::MEMORY));
 }
+
+/// A small block that outgrows its size class moves to the next class through the free lists
+/// (`heap.rs` `realloc`), in a real, armed runner: vectors grown one element at a time through
+/// every small class and past the largest (4, 8, 16, 32 elements...), strings grown by `str/join`
+/// and `str/replace`, interleaved with values dropped in between, keep every element.
+#[test]
+fn values_grown_through_every_small_size_class_keep_their_contents() {
+    let program = "(let [vs (map (fn [n] (reduce conj [] (range n))) (range 1 80)) \
+                   ss (map (fn [n] (str/replace (str/join (repeat n \"ab\")) \"b\" \"cd\")) (range 1 200))] \
+                   [(every? true? (map (fn [v n] (= v (vec (range n)))) vs (range 1 80))) \
+                    (reduce + (map (fn [v] (reduce + v)) vs)) \
+                    (every? true? (map (fn [s n] (= s (apply str (repeat n \"acd\")))) ss (range 1 200))) \
+                    (reduce + (map count ss))])";
+    let (step, code) = run_program(program, echo);
+    let step = step.expect("a Finished step");
+    // Sums of 0..n-1 for n = 1..79 (C(80, 3)); strings of 3n characters for n = 1..199.
+    let want = Value::Vector(vec![
+        Value::Bool(true),
+        Value::Int(82_160),
+        Value::Bool(true),
+        Value::Int(3 * 199 * 200 / 2),
+    ]);
+    assert_eq!(step.return_value, Some(want), "{:?}", step.fail);
+    assert_eq!(code, End::Code(0));
+}

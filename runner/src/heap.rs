@@ -1,0 +1,339 @@
+//! The runner's global allocator (issue 15: split out of `harden.rs`, whose hardening it
+//! serves): the system allocator, counted against the heap budget (`alloc.rs`, the safe
+//! bookkeeping), with free lists for small blocks in front of it. One of the three files of
+//! `ptc-runner` with `unsafe` (with `harden.rs` and `zygote.rs`), each block with its `SAFETY`.
+//!
+//! Invariants: nothing here allocates; the free lists are used only once `alloc::arm`ed, when
+//! the process is single threaded; a block goes back to `System` with the layout it came with
+//! (a small one at its class's size, whether it passed through a list or not); over budget, or
+//! when `System` returns null, the process writes the pre-built `MemoryExceeded` frame and exits.
+#![allow(unsafe_code)]
+
+use crate::alloc;
+use ptc_shared::codec::U64_FRAME_MAX;
+use ptc_shared::protocol::{RUNNER_IPC_FD, exit_code};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering::Relaxed};
+
+/// The runner's global allocator: the system allocator, counted against the heap budget, with
+/// free lists for small blocks in front of it (`alloc.rs` header: size classes, what is counted).
+/// Over budget, or when the system allocator returns null (RLIMIT_DATA), the process writes the
+/// pre-built `MemoryExceeded` frame and exits `exit_code::MEMORY`: it never returns null.
+#[derive(Debug)]
+pub struct CountingAlloc;
+
+/// Freed small blocks, one LIFO list per size class, linked through their first word. Every
+/// block on list `c` was allocated from `System` with `alloc::class_bytes(c)` bytes, so it serves
+/// any request of class `c`. Not thread safe: used only once `alloc::arm`ed (see there).
+#[derive(Debug)]
+struct FreeLists {
+    heads: [AtomicPtr<u8>; alloc::CLASSES],
+    counts: [AtomicU32; alloc::CLASSES],
+}
+
+impl FreeLists {
+    const fn new() -> FreeLists {
+        FreeLists {
+            heads: [const { AtomicPtr::new(std::ptr::null_mut()) }; alloc::CLASSES],
+            counts: [const { AtomicU32::new(0) }; alloc::CLASSES],
+        }
+    }
+
+    /// A block of `class`, or null when its list is empty.
+    ///
+    /// # Safety
+    /// Single-threaded use only; `class < alloc::CLASSES`.
+    unsafe fn pop(&self, class: usize) -> *mut u8 {
+        let head = self.heads[class].load(Relaxed);
+        if !head.is_null() {
+            // SAFETY: `head` is a free block of at least 24 bytes, 16-aligned, that `push` linked
+            // by writing the next block's address into its first word.
+            let next = unsafe { head.cast::<*mut u8>().read() };
+            self.heads[class].store(next, Relaxed);
+            let n = self.counts[class].load(Relaxed);
+            self.counts[class].store(n.saturating_sub(1), Relaxed);
+        }
+        head
+    }
+
+    /// Keeps `block` (freed, of `class`) unless the list is full; false: the caller frees it.
+    ///
+    /// # Safety
+    /// Single-threaded use only; `block` was allocated from `System` with
+    /// `alloc::class_bytes(class)` bytes, is no longer used, and is not on a list.
+    unsafe fn push(&self, class: usize, block: *mut u8) -> bool {
+        let n = self.counts[class].load(Relaxed);
+        if n >= alloc::CACHE_LIMITS[class] {
+            return false;
+        }
+        // SAFETY: `block` is ours now, at least 24 bytes and 16-aligned (malloc's alignment).
+        unsafe {
+            block
+                .cast::<*mut u8>()
+                .write(self.heads[class].load(Relaxed))
+        };
+        self.heads[class].store(block, Relaxed);
+        self.counts[class].store(n + 1, Relaxed);
+        true
+    }
+}
+
+static FREE_LISTS: FreeLists = FreeLists::new();
+
+fn charge(size: usize) {
+    if let Err(would_be_live) = alloc::reserve(size) {
+        memory_exceeded(would_be_live);
+    }
+}
+
+fn memory_exceeded(peak: u64) -> ! {
+    let mut frame = [0u8; U64_FRAME_MAX];
+    let len = alloc::exceeded_frame(peak, &mut frame);
+    if len > 0 {
+        // SAFETY: `frame` is a live stack buffer of at least `len` bytes. fd 3 is a plain number
+        // here: if it is not open the write fails harmlessly.
+        unsafe { libc::write(RUNNER_IPC_FD, frame.as_ptr().cast(), len) };
+    }
+    // SAFETY: _exit ends the process immediately, running no destructors and allocating nothing.
+    unsafe { libc::_exit(exit_code::MEMORY) }
+}
+
+/// The layout a block is really allocated with: a small request at its class's size.
+fn block_layout(layout: Layout) -> (Option<usize>, Layout) {
+    match alloc::class_of(layout.size(), layout.align()) {
+        // The class size is at least the request's and a multiple of 8, so this cannot fail.
+        Some(c) => match Layout::from_size_align(alloc::class_bytes(c), layout.align()) {
+            Ok(l) => (Some(c), l),
+            Err(_) => (None, layout),
+        },
+        None => (None, layout),
+    }
+}
+
+/// Charges `layout` and, once armed, takes a block of its class from the free list: the whole
+/// of a small allocation in the usual case. `None`: the (charged) block must come from `System`.
+///
+/// # Safety
+/// Called only from `GlobalAlloc::alloc`/`alloc_zeroed` with their caller's `layout`.
+#[inline(always)]
+unsafe fn take_cached(layout: Layout) -> Option<*mut u8> {
+    charge(layout.size());
+    if !alloc::caching() {
+        return None;
+    }
+    let c = alloc::class_of(layout.size(), layout.align())?;
+    // SAFETY: armed, so single threaded; `c` is a valid class.
+    let p = unsafe { FREE_LISTS.pop(c) };
+    (!p.is_null()).then_some(p)
+}
+
+impl CountingAlloc {
+    /// A block for `layout`, already charged, from `System`: the allocation its class's free
+    /// list could not serve. Kept out of line, so the free-list path stays short.
+    ///
+    /// # Safety
+    /// As `GlobalAlloc::alloc`; `zeroed` asks for zeroed memory.
+    #[inline(never)]
+    unsafe fn fresh_block(&self, layout: Layout, zeroed: bool) -> *mut u8 {
+        let (_, real) = block_layout(layout);
+        // SAFETY: `real` is `layout`, or a larger size with the same alignment.
+        let p = unsafe {
+            if zeroed {
+                System.alloc_zeroed(real)
+            } else {
+                System.alloc(real)
+            }
+        };
+        if p.is_null() {
+            memory_exceeded(alloc::live());
+        }
+        p
+    }
+}
+
+// SAFETY: every block comes from `System` (directly or through a free list that only holds
+// `System` blocks of the class's size, see `FreeLists`) with at least the requested size and
+// alignment, and goes back to `System` with the layout it was allocated with; the accounting
+// never allocates. Instead of returning null the process exits, which `GlobalAlloc` permits.
+unsafe impl GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: as `take_cached`'s; the caller upholds `GlobalAlloc::alloc`'s contract.
+        unsafe {
+            match take_cached(layout) {
+                Some(p) => p,
+                None => self.fresh_block(layout, false),
+            }
+        }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: as `take_cached`'s; the caller upholds `GlobalAlloc::alloc_zeroed`'s contract.
+        unsafe {
+            match take_cached(layout) {
+                Some(p) => {
+                    p.write_bytes(0, layout.size());
+                    p
+                }
+                None => self.fresh_block(layout, true),
+            }
+        }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        alloc::release(layout.size());
+        if alloc::caching()
+            && let Some(c) = alloc::class_of(layout.size(), layout.align())
+            // SAFETY: armed, so single threaded; `ptr` came from this allocator with `layout`,
+            // so it holds class `c`'s bytes (from a list, or from `System` at that size).
+            && unsafe { FREE_LISTS.push(c, ptr) }
+        {
+            return;
+        }
+        // SAFETY: `ptr` came from `System` with `layout`'s real layout.
+        unsafe { System.dealloc(ptr, block_layout(layout).1) };
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let old = layout.size();
+        if new_size > old {
+            charge(new_size - old);
+        }
+        // SAFETY: the caller guarantees `new_size`, rounded to `layout.align()`, is a valid size.
+        let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
+        let ((class, real), (new_class, new_real)) =
+            (block_layout(layout), block_layout(new_layout));
+        let p = match (class, new_class) {
+            // The block already holds the class's bytes.
+            (Some(c), Some(n)) if c == n => ptr,
+            // A small block moving to another class (a vector outgrowing its class): the new
+            // block from that class's free list, the old one onto its own, as alloc and
+            // dealloc would, where glibc's realloc would copy through its own bins.
+            (Some(c), Some(n)) if alloc::caching() => {
+                // SAFETY: armed, so single threaded; `n` is a valid class.
+                let q = unsafe { FREE_LISTS.pop(n) };
+                let q = if q.is_null() {
+                    // SAFETY: `new_real` is class `n`'s layout, as every block of its list has.
+                    unsafe { self.fresh_block(new_real, false) }
+                } else {
+                    q
+                };
+                // SAFETY: both blocks are ours and distinct; the old holds `old` bytes and the
+                // new at least `new_size`. Then `ptr` (class `c`, no longer used) goes back.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(ptr, q, old.min(new_size));
+                    if !FREE_LISTS.push(c, ptr) {
+                        System.dealloc(ptr, real);
+                    }
+                }
+                q
+            }
+            _ => {
+                // SAFETY: `ptr` came from `System` with `real`, and `new_real` is `new_layout`
+                // or its class's larger size (so a small block again holds its whole class);
+                // the caller upholds `realloc`'s contract.
+                let p = unsafe { System.realloc(ptr, real, new_real.size()) };
+                if p.is_null() {
+                    memory_exceeded(alloc::live());
+                }
+                p
+            }
+        };
+        if new_size < old {
+            alloc::release(old - new_size);
+        }
+        p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn class_layout(class: usize) -> Layout {
+        Layout::from_size_align(alloc::class_bytes(class), 8).expect("layout")
+    }
+
+    /// A block of `class` straight from `System`, as the allocator makes them.
+    fn system_block(class: usize) -> *mut u8 {
+        // SAFETY: a valid, non-zero layout.
+        let p = unsafe { System.alloc(class_layout(class)) };
+        assert!(!p.is_null());
+        p
+    }
+
+    /// Random allocs and frees through one set of free lists against a model (a stack of addresses
+    /// per class, bounded like the lists): every pop returns the model's block, a full list
+    /// refuses, and live blocks never share memory (each keeps its own fill byte until freed).
+    #[test]
+    fn free_lists_follow_a_model_under_random_allocs_and_frees() {
+        let lists = FreeLists::new();
+        let mut model: Vec<Vec<usize>> = vec![Vec::new(); alloc::CLASSES];
+        let mut live: Vec<(*mut u8, usize, u8)> = Vec::new();
+        let (mut reused, mut refused) = (0, [0; alloc::CLASSES]);
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for round in 0..320_000u32 {
+            // Phases that mostly allocate, then mostly free, so lists fill up (past the smallest
+            // class's limit too) and run dry.
+            let grow = (round / 80_000) % 2 == 0;
+            let r = next();
+            if live.is_empty() || (r % 8 < 5) == grow {
+                let class = usize::try_from(r >> 8).unwrap_or(0) % 2 * (alloc::CLASSES - 1);
+                // SAFETY: single threaded; a valid class.
+                let p = unsafe { lists.pop(class) };
+                assert_eq!(p as usize, model[class].pop().unwrap_or(0));
+                reused += usize::from(!p.is_null());
+                let p = if p.is_null() { system_block(class) } else { p };
+                let tag = (round % 251) as u8;
+                // SAFETY: `p` is a block of `class_bytes(class)` bytes, ours.
+                unsafe { p.write_bytes(tag, alloc::class_bytes(class)) };
+                live.push((p, class, tag));
+            } else {
+                let i = usize::try_from(r >> 16).unwrap_or(0) % live.len();
+                let (p, class, tag) = live.swap_remove(i);
+                // SAFETY: `p` is live and holds `class_bytes(class)` bytes.
+                let bytes = unsafe { std::slice::from_raw_parts(p, alloc::class_bytes(class)) };
+                assert!(
+                    bytes.iter().all(|&b| b == tag),
+                    "a live block was overwritten"
+                );
+                let room = model[class].len() < alloc::CACHE_LIMITS[class] as usize;
+                // SAFETY: single threaded; `p` is a freed `System` block of `class`.
+                assert_eq!(unsafe { lists.push(class, p) }, room);
+                if room {
+                    model[class].push(p as usize);
+                } else {
+                    refused[class] += 1;
+                    // SAFETY: `p` came from `System` with this layout.
+                    unsafe { System.dealloc(p, class_layout(class)) };
+                }
+            }
+        }
+        let (first, last) = (refused[0], refused[alloc::CLASSES - 1]);
+        assert!(
+            reused > 0 && first > 0 && last > 0,
+            "reused {reused}, refused {first} and {last}"
+        );
+        for (class, stack) in model.iter_mut().enumerate() {
+            loop {
+                // SAFETY: single threaded; a valid class.
+                let p = unsafe { lists.pop(class) };
+                assert_eq!(p as usize, stack.pop().unwrap_or(0));
+                if p.is_null() {
+                    break;
+                }
+                // SAFETY: `p` came from `System` with this layout and is no longer used.
+                unsafe { System.dealloc(p, class_layout(class)) };
+            }
+        }
+        for (p, class, _) in live {
+            // SAFETY: `p` came from `System` with this layout and is no longer used.
+            unsafe { System.dealloc(p, class_layout(class)) };
+        }
+    }
+}
