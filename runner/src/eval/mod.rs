@@ -583,9 +583,10 @@ impl<'h> Interp<'h> {
         if arity.variadic {
             self.collect_rest(arity, base, n);
         }
+        // The slots past the arguments (a few `let`s): pushed, not `resize`d out of line.
         let frame_end = base + (arity.frame_size as usize).max(1);
-        if frame_end > self.stack.len() {
-            self.stack.resize(frame_end, Value::Nil);
+        while self.stack.len() < frame_end {
+            self.stack.push(Value::Nil);
         }
         self.depth += 1;
         let env = Env {
