@@ -10,10 +10,13 @@
 //! known without a call (`compare`, `<`, `>`, `:asc`, `:desc`, or none) and every key is of
 //! one kind it orders totally: all integers, all numbers without NaN (integers within 2^53,
 //! so converting them to doubles loses nothing, as `num_cmp` compares them), or, for
-//! `compare`, all strings. Then every comparison of the general path would succeed and the
-//! order is total, so the standard library's stable sort gives the same permutation and cannot
-//! panic. Any other keys (nil, NaN, large integers beside doubles, mixed kinds, things that do
-//! not compare) take the general path, which alone defines errors.
+//! `compare`, all strings; or vectors of one length (up to four) whose every column is one
+//! such kind (`(juxt (comp - val) key)`), which `compare` orders column by column. Then every
+//! comparison of the general path would succeed and the order is total; with equal keys
+//! ordered by position it is strict, so the standard library's unstable sort (no scratch
+//! buffer) gives the merge's stable permutation and cannot panic. Any other keys (nil, NaN,
+//! large integers beside doubles, mixed kinds or lengths, things that do not compare) take the
+//! general path, which alone defines errors.
 
 use crate::value::Value;
 use std::cmp::Ordering;
@@ -73,21 +76,25 @@ pub fn native_order(items: &[(Value, Value)], cmp: Option<&Value>) -> Option<Vec
     }
     let keys = items.iter().map(|(k, _)| k);
     let mut order: Vec<usize> = match classify(keys, numbers_only)? {
+        // Equal keys ordered by position: a strict total order, so the unstable sort (no
+        // scratch buffer) gives the stable sort's permutation.
         Keys::Ints(mut ks) => {
             if desc {
-                ks.sort_by_key(|k| std::cmp::Reverse(k.0));
+                ks.sort_unstable_by_key(|k| (std::cmp::Reverse(k.0), k.1));
             } else {
-                ks.sort_by_key(|k| k.0);
+                ks.sort_unstable();
             }
             return Some(ks.into_iter().map(|(_, i)| i).collect());
         }
         Keys::Floats(mut ks) => {
             // No NaN among them: `partial_cmp` always answers, and -0.0 equals 0.0 as in `==`.
-            let by = |a: &(f64, usize), b: &(f64, usize)| a.0.partial_cmp(&b.0);
+            let by = |a: &(f64, usize), b: &(f64, usize)| {
+                a.0.partial_cmp(&b.0).unwrap_or(Ordering::Equal)
+            };
             if desc {
-                ks.sort_by(|a, b| by(b, a).unwrap_or(Ordering::Equal));
+                ks.sort_unstable_by(|a, b| by(b, a).then(a.1.cmp(&b.1)));
             } else {
-                ks.sort_by(|a, b| by(a, b).unwrap_or(Ordering::Equal));
+                ks.sort_unstable_by(|a, b| by(a, b).then(a.1.cmp(&b.1)));
             }
             return Some(ks.into_iter().map(|(_, i)| i).collect());
         }
@@ -99,9 +106,9 @@ pub fn native_order(items: &[(Value, Value)], cmp: Option<&Value>) -> Option<Vec
         _ => Ordering::Equal,
     };
     if desc {
-        order.sort_by(|&a, &b| by(b, a));
+        order.sort_unstable_by(|&a, &b| by(b, a).then(a.cmp(&b)));
     } else {
-        order.sort_by(|&a, &b| by(a, b));
+        order.sort_unstable_by(|&a, &b| by(a, b).then(a.cmp(&b)));
     }
     Some(order)
 }
@@ -168,9 +175,9 @@ fn tuple_order(items: &[(Value, Value)], desc: bool) -> Option<Vec<usize>> {
             .unwrap_or(Ordering::Equal)
     };
     if desc {
-        rows.sort_by(|a, b| by(&b.0, &a.0));
+        rows.sort_unstable_by(|a, b| by(&b.0, &a.0).then(a.1.cmp(&b.1)));
     } else {
-        rows.sort_by(|a, b| by(&a.0, &b.0));
+        rows.sort_unstable_by(|a, b| by(&a.0, &b.0).then(a.1.cmp(&b.1)));
     }
     Some(rows.into_iter().map(|(_, i)| i).collect())
 }
