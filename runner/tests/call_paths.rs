@@ -244,3 +244,34 @@ fn nested_juxts_and_comps_reach_the_depth_limit_at_the_same_length_on_both_paths
     assert_eq!(eval(shallow), "2");
     assert!(eval(deep).contains("deeper"), "{}", eval(deep));
 }
+
+/// A fn body is run once without the `recur` loop around it; a `recur` on that first run
+/// enters the loop. Plain and destructured parameters, several arities, closures.
+#[test]
+fn recur_to_a_fn_from_its_first_run_and_after() {
+    for (src, want) in [
+        (
+            "((fn [n acc] (if (pos? n) (recur (dec n) (+ acc n)) acc)) 100 0)",
+            "5050",
+        ),
+        (
+            "((fn [[a b]] (if (< a 5) (recur [(inc a) (* 2 b)]) [a b])) [0 1])",
+            "[5 32]",
+        ),
+        (
+            "((fn f ([n] (f n 1)) ([n acc] (if (zero? n) acc (recur (dec n) (* acc n))))) 10)",
+            "3628800",
+        ),
+        (
+            "(let [k 3] ((fn [n] (if (< n k) (recur (inc n)) n)) 0))",
+            "3",
+        ),
+        ("((fn [n] n) 7)", "7"),
+        (
+            "((fn [n & more] (if (seq more) (recur (+ n (first more)) (next more)) n)) 1 2 3)",
+            "6",
+        ),
+    ] {
+        assert_eq!(eval(src), want, "{src}");
+    }
+}

@@ -594,7 +594,16 @@ impl<'h> Interp<'h> {
             captures: &l.captures,
             this: Some(l),
         };
-        let r = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.run_body(arity, env));
+        let r = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
+            // The usual body, run once: no parameter patterns, no `recur`.
+            if !arity.patterns.is_empty() {
+                return self.run_body(arity, env);
+            }
+            match self.eval(&arity.body, env) {
+                Err(EvalError::Recur) => self.recur_and_run(arity, env),
+                other => other,
+            }
+        });
         self.depth -= 1;
         self.stack.truncate(base);
         r
@@ -628,6 +637,13 @@ impl<'h> Interp<'h> {
         } else {
             Value::list(rest)
         });
+    }
+
+    /// The body ended in `recur` on its first run: the new arguments, then the loop.
+    #[inline(never)]
+    fn recur_and_run(&mut self, arity: &Arity, env: Env<'_>) -> EvalResult {
+        self.recur_params(arity, env)?;
+        self.run_body(arity, env)
     }
 
     /// Runs an arity's body, looping on `recur`.
