@@ -275,3 +275,19 @@ fn recur_to_a_fn_from_its_first_run_and_after() {
         assert_eq!(eval(src), want, "{src}");
     }
 }
+
+/// Leaves are read in the inlined `eval` and every other node in `eval_node`: an expression
+/// nested 250 levels deep (the reader stops at 256) still runs on a thread with a small stack,
+/// the nesting checks growing it as before.
+#[test]
+fn deeply_nested_expressions_run_on_a_small_stack() {
+    let src = format!("{}0{}", "(inc ".repeat(250), ")".repeat(250));
+    let vector = format!("{}(inc 0){}", "[".repeat(120), "]".repeat(120));
+    let out = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(move || (eval(&src), eval(&format!("(flatten {vector})"))))
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(out, ("250".to_string(), "(1)".to_string()));
+}

@@ -202,22 +202,29 @@ impl<'h> Interp<'h> {
     /// that many frames (a debug build's `eval` frame alone is kilobytes), so every
     /// [`NEST_CHECK`]th level of nesting makes sure [`STACK_RED_ZONE`] bytes are left, growing
     /// the stack with `stacker` if not (checking every level would cost the hot path).
+    /// Leaves are read where `eval` is called (it is inlined); every other node goes to
+    /// [`Interp::eval_node`], so a leaf never pays the large node function's entry and exit.
+    #[inline]
     pub(crate) fn eval(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
         match e {
             Expr::Const(v) => Ok(v.clone()),
             Expr::Local(i) => Ok(self.slot(env, *i)),
             Expr::Move(i) => Ok(self.take_slot(env, *i)),
-            _ => {
-                self.nest += 1;
-                let r = if self.nest.is_multiple_of(NEST_CHECK) {
-                    self.eval_checked(e, env)
-                } else {
-                    self.eval_inner(e, env)
-                };
-                self.nest -= 1;
-                r
-            }
+            _ => self.eval_node(e, env),
         }
+    }
+
+    /// A node that is not a leaf, counted as one level of nesting.
+    #[inline(never)]
+    fn eval_node(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
+        self.nest += 1;
+        let r = if self.nest.is_multiple_of(NEST_CHECK) {
+            self.eval_checked(e, env)
+        } else {
+            self.eval_inner(e, env)
+        };
+        self.nest -= 1;
+        r
     }
 
     /// `eval` with the stack check: kept out of line, so the common path stays one function.
