@@ -154,22 +154,28 @@ pub fn scalars_equal(a: &Value, b: &Value) -> Option<bool> {
 }
 
 /// A one-parameter fn whose body is a keyword read of its parameter, alone or compared by a
-/// prim with a constant or a captured value; made by the analyzer (see [`Quick::of`]).
+/// prim with a constant or a captured value; made by the analyzer (see [`Quick::of`]). The
+/// field is at a fixed place for both shapes: reading it takes no match on the shape.
 #[derive(Debug)]
-pub enum Quick {
-    /// `(fn [m] (:k m))`: one step, the keyword call.
-    Field { key: Value, hint: KeyHint },
-    /// `(fn [m] (op (:k m) c))` or `(fn [m] (op c (:k m)))`: two steps, the prim and the call.
-    Test {
-        key: Value,
-        hint: KeyHint,
-        op: Prim,
-        other: Other,
-        field_first: bool,
-    },
+pub struct Quick {
+    /// The keyword read, as a value (for `get` on what is not a map) and as its text.
+    key: Value,
+    name: crate::value::Text,
+    hint: KeyHint,
+    /// `None`: `(fn [m] (:k m))`, one step, the keyword call. Some: `(fn [m] (op (:k m) c))`
+    /// or `(fn [m] (op c (:k m)))`, two steps, the prim and the call.
+    test: Option<QuickTest>,
 }
 
-/// The operand beside the field of a [`Quick::Test`].
+/// The prim of a [`Quick`] fn and the operand beside the field.
+#[derive(Debug)]
+pub struct QuickTest {
+    op: Prim,
+    other: Other,
+    field_first: bool,
+}
+
+/// The operand beside the field of a [`QuickTest`].
 #[derive(Debug)]
 pub enum Other {
     Const(Value),
@@ -189,10 +195,10 @@ impl Quick {
         let param = *a.raw.first()?;
         let field = |e: &Expr| match e {
             Expr::Call(c) => match (&c.f, c.args.as_slice()) {
-                (Expr::Const(kv @ Value::Keyword(_)), [Expr::Local(s) | Expr::Move(s)])
+                (Expr::Const(kv @ Value::Keyword(k)), [Expr::Local(s) | Expr::Move(s)])
                     if *s == param =>
                 {
-                    Some(kv.clone())
+                    Some((kv.clone(), k.clone()))
                 }
                 _ => None,
             },
@@ -203,22 +209,25 @@ impl Quick {
             Expr::Capture(i) => Some(Other::Capture(*i)),
             _ => None,
         };
-        let test = |key, other, field_first, op| Quick::Test {
+        let quick = |(key, name), test| Quick {
             key,
+            name,
             hint: KeyHint::default(),
-            op,
-            other,
-            field_first,
+            test,
+        };
+        let test = |other, field_first, op| {
+            Some(QuickTest {
+                op,
+                other,
+                field_first,
+            })
         };
         match &a.body {
             Expr::Prim(p) => match (field(&p.x), other(&p.y)) {
-                (Some(key), Some(o)) => Some(test(key, o, true, p.op)),
-                _ => Some(test(field(&p.y)?, other(&p.x)?, false, p.op)),
+                (Some(key), Some(o)) => Some(quick(key, test(o, true, p.op))),
+                _ => Some(quick(field(&p.y)?, test(other(&p.x)?, false, p.op))),
             },
-            body => Some(Quick::Field {
-                key: field(body)?,
-                hint: KeyHint::default(),
-            }),
+            body => Some(quick(field(body)?, None)),
         }
     }
 }
@@ -249,31 +258,29 @@ impl Interp<'_> {
         if self.depth >= self.limits.max_depth {
             return None;
         }
-        let (Quick::Field { key, hint } | Quick::Test { key, hint, .. }) = q;
         let owned;
-        let field = match (x, key) {
-            (Value::Map(m), Value::Keyword(k)) => {
-                m.get_keyword_hinted(k, hint).unwrap_or(&Value::Nil)
-            }
+        let field = match x {
+            Value::Map(m) => m
+                .get_keyword_hinted(&q.name, &q.hint)
+                .unwrap_or(&Value::Nil),
             _ => {
-                owned = crate::builtins::coll::get(x, key).unwrap_or_default();
+                owned = crate::builtins::coll::get(x, &q.key).unwrap_or_default();
                 &owned
             }
         };
-        let (v, steps) = match q {
-            Quick::Field { .. } => (field.clone(), 1),
-            Quick::Test {
-                op,
-                other,
-                field_first,
-                ..
-            } => {
-                let c = match other {
+        let (v, steps) = match &q.test {
+            None => (field.clone(), 1),
+            Some(t) => {
+                let c = match &t.other {
                     Other::Const(c) => c,
                     Other::Capture(i) => captures.get(*i as usize)?,
                 };
-                let (a, b) = if *field_first { (field, c) } else { (c, field) };
-                match op.apply(a, b) {
+                let (a, b) = if t.field_first {
+                    (field, c)
+                } else {
+                    (c, field)
+                };
+                match t.op.apply(a, b) {
                     Some(Ok(v)) => (v, 2),
                     _ => return None,
                 }
