@@ -352,6 +352,12 @@ impl Interp<'_> {
                     .stack
                     .get(env.base + *i as usize)
                     .unwrap_or(&Value::Nil);
+                // `(mod i 7)`: two integers without the call of the general answer.
+                if let (Value::Int(a), Value::Int(b)) = (x, c)
+                    && let Some(v) = p.op.ints(*a, *b)
+                {
+                    return Ok(v);
+                }
                 match p.op.apply(x, c) {
                     Some(r) => r,
                     None => {
@@ -360,10 +366,15 @@ impl Interp<'_> {
                     }
                 }
             }
-            (Shape::SlotConst, Expr::Move(i), Expr::Const(c)) => {
-                let x = self.take_slot(env, *i);
-                self.prim_ref(p, &x, c)
-            }
+            // Matched by value: an integer taken from its slot leaves nothing to drop.
+            (Shape::SlotConst, Expr::Move(i), Expr::Const(c)) => match (self.take_slot(env, *i), c)
+            {
+                (Value::Int(a), Value::Int(b)) => match p.op.ints(a, *b) {
+                    Some(v) => Ok(v),
+                    None => self.prim_ref(p, &Value::Int(a), c),
+                },
+                (x, c) => self.prim_ref(p, &x, c),
+            },
             _ => self.prim_general(p, env),
         }
     }
