@@ -199,3 +199,95 @@ fn nested_fnils_reach_the_depth_limit_at_the_same_length_on_both_paths() {
         "1"
     );
 }
+
+/// `juxt` and `comp` called with one argument (`map`, `sort-by` keys: `Interp::apply1`) call
+/// each of their fns without an argument vector; `apply` with one argument is the general path.
+/// Builtins, keywords, lambdas, nested natives, fns that fail, over values of several kinds.
+#[test]
+fn juxt_and_comp_with_one_argument_answer_as_the_general_path() {
+    let src = r#"(defn safe [f] (try (pr-str (f)) (catch Exception e (str "error: " (ex-message e)))))
+      (let [fs [(juxt inc dec) (juxt :a count) (juxt (comp - val) key) (comp - val) (comp inc inc)
+                (comp str :a) (juxt (fn [x] [x x]) (comp vector first)) (comp (juxt inc) inc)
+                (juxt (juxt :a) (comp count str)) (comp) (juxt identity) (comp (fnil inc 0) :a)]
+            xs [nil 1 2.5 "a" :k {:a 1} [3 4] (first {:a 2})]]
+        (vec (for [f fs x xs
+                   :let [fast (safe #(first (map f [x]))) general (safe #(apply f [x]))]
+                   :when (not= fast general)]
+               [fast general])))"#;
+    assert_eq!(eval(src), "[]");
+    // The answers themselves, so that both paths cannot be wrong together.
+    assert_eq!(
+        eval(
+            "[(map (juxt inc dec) [1 2]) (map (comp - val) {:a 1}) (sort-by (juxt (comp - val) key) {:b 2 :a 2 :c 3})]"
+        ),
+        "[([2 0] [3 1]) (-1) ([:c 3] [:a 2] [:b 2])]"
+    );
+}
+
+/// A chain of `comp`s or `juxt`s is one call deeper per level on both paths: the depth limit
+/// ends the same chains, with the same message.
+#[test]
+fn nested_juxts_and_comps_reach_the_depth_limit_at_the_same_length_on_both_paths() {
+    for native in ["juxt", "comp"] {
+        for n in (380..=420).step_by(4) {
+            // `(comp f)` is `f` itself: a second fn makes each level a native.
+            let chain =
+                format!("(def g (reduce (fn [f _] ({native} f identity)) inc (range {n})))");
+            let fast = eval(&format!("{chain} (first (map g [1]))"));
+            let general = eval(&format!("{chain} (apply g [1])"));
+            assert_eq!(fast, general, "a chain of {n} {native}s");
+        }
+    }
+    let deep = "(def g (reduce (fn [f _] (juxt f)) inc (range 420))) (first (map g [1]))";
+    let shallow =
+        "(def g (reduce (fn [f _] (comp f identity)) inc (range 380))) (first (map g [1]))";
+    assert_eq!(eval(shallow), "2");
+    assert!(eval(deep).contains("deeper"), "{}", eval(deep));
+}
+
+/// A fn body is run once without the `recur` loop around it; a `recur` on that first run
+/// enters the loop. Plain and destructured parameters, several arities, closures.
+#[test]
+fn recur_to_a_fn_from_its_first_run_and_after() {
+    for (src, want) in [
+        (
+            "((fn [n acc] (if (pos? n) (recur (dec n) (+ acc n)) acc)) 100 0)",
+            "5050",
+        ),
+        (
+            "((fn [[a b]] (if (< a 5) (recur [(inc a) (* 2 b)]) [a b])) [0 1])",
+            "[5 32]",
+        ),
+        (
+            "((fn f ([n] (f n 1)) ([n acc] (if (zero? n) acc (recur (dec n) (* acc n))))) 10)",
+            "3628800",
+        ),
+        (
+            "(let [k 3] ((fn [n] (if (< n k) (recur (inc n)) n)) 0))",
+            "3",
+        ),
+        ("((fn [n] n) 7)", "7"),
+        (
+            "((fn [n & more] (if (seq more) (recur (+ n (first more)) (next more)) n)) 1 2 3)",
+            "6",
+        ),
+    ] {
+        assert_eq!(eval(src), want, "{src}");
+    }
+}
+
+/// Leaves are read in the inlined `eval` and every other node in `eval_node`: an expression
+/// nested 250 levels deep (the reader stops at 256) still runs on a thread with a small stack,
+/// the nesting checks growing it as before.
+#[test]
+fn deeply_nested_expressions_run_on_a_small_stack() {
+    let src = format!("{}0{}", "(inc ".repeat(250), ")".repeat(250));
+    let vector = format!("{}(inc 0){}", "[".repeat(120), "]".repeat(120));
+    let out = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(move || (eval(&src), eval(&format!("(flatten {vector})"))))
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(out, ("250".to_string(), "(1)".to_string()));
+}

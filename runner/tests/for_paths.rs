@@ -42,6 +42,8 @@ fn for_over_a_vector_answers_as_over_a_lazy_seq() {
         "[[a b] (partition 2 SRC)] (+ a b)",
         "[{:keys [k]} (map (fn [i] {:k i}) SRC)] k",
         "[x SRC :when (= x 3) y [:a :b]] [x y]",
+        // Several `:let`/`:when`/`:while` in a row, between two bindings.
+        "[x SRC :let [y (inc x)] :when (odd? y) :let [z (* y y)] :while (< z 100) w [1 2 3] :when (< w x) :let [v (- x w)]] [x y z w v]",
     ];
     for c in clauses {
         let vector = format!("(vec (for {}))", c.replace("SRC", "(vec (range 12))"));

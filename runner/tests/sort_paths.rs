@@ -132,3 +132,67 @@ fn native_sorts_charge_the_general_paths_steps() {
     let (text, _) = outcome(r#"(sort ["b" "\u00e9" "a" "B" "" "ab"])"#);
     assert_eq!(text, r#"("" "B" "a" "ab" "b" "é")"#);
 }
+
+/// Vector keys (`(juxt (comp - val) key)`): keys of one length whose every column is of one
+/// native kind are ordered natively, column by column; other lengths, mixed lengths, and
+/// columns of mixed or odd kinds take the general merge. Random keys of several column
+/// flavours, with ties, against a fn comparator (always the merge); results, stability and
+/// failure must be the same.
+#[test]
+fn vector_keys_order_as_the_general_merge() {
+    let comparators = [
+        ("compare", "(fn [a b] (compare a b))"),
+        (":asc", "(fn [a b] (compare a b))"),
+        (":desc", "(fn [a b] (compare b a))"),
+        ("<", "(fn [a b] (< a b))"),
+        (">", "(fn [a b] (> a b))"),
+    ];
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    let (mut sorted, mut failed) = (0, 0);
+    for round in 0..120u64 {
+        let n = rng.below(30);
+        // One to five columns (four is the longest native key), each of one flavour; every
+        // fifth round some keys are one column shorter.
+        let width = 1 + rng.below(5);
+        let columns: Vec<Vec<&str>> = (0..width)
+            .map(|_| {
+                let flavour = rng.below(8) as u64;
+                keys(&mut rng, flavour, n)
+            })
+            .collect();
+        let ragged = round % 5 == 4;
+        let ks: Vec<String> = (0..n)
+            .map(|i| {
+                let cut = if ragged && rng.below(3) == 0 { 1 } else { 0 };
+                let cells: Vec<&str> = columns[..width - cut.min(width - 1)]
+                    .iter()
+                    .map(|c| c[i])
+                    .collect();
+                format!("[{}]", cells.join(" "))
+            })
+            .collect();
+        let rows: Vec<String> = ks
+            .iter()
+            .enumerate()
+            .map(|(i, k)| format!("{{:k {k} :i {i}}}"))
+            .collect();
+        let rows = format!("[{}]", rows.join(" "));
+        for (builtin, general) in comparators {
+            let by = |cmp: &str| format!("(mapv :i (sort-by :k {cmp} {rows}))");
+            let (fast, _) = outcome(&by(builtin));
+            let (slow, _) = outcome(&by(general));
+            assert_eq!(fast, slow, "sort-by {builtin} over {rows}");
+            sorted += 1;
+            failed += usize::from(fast == "failed");
+        }
+        let (fast, _) = outcome(&format!("(mapv :i (sort-by :k {rows}))"));
+        let (slow, _) = outcome(&format!("(mapv :i (sort-by :k compare {rows}))"));
+        assert_eq!(fast, slow, "sort-by over {rows}");
+    }
+    assert!(failed > 20 && failed < sorted, "{failed} of {sorted}");
+    // The answer itself, ties kept in order: by the first column descending, then the second.
+    assert_eq!(
+        outcome("(sort-by (juxt (comp - val) key) {\"b\" 2 \"a\" 2 \"c\" 3 \"d\" 2.5})").0,
+        r#"(["c" 3] ["d" 2.5] ["a" 2] ["b" 2])"#
+    );
+}

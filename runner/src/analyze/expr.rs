@@ -72,6 +72,8 @@ pub struct PrimCall {
     pub x: Expr,
     pub y: Expr,
     pub pos: Pos,
+    /// Which operand kinds these are, fixed at analysis (see [`crate::eval::prim::Shape`]).
+    pub shape: crate::eval::prim::Shape,
 }
 
 /// A function call.

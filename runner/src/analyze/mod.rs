@@ -300,12 +300,14 @@ impl Analyzer<'_> {
             && args.len() == 2
             && let (Some(y), Some(x)) = (args.pop(), args.pop())
         {
+            let shape = crate::eval::prim::Shape::of(&x, &y);
             return Ok(Expr::Prim(Box::new(PrimCall {
                 op,
                 builtin,
                 x,
                 y,
                 pos,
+                shape,
             })));
         }
         let name: Rc<str> = Rc::from(head.describe());

@@ -520,9 +520,10 @@ fn sort_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     } else {
         (&a[0], None, &a[1])
     };
-    let mut items = Vec::new();
+    let xs = i.seq_vec(coll)?;
+    let mut items = Vec::with_capacity(xs.len());
     let hint = Default::default();
-    for x in i.seq_vec(coll)? {
+    for x in xs {
         let k = match keyfn {
             Value::Fn(l) => i.apply1_fn(l, &x)?,
             _ => i.apply1_ref(keyfn, &x, &hint)?,

@@ -318,27 +318,7 @@ pub fn apply_native(i: &mut Interp<'_>, n: &NativeFn, args: Vec<Value>) -> EvalR
             (1, None) => Ok(args.into_iter().next().unwrap_or_default()),
             _ => i.apply(f, args),
         },
-        NativeFn::Comparator(pred) => {
-            let [x, y] = <[Value; 2]>::try_from(args).map_err(|args| {
-                EvalError::new(
-                    crate::error::ErrorKind::ArityError,
-                    "comparator",
-                    format!(
-                        "wrong number of args ({}) passed to a comparator",
-                        args.len()
-                    ),
-                )
-            })?;
-            Ok(Value::Int(
-                if i.apply2(pred, x.clone(), y.clone())?.truthy() {
-                    -1
-                } else if i.apply2(pred, y, x)?.truthy() {
-                    1
-                } else {
-                    0
-                },
-            ))
-        }
+        NativeFn::Comparator(pred) => comparator_call(i, pred, args),
         NativeFn::Fnil(f, defaults) => {
             let args = args
                 .into_iter()
@@ -346,29 +326,8 @@ pub fn apply_native(i: &mut Interp<'_>, n: &NativeFn, args: Vec<Value>) -> EvalR
                 .map(|(k, a)| fnil_arg(defaults, k, a));
             i.apply(f, args.collect())
         }
-        NativeFn::SomeFn(ps) => {
-            // Like Clojure's `or` chain: the first truthy result, else the last falsy one.
-            let mut last = Value::Nil;
-            for p in ps {
-                for a in &args {
-                    last = i.apply1(p, a.clone())?;
-                    if last.truthy() {
-                        return Ok(last);
-                    }
-                }
-            }
-            Ok(last)
-        }
-        NativeFn::EveryPred(ps) => {
-            for p in ps {
-                for a in &args {
-                    if !i.apply1(p, a.clone())?.truthy() {
-                        return Ok(Value::Bool(false));
-                    }
-                }
-            }
-            Ok(Value::Bool(true))
-        }
+        NativeFn::SomeFn(ps) => some_fn_call(i, ps, &args),
+        NativeFn::EveryPred(ps) => every_pred_call(i, ps, &args),
         NativeFn::Reduced(_) => Err(EvalError::type_err(
             "reduced",
             "a reduced value is not a function",
@@ -380,11 +339,77 @@ pub fn apply_native(i: &mut Interp<'_>, n: &NativeFn, args: Vec<Value>) -> EvalR
     }
 }
 
+/// `((comparator pred) x y)`: -1 if `(pred x y)`, 1 if `(pred y x)`, else 0.
+fn comparator_call(i: &mut Interp<'_>, pred: &Value, args: Vec<Value>) -> EvalResult {
+    let [x, y] = <[Value; 2]>::try_from(args).map_err(|args| {
+        EvalError::new(
+            crate::error::ErrorKind::ArityError,
+            "comparator",
+            format!(
+                "wrong number of args ({}) passed to a comparator",
+                args.len()
+            ),
+        )
+    })?;
+    Ok(Value::Int(
+        if i.apply2(pred, x.clone(), y.clone())?.truthy() {
+            -1
+        } else if i.apply2(pred, y, x)?.truthy() {
+            1
+        } else {
+            0
+        },
+    ))
+}
+
+/// `((some-fn p...) args...)`: like Clojure's `or` chain, the first truthy result, else the
+/// last falsy one.
+fn some_fn_call(i: &mut Interp<'_>, ps: &[Value], args: &[Value]) -> EvalResult {
+    let mut last = Value::Nil;
+    for p in ps {
+        for a in args {
+            last = i.apply1(p, a.clone())?;
+            if last.truthy() {
+                return Ok(last);
+            }
+        }
+    }
+    Ok(last)
+}
+
+/// `((every-pred p...) args...)`: whether every predicate holds for every argument.
+fn every_pred_call(i: &mut Interp<'_>, ps: &[Value], args: &[Value]) -> EvalResult {
+    for p in ps {
+        for a in args {
+            if !i.apply1(p, a.clone())?.truthy() {
+                return Ok(Value::Bool(false));
+            }
+        }
+    }
+    Ok(Value::Bool(true))
+}
+
 /// Calls a native with one argument (`Interp::apply1`, already one call deeper): without an
 /// argument vector where the native allows it, else as [`apply_native`].
+/// `(juxt f g)` and `(comp f g)` as `sort-by` keys (`(juxt (comp - val) key)`) call each fn
+/// with one argument too: `apply1` is `apply` of a one-argument vector, without the vector.
 pub fn apply_native1(i: &mut Interp<'_>, n: &NativeFn, x: Value) -> EvalResult {
     match n {
         NativeFn::Fnil(f, defaults) => i.apply1(f, fnil_arg(defaults, 0, x)),
+        NativeFn::Juxt(fs) => {
+            let mut out = Vec::with_capacity(fs.len());
+            for f in fs {
+                out.push(i.apply1(f, x.clone())?);
+            }
+            Ok(Value::vector(out))
+        }
+        NativeFn::Comp(fs) => {
+            let mut v = x;
+            for f in fs.iter().rev() {
+                v = i.apply1(f, v)?;
+            }
+            Ok(v)
+        }
         _ => apply_native(i, n, vec![x]),
     }
 }

@@ -10,10 +10,13 @@
 //! known without a call (`compare`, `<`, `>`, `:asc`, `:desc`, or none) and every key is of
 //! one kind it orders totally: all integers, all numbers without NaN (integers within 2^53,
 //! so converting them to doubles loses nothing, as `num_cmp` compares them), or, for
-//! `compare`, all strings. Then every comparison of the general path would succeed and the
-//! order is total, so the standard library's stable sort gives the same permutation and cannot
-//! panic. Any other keys (nil, NaN, large integers beside doubles, mixed kinds, things that do
-//! not compare) take the general path, which alone defines errors.
+//! `compare`, all strings; or vectors of one length (up to four) whose every column is one
+//! such kind (`(juxt (comp - val) key)`), which `compare` orders column by column. Then every
+//! comparison of the general path would succeed and the order is total; with equal keys
+//! ordered by position it is strict, so the standard library's unstable sort (no scratch
+//! buffer) gives the merge's stable permutation and cannot panic. Any other keys (nil, NaN,
+//! large integers beside doubles, mixed kinds or lengths, things that do not compare) take the
+//! general path, which alone defines errors.
 
 use crate::value::Value;
 use std::cmp::Ordering;
@@ -68,22 +71,30 @@ pub fn native_order(items: &[(Value, Value)], cmp: Option<&Value>) -> Option<Vec
         Some(Value::Builtin(b)) if b.name == ">" => (true, true),
         _ => return None,
     };
-    let mut order: Vec<usize> = match classify(items, numbers_only)? {
+    if !numbers_only && let Some(order) = tuple_order(items, desc) {
+        return Some(order);
+    }
+    let keys = items.iter().map(|(k, _)| k);
+    let mut order: Vec<usize> = match classify(keys, numbers_only)? {
+        // Equal keys ordered by position: a strict total order, so the unstable sort (no
+        // scratch buffer) gives the stable sort's permutation.
         Keys::Ints(mut ks) => {
             if desc {
-                ks.sort_by_key(|k| std::cmp::Reverse(k.0));
+                ks.sort_unstable_by_key(|k| (std::cmp::Reverse(k.0), k.1));
             } else {
-                ks.sort_by_key(|k| k.0);
+                ks.sort_unstable();
             }
             return Some(ks.into_iter().map(|(_, i)| i).collect());
         }
         Keys::Floats(mut ks) => {
             // No NaN among them: `partial_cmp` always answers, and -0.0 equals 0.0 as in `==`.
-            let by = |a: &(f64, usize), b: &(f64, usize)| a.0.partial_cmp(&b.0);
+            let by = |a: &(f64, usize), b: &(f64, usize)| {
+                a.0.partial_cmp(&b.0).unwrap_or(Ordering::Equal)
+            };
             if desc {
-                ks.sort_by(|a, b| by(b, a).unwrap_or(Ordering::Equal));
+                ks.sort_unstable_by(|a, b| by(b, a).then(a.1.cmp(&b.1)));
             } else {
-                ks.sort_by(|a, b| by(a, b).unwrap_or(Ordering::Equal));
+                ks.sort_unstable_by(|a, b| by(a, b).then(a.1.cmp(&b.1)));
             }
             return Some(ks.into_iter().map(|(_, i)| i).collect());
         }
@@ -95,17 +106,86 @@ pub fn native_order(items: &[(Value, Value)], cmp: Option<&Value>) -> Option<Vec
         _ => Ordering::Equal,
     };
     if desc {
-        order.sort_by(|&a, &b| by(b, a));
+        order.sort_unstable_by(|&a, &b| by(b, a).then(a.cmp(&b)));
     } else {
-        order.sort_by(|&a, &b| by(a, b));
+        order.sort_unstable_by(|&a, &b| by(a, b).then(a.cmp(&b)));
     }
     Some(order)
 }
 
+/// The longest vector key [`tuple_order`] takes.
+const MAX_TUPLE: usize = 4;
+
+/// One element of a vector key, as its column orders it: integers exactly, numbers as
+/// doubles (no NaN; integers within 2^53), texts by `compare`.
+#[derive(Clone, Copy)]
+enum Cell<'a> {
+    I(i64),
+    F(f64),
+    S(&'a Value),
+}
+
+impl Cell<'_> {
+    /// A column holds one kind of cell, so only like cells are ever compared.
+    fn cmp(&self, other: &Cell<'_>) -> Ordering {
+        match (self, other) {
+            (Cell::I(x), Cell::I(y)) => x.cmp(y),
+            (Cell::F(x), Cell::F(y)) => x.partial_cmp(y).unwrap_or(Ordering::Equal),
+            (Cell::S(x), Cell::S(y)) => super::math::compare(x, y).unwrap_or(0).cmp(&0),
+            _ => Ordering::Equal,
+        }
+    }
+}
+
+/// The stable order of keys that are all vectors of one length (up to [`MAX_TUPLE`]) whose
+/// every column is of one kind `classify` would sort natively (`(juxt (comp - val) key)`):
+/// `compare` orders vectors of one length element by element, so this is the lexicographic
+/// order of the columns, total, and the standard stable sort gives the merge's permutation.
+/// `None` for any other keys (the general merge decides).
+fn tuple_order(items: &[(Value, Value)], desc: bool) -> Option<Vec<usize>> {
+    let n = match items.first() {
+        Some((Value::Vector(v), _)) if (1..=MAX_TUPLE).contains(&v.len()) => v.len(),
+        _ => return None,
+    };
+    let mut rows: Vec<([Cell<'_>; MAX_TUPLE], usize)> = (0..items.len())
+        .map(|i| ([Cell::I(0); MAX_TUPLE], i))
+        .collect();
+    for j in 0..n {
+        let column: Vec<&Value> = items
+            .iter()
+            .map(|(k, _)| match k {
+                Value::Vector(v) if v.len() == n => v.get(j),
+                _ => None,
+            })
+            .collect::<Option<_>>()?;
+        let kind = classify(column.iter().copied(), false)?;
+        for (r, ((row, _), elem)) in rows.iter_mut().zip(&column).enumerate() {
+            *row.get_mut(j)? = match &kind {
+                Keys::Ints(ks) => Cell::I(ks.get(r)?.0),
+                Keys::Floats(ks) => Cell::F(ks.get(r)?.0),
+                Keys::Strs => Cell::S(elem),
+            };
+        }
+    }
+    let by = |a: &[Cell<'_>; MAX_TUPLE], b: &[Cell<'_>; MAX_TUPLE]| {
+        let pairs = a.iter().zip(b.iter()).take(n);
+        pairs
+            .map(|(x, y)| x.cmp(y))
+            .find(|o| o.is_ne())
+            .unwrap_or(Ordering::Equal)
+    };
+    if desc {
+        rows.sort_unstable_by(|a, b| by(&b.0, &a.0).then(a.1.cmp(&b.1)));
+    } else {
+        rows.sort_unstable_by(|a, b| by(&a.0, &b.0).then(a.1.cmp(&b.1)));
+    }
+    Some(rows.into_iter().map(|(_, i)| i).collect())
+}
+
 /// The one kind all keys share, with the numbers extracted, or `None` (see [`native_order`]).
-fn classify(items: &[(Value, Value)], numbers_only: bool) -> Option<Keys> {
+fn classify<'a>(keys: impl Iterator<Item = &'a Value> + Clone, numbers_only: bool) -> Option<Keys> {
     let (mut ints, mut floats, mut strs, mut wide) = (0usize, 0usize, 0usize, false);
-    for (k, _) in items {
+    for k in keys.clone() {
         match k {
             Value::Int(n) => {
                 ints += 1;
@@ -116,13 +196,12 @@ fn classify(items: &[(Value, Value)], numbers_only: bool) -> Option<Keys> {
             _ => return None,
         }
     }
-    let keyed = |f: fn(&Value) -> f64| items.iter().enumerate().map(move |(i, (k, _))| (f(k), i));
+    let keyed = |f: fn(&Value) -> f64| keys.clone().enumerate().map(move |(i, k)| (f(k), i));
     match (ints, floats, strs) {
         (_, 0, 0) => Some(Keys::Ints(
-            items
-                .iter()
+            keys.clone()
                 .enumerate()
-                .map(|(i, (k, _))| (if let Value::Int(n) = k { *n } else { 0 }, i))
+                .map(|(i, k)| (if let Value::Int(n) = k { *n } else { 0 }, i))
                 .collect(),
         )),
         (_, _, 0) if !wide => Some(Keys::Floats(

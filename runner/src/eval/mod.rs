@@ -202,22 +202,29 @@ impl<'h> Interp<'h> {
     /// that many frames (a debug build's `eval` frame alone is kilobytes), so every
     /// [`NEST_CHECK`]th level of nesting makes sure [`STACK_RED_ZONE`] bytes are left, growing
     /// the stack with `stacker` if not (checking every level would cost the hot path).
+    /// Leaves are read where `eval` is called (it is inlined); every other node goes to
+    /// [`Interp::eval_node`], so a leaf never pays the large node function's entry and exit.
+    #[inline]
     pub(crate) fn eval(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
         match e {
             Expr::Const(v) => Ok(v.clone()),
             Expr::Local(i) => Ok(self.slot(env, *i)),
             Expr::Move(i) => Ok(self.take_slot(env, *i)),
-            _ => {
-                self.nest += 1;
-                let r = if self.nest.is_multiple_of(NEST_CHECK) {
-                    self.eval_checked(e, env)
-                } else {
-                    self.eval_inner(e, env)
-                };
-                self.nest -= 1;
-                r
-            }
+            _ => self.eval_node(e, env),
         }
+    }
+
+    /// A node that is not a leaf, counted as one level of nesting.
+    #[inline(never)]
+    fn eval_node(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
+        self.nest += 1;
+        let r = if self.nest.is_multiple_of(NEST_CHECK) {
+            self.eval_checked(e, env)
+        } else {
+            self.eval_inner(e, env)
+        };
+        self.nest -= 1;
+        r
     }
 
     /// `eval` with the stack check: kept out of line, so the common path stays one function.
@@ -583,9 +590,10 @@ impl<'h> Interp<'h> {
         if arity.variadic {
             self.collect_rest(arity, base, n);
         }
+        // The slots past the arguments (a few `let`s): pushed, not `resize`d out of line.
         let frame_end = base + (arity.frame_size as usize).max(1);
-        if frame_end > self.stack.len() {
-            self.stack.resize(frame_end, Value::Nil);
+        while self.stack.len() < frame_end {
+            self.stack.push(Value::Nil);
         }
         self.depth += 1;
         let env = Env {
@@ -593,7 +601,16 @@ impl<'h> Interp<'h> {
             captures: &l.captures,
             this: Some(l),
         };
-        let r = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.run_body(arity, env));
+        let r = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
+            // The usual body, run once: no parameter patterns, no `recur`.
+            if !arity.patterns.is_empty() {
+                return self.run_body(arity, env);
+            }
+            match self.eval(&arity.body, env) {
+                Err(EvalError::Recur) => self.recur_and_run(arity, env),
+                other => other,
+            }
+        });
         self.depth -= 1;
         self.stack.truncate(base);
         r
@@ -627,6 +644,13 @@ impl<'h> Interp<'h> {
         } else {
             Value::list(rest)
         });
+    }
+
+    /// The body ended in `recur` on its first run: the new arguments, then the loop.
+    #[inline(never)]
+    fn recur_and_run(&mut self, arity: &Arity, env: Env<'_>) -> EvalResult {
+        self.recur_params(arity, env)?;
+        self.run_body(arity, env)
     }
 
     /// Runs an arity's body, looping on `recur`.

@@ -72,8 +72,15 @@ impl Prim {
     /// inline (overflow and a 0 or -1 divisor through the builtin's binary function), numbers
     /// of mixed or double kind as the builtin computes them (as doubles; NaN compares false),
     /// `=` of two scalars directly.
-    #[inline]
+    #[inline(never)]
     pub fn apply(self, a: &Value, b: &Value) -> Option<EvalResult> {
+        self.apply_inline(a, b)
+    }
+
+    /// [`Prim::apply`], inlined into the per-element paths (quick fns, a field beside a
+    /// constant), where the call itself was a fifth of the comparison.
+    #[inline(always)]
+    fn apply_inline(self, a: &Value, b: &Value) -> Option<EvalResult> {
         let (x, y) = match (a, b) {
             (Value::Int(x), Value::Int(y)) => {
                 return match self.ints(*x, *y) {
@@ -147,22 +154,28 @@ pub fn scalars_equal(a: &Value, b: &Value) -> Option<bool> {
 }
 
 /// A one-parameter fn whose body is a keyword read of its parameter, alone or compared by a
-/// prim with a constant or a captured value; made by the analyzer (see [`Quick::of`]).
+/// prim with a constant or a captured value; made by the analyzer (see [`Quick::of`]). The
+/// field is at a fixed place for both shapes: reading it takes no match on the shape.
 #[derive(Debug)]
-pub enum Quick {
-    /// `(fn [m] (:k m))`: one step, the keyword call.
-    Field { key: Value, hint: KeyHint },
-    /// `(fn [m] (op (:k m) c))` or `(fn [m] (op c (:k m)))`: two steps, the prim and the call.
-    Test {
-        key: Value,
-        hint: KeyHint,
-        op: Prim,
-        other: Other,
-        field_first: bool,
-    },
+pub struct Quick {
+    /// The keyword read, as a value (for `get` on what is not a map) and as its text.
+    key: Value,
+    name: crate::value::Text,
+    hint: KeyHint,
+    /// `None`: `(fn [m] (:k m))`, one step, the keyword call. Some: `(fn [m] (op (:k m) c))`
+    /// or `(fn [m] (op c (:k m)))`, two steps, the prim and the call.
+    test: Option<QuickTest>,
 }
 
-/// The operand beside the field of a [`Quick::Test`].
+/// The prim of a [`Quick`] fn and the operand beside the field.
+#[derive(Debug)]
+pub struct QuickTest {
+    op: Prim,
+    other: Other,
+    field_first: bool,
+}
+
+/// The operand beside the field of a [`QuickTest`].
 #[derive(Debug)]
 pub enum Other {
     Const(Value),
@@ -182,10 +195,10 @@ impl Quick {
         let param = *a.raw.first()?;
         let field = |e: &Expr| match e {
             Expr::Call(c) => match (&c.f, c.args.as_slice()) {
-                (Expr::Const(kv @ Value::Keyword(_)), [Expr::Local(s) | Expr::Move(s)])
+                (Expr::Const(kv @ Value::Keyword(k)), [Expr::Local(s) | Expr::Move(s)])
                     if *s == param =>
                 {
-                    Some(kv.clone())
+                    Some((kv.clone(), k.clone()))
                 }
                 _ => None,
             },
@@ -196,22 +209,25 @@ impl Quick {
             Expr::Capture(i) => Some(Other::Capture(*i)),
             _ => None,
         };
-        let test = |key, other, field_first, op| Quick::Test {
+        let quick = |(key, name), test| Quick {
             key,
+            name,
             hint: KeyHint::default(),
-            op,
-            other,
-            field_first,
+            test,
+        };
+        let test = |other, field_first, op| {
+            Some(QuickTest {
+                op,
+                other,
+                field_first,
+            })
         };
         match &a.body {
             Expr::Prim(p) => match (field(&p.x), other(&p.y)) {
-                (Some(key), Some(o)) => Some(test(key, o, true, p.op)),
-                _ => Some(test(field(&p.y)?, other(&p.x)?, false, p.op)),
+                (Some(key), Some(o)) => Some(quick(key, test(o, true, p.op))),
+                _ => Some(quick(field(&p.y)?, test(other(&p.x)?, false, p.op))),
             },
-            body => Some(Quick::Field {
-                key: field(body)?,
-                hint: KeyHint::default(),
-            }),
+            body => Some(quick(field(body)?, None)),
         }
     }
 }
@@ -242,31 +258,29 @@ impl Interp<'_> {
         if self.depth >= self.limits.max_depth {
             return None;
         }
-        let (Quick::Field { key, hint } | Quick::Test { key, hint, .. }) = q;
         let owned;
-        let field = match (x, key) {
-            (Value::Map(m), Value::Keyword(k)) => {
-                m.get_keyword_hinted(k, hint).unwrap_or(&Value::Nil)
-            }
+        let field = match x {
+            Value::Map(m) => m
+                .get_keyword_hinted(&q.name, &q.hint)
+                .unwrap_or(&Value::Nil),
             _ => {
-                owned = crate::builtins::coll::get(x, key).unwrap_or_default();
+                owned = crate::builtins::coll::get(x, &q.key).unwrap_or_default();
                 &owned
             }
         };
-        let (v, steps) = match q {
-            Quick::Field { .. } => (field.clone(), 1),
-            Quick::Test {
-                op,
-                other,
-                field_first,
-                ..
-            } => {
-                let c = match other {
+        let (v, steps) = match &q.test {
+            None => (field.clone(), 1),
+            Some(t) => {
+                let c = match &t.other {
                     Other::Const(c) => c,
                     Other::Capture(i) => captures.get(*i as usize)?,
                 };
-                let (a, b) = if *field_first { (field, c) } else { (c, field) };
-                match op.apply(a, b) {
+                let (a, b) = if t.field_first {
+                    (field, c)
+                } else {
+                    (c, field)
+                };
+                match t.op.apply(a, b) {
                     Some(Ok(v)) => (v, 2),
                     _ => return None,
                 }
@@ -282,40 +296,91 @@ impl Interp<'_> {
     }
 }
 
+/// The operand kinds of a prim node, fixed at analysis so that evaluation picks its path with
+/// one match instead of testing the operands each time. A read of a local counts the same as
+/// its last read (a move: liveness turns one into the other after the shape is taken), and
+/// every path gives the general path's answer, so a shape only chooses how operands are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// `(op (:k m) c)`, `m` a local or a capture, `c` a constant.
+    FieldConst,
+    /// `(op c (:k m))`.
+    ConstField,
+    /// `(op (:j m) (:k n))`, both maps locals or captures.
+    Fields,
+    /// `(op c y)`: the constant read in place, `y` evaluated.
+    ConstAny,
+    /// `(op x c)`, `x` a local.
+    SlotConst,
+    /// Anything else: both operands evaluated.
+    General,
+}
+
+impl Shape {
+    /// The shape of `(op x y)`.
+    pub fn of(x: &Expr, y: &Expr) -> Shape {
+        let field = |e: &Expr| matches!(e, Expr::Call(f) if local_field(f).is_some());
+        match (x, y) {
+            (x, Expr::Const(_)) if field(x) => Shape::FieldConst,
+            (Expr::Const(_), y) if field(y) => Shape::ConstField,
+            (Expr::Const(_), _) => Shape::ConstAny,
+            (x, y) if field(x) && field(y) => Shape::Fields,
+            (Expr::Local(_) | Expr::Move(_), Expr::Const(_)) => Shape::SlotConst,
+            _ => Shape::General,
+        }
+    }
+}
+
 /// Evaluating a prim node: operands read in place where they can be.
 impl Interp<'_> {
-    /// `(op x y)` of a builtin with an inline integer path (see `prim`).
+    /// `(op x y)` of a builtin with an inline integer path (see `prim`), by its [`Shape`].
     pub(super) fn eval_prim(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
-        // Constants and locals (`(= "paid" s)`, `(mod i 7)`) are read in place, not copied.
-        match (&p.x, &p.y) {
-            (Expr::Call(f), Expr::Const(c)) if local_field(f).is_some() => {
-                return self.prim_field(p, f, c, true, env);
+        match (p.shape, &p.x, &p.y) {
+            (Shape::FieldConst, Expr::Call(f), Expr::Const(c)) => {
+                self.prim_field(p, f, c, true, env)
             }
-            (Expr::Const(c), Expr::Call(f)) if local_field(f).is_some() => {
-                return self.prim_field(p, f, c, false, env);
+            (Shape::ConstField, Expr::Const(c), Expr::Call(f)) => {
+                self.prim_field(p, f, c, false, env)
             }
-            (Expr::Const(c), y) => {
+            (Shape::Fields, Expr::Call(fx), Expr::Call(fy)) => self.prim_fields(p, fx, fy, env),
+            (Shape::ConstAny, Expr::Const(c), y) => {
                 let y = self.operand(y, env)?;
-                return self.prim_ref(p, c, &y);
+                self.prim_ref(p, c, &y)
             }
-            (Expr::Call(fx), Expr::Call(fy))
-                if local_field(fx).is_some() && local_field(fy).is_some() =>
-            {
-                return self.prim_fields(p, fx, fy, env);
-            }
-            (Expr::Local(i), Expr::Const(c)) => {
+            (Shape::SlotConst, Expr::Local(i), Expr::Const(c)) => {
                 let x = self
                     .stack
                     .get(env.base + *i as usize)
                     .unwrap_or(&Value::Nil);
-                if let Some(r) = p.op.apply(x, c) {
-                    return r;
+                // `(mod i 7)`: two integers without the call of the general answer.
+                if let (Value::Int(a), Value::Int(b)) = (x, c)
+                    && let Some(v) = p.op.ints(*a, *b)
+                {
+                    return Ok(v);
                 }
-                let x = x.clone();
-                return crate::builtins::call(self, p.builtin, vec![x, c.clone()]);
+                match p.op.apply(x, c) {
+                    Some(r) => r,
+                    None => {
+                        let args = vec![x.clone(), c.clone()];
+                        crate::builtins::call(self, p.builtin, args)
+                    }
+                }
             }
-            _ => {}
+            // Matched by value: an integer taken from its slot leaves nothing to drop.
+            (Shape::SlotConst, Expr::Move(i), Expr::Const(c)) => match (self.take_slot(env, *i), c)
+            {
+                (Value::Int(a), Value::Int(b)) => match p.op.ints(a, *b) {
+                    Some(v) => Ok(v),
+                    None => self.prim_ref(p, &Value::Int(a), c),
+                },
+                (x, c) => self.prim_ref(p, &x, c),
+            },
+            _ => self.prim_general(p, env),
         }
+    }
+
+    /// Both operands evaluated in order (a constant second one read in place).
+    fn prim_general(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
         let x = self.operand(&p.x, env)?;
         if let Expr::Const(c) = &p.y {
             return self.prim_ref(p, &x, c);
@@ -343,38 +408,29 @@ impl Interp<'_> {
         field_first: bool,
         env: Env<'_>,
     ) -> EvalResult {
-        self.tick().map_err(|e| e.at(f.pos))?;
         let Some((kv, k, arg)) = local_field(f) else {
-            return Ok(Value::Nil);
+            return self.prim_general(p, env);
         };
-        let mut held = Value::Nil;
+        self.tick().map_err(|e| e.at(f.pos))?;
+        // `held` is set (and dropped here) only for a moved map.
+        let held;
         let m = match arg {
-            Expr::Move(i) => {
-                held = self.take_slot(env, *i);
-                &held
-            }
             Expr::Local(i) => self
                 .stack
                 .get(env.base + *i as usize)
                 .unwrap_or(&Value::Nil),
             Expr::Capture(i) => env.captures.get(*i as usize).unwrap_or(&Value::Nil),
+            Expr::Move(i) => {
+                held = self.take_slot(env, *i);
+                &held
+            }
             _ => &Value::Nil,
         };
-        let other;
-        let field = match m {
-            Value::Map(map) => map.get_keyword_hinted(k, &f.hint).unwrap_or(&Value::Nil),
-            m => {
-                other = crate::builtins::coll::get(m, kv).unwrap_or_default();
-                &other
-            }
-        };
-        let (x, y) = if field_first { (field, c) } else { (c, field) };
-        if let Some(r) = p.op.apply(x, y) {
-            return r;
+        let answer = field_test(p.op, m, (kv, k, &f.hint), c, field_first);
+        match answer {
+            Ok(r) => r,
+            Err(args) => crate::builtins::call(self, p.builtin, args),
         }
-        let args = vec![x.clone(), y.clone()];
-        drop(held);
-        crate::builtins::call(self, p.builtin, args)
     }
 
     /// `(op (:j m) (:k n))`, both maps locals or captures (`(* (:qty it) (:price it))`): each
@@ -392,12 +448,9 @@ impl Interp<'_> {
         let x = self.field_of(fx, env);
         self.tick().map_err(|e| e.at(fy.pos))?;
         let y = self.field_of(fy, env);
-        match (x, y) {
-            (Value::Int(a), Value::Int(b)) => match p.op.ints(a, b) {
-                Some(v) => Ok(v),
-                None => crate::builtins::call2(self, p.builtin, Value::Int(a), Value::Int(b)),
-            },
-            (x, y) => crate::builtins::call2(self, p.builtin, x, y),
+        match p.op.apply(&x, &y) {
+            Some(r) => r,
+            None => crate::builtins::call2(self, p.builtin, x, y),
         }
     }
 
@@ -430,6 +483,29 @@ impl Interp<'_> {
             None => crate::builtins::call(self, p.builtin, vec![x.clone(), y.clone()]),
         }
     }
+}
+
+/// `(op (:k m) c)` (or `(op c (:k m))`) over a borrowed `m`: the inline answer, or copies of
+/// the two operands for the builtin's general entry.
+#[inline(always)]
+fn field_test(
+    op: Prim,
+    m: &Value,
+    (kv, k, hint): (&Value, &crate::value::Text, &KeyHint),
+    c: &Value,
+    field_first: bool,
+) -> Result<EvalResult, Vec<Value>> {
+    let other;
+    let field = match m {
+        Value::Map(map) => map.get_keyword_hinted(k, hint).unwrap_or(&Value::Nil),
+        m => {
+            other = crate::builtins::coll::get(m, kv).unwrap_or_default();
+            &other
+        }
+    };
+    let (x, y) = if field_first { (field, c) } else { (c, field) };
+    op.apply_inline(x, y)
+        .ok_or_else(|| vec![x.clone(), y.clone()])
 }
 
 /// `(:k m)` with `m` a local (read or moved) or a captured value: the keyword as a value and
@@ -541,6 +617,41 @@ mod quick_tests {
             "(fn [m] (= 1 (:id {:id m})))",
         ] {
             assert!(!quick(no), "{no}");
+        }
+    }
+
+    /// The shape of the first prim node in the first form of `src` (a fn's body, or the
+    /// `let` around one), after analysis and liveness.
+    fn shape(src: &str) -> Option<super::Shape> {
+        let forms = crate::reader::read_all(src, 1 << 20, 256).ok()?;
+        let fs = analyze_program(&forms, [], &[]).ok()?.forms;
+        let mut e = fs.first()?;
+        loop {
+            e = match e {
+                Expr::Let(l) => &l.body,
+                Expr::Fn(t, _) => &t.arities.first()?.body,
+                Expr::Prim(p) => return Some(p.shape),
+                _ => return None,
+            };
+        }
+    }
+
+    #[test]
+    fn prim_shapes_are_fixed_at_analysis_and_survive_moves() {
+        use super::Shape::*;
+        for (src, want) in [
+            ("(fn [m] (> (:t m) 1))", FieldConst),
+            ("(let [m {:t 1}] (fn [] (> (:t m) 1)))", FieldConst),
+            ("(let [n 2] (fn [m] (= n (:t m))))", General),
+            (r#"(fn [m] (= "a" (:t m)))"#, ConstField),
+            ("(fn [m] (* (:a m) (:b m)))", Fields),
+            ("(fn [m] (+ 1 (inc m)))", ConstAny),
+            ("(fn [i] (* i 3))", SlotConst),
+            ("(fn [i] (let [j i] (mod j 7)))", SlotConst),
+            ("(fn [i j] (< i j))", General),
+            ("(fn [m] (< (:a m) (:b {:b 1})))", General),
+        ] {
+            assert_eq!(shape(src), Some(want), "{src}");
         }
     }
 }

@@ -88,6 +88,17 @@ fn walked_too_far(collect: bool, max: u64) -> EvalError {
     )
 }
 
+/// A test's value as a condition, taken by value: a boolean or nil, the usual answers, have
+/// nothing to drop.
+#[inline(always)]
+fn truthy(v: Value) -> bool {
+    match v {
+        Value::Bool(b) => b,
+        Value::Nil => false,
+        v => v.truthy(),
+    }
+}
+
 enum ForFlow {
     Continue,
     /// A `:while` failed: stop the innermost binding's iteration.
@@ -145,81 +156,97 @@ impl Interp<'_> {
         })
     }
 
+    /// Clauses from `i` on, for the values bound so far. `:let`, `:when` and `:while` are
+    /// taken in a loop here; only a binding (one call per element) or the body ends it.
     fn for_clause(
         &mut self,
         f: &For,
-        i: usize,
+        mut i: usize,
         env: Env<'_>,
         out: &mut Vec<Value>,
     ) -> EvalResult<ForFlow> {
-        let Some(clause) = f.clauses.get(i) else {
-            self.tick()?;
-            let v = self.eval(&f.body, env)?;
-            if f.collect {
-                if out.len() as u64 >= self.limits.max_iterations {
-                    return Err(EvalError::limit(
-                        Limit::Iterations,
-                        format!(
-                            "for produced more than {} elements",
-                            self.limits.max_iterations
-                        ),
-                    ));
+        loop {
+            let Some(clause) = f.clauses.get(i) else {
+                return self.for_body(f, env, out);
+            };
+            match clause {
+                ForClause::Bind(p, coll) => return self.for_bind(f, i, p, coll, env, out),
+                ForClause::Let(bs) => {
+                    for (p, init) in bs {
+                        let v = self.eval(init, env)?;
+                        self.bind(p, v, env)?;
+                    }
                 }
-                out.push(v);
+                ForClause::When(t) => {
+                    if !truthy(self.eval_test(t, env)?) {
+                        return Ok(ForFlow::Continue);
+                    }
+                }
+                ForClause::While(t) => {
+                    if !truthy(self.eval(t, env)?) {
+                        return Ok(ForFlow::Break);
+                    }
+                }
+            }
+            i += 1;
+        }
+    }
+
+    /// The body, for one combination of bound values: one step, its value kept by `for`.
+    fn for_body(&mut self, f: &For, env: Env<'_>, out: &mut Vec<Value>) -> EvalResult<ForFlow> {
+        self.tick()?;
+        let v = self.eval(&f.body, env)?;
+        if f.collect {
+            if out.len() as u64 >= self.limits.max_iterations {
+                return Err(EvalError::limit(
+                    Limit::Iterations,
+                    format!(
+                        "for produced more than {} elements",
+                        self.limits.max_iterations
+                    ),
+                ));
+            }
+            out.push(v);
+        }
+        Ok(ForFlow::Continue)
+    }
+
+    /// Binding clause `i`: each element of `coll` bound by `p`, then the clauses after it.
+    fn for_bind(
+        &mut self,
+        f: &For,
+        i: usize,
+        p: &Pattern,
+        coll: &crate::analyze::Expr,
+        env: Env<'_>,
+        out: &mut Vec<Value>,
+    ) -> EvalResult<ForFlow> {
+        let coll = self.eval(coll, env)?;
+        // A vector or list is walked in place; anything else through a seq.
+        if let Value::Vector(xs) | Value::List(xs) = &coll {
+            for (n, x) in (1u64..).zip(xs.iter()) {
+                if n > self.limits.max_iterations {
+                    return Err(walked_too_far(f.collect, self.limits.max_iterations));
+                }
+                if let ForFlow::Break = self.for_element(f, i, p, x.clone(), env, out)? {
+                    break;
+                }
             }
             return Ok(ForFlow::Continue);
-        };
-        match clause {
-            ForClause::Bind(p, coll) => {
-                let coll = self.eval(coll, env)?;
-                // A vector or list is walked in place; anything else through a seq.
-                if let Value::Vector(xs) | Value::List(xs) = &coll {
-                    for (n, x) in (1u64..).zip(xs.iter()) {
-                        if n > self.limits.max_iterations {
-                            return Err(walked_too_far(f.collect, self.limits.max_iterations));
-                        }
-                        if let ForFlow::Break = self.for_element(f, i, p, x.clone(), env, out)? {
-                            break;
-                        }
-                    }
-                    return Ok(ForFlow::Continue);
-                }
-                let mut it = super::seq::SeqIter::new(self, &coll)?;
-                let mut n: u64 = 0;
-                while let Some(x) = it.next(self)? {
-                    // `for` is eager (DIV-3): an infinite source must end with a limit, quickly.
-                    n += 1;
-                    if n > self.limits.max_iterations {
-                        return Err(walked_too_far(f.collect, self.limits.max_iterations));
-                    }
-                    if let ForFlow::Break = self.for_element(f, i, p, x, env, out)? {
-                        break;
-                    }
-                }
-                Ok(ForFlow::Continue)
+        }
+        let mut it = super::seq::SeqIter::new(self, &coll)?;
+        let mut n: u64 = 0;
+        while let Some(x) = it.next(self)? {
+            // `for` is eager (DIV-3): an infinite source must end with a limit, quickly.
+            n += 1;
+            if n > self.limits.max_iterations {
+                return Err(walked_too_far(f.collect, self.limits.max_iterations));
             }
-            ForClause::Let(bs) => {
-                for (p, init) in bs {
-                    let v = self.eval(init, env)?;
-                    self.bind(p, v, env)?;
-                }
-                self.for_clause(f, i + 1, env, out)
-            }
-            ForClause::When(t) => {
-                if self.eval_test(t, env)?.truthy() {
-                    self.for_clause(f, i + 1, env, out)
-                } else {
-                    Ok(ForFlow::Continue)
-                }
-            }
-            ForClause::While(t) => {
-                if self.eval(t, env)?.truthy() {
-                    self.for_clause(f, i + 1, env, out)
-                } else {
-                    Ok(ForFlow::Break)
-                }
+            if let ForFlow::Break = self.for_element(f, i, p, x, env, out)? {
+                break;
             }
         }
+        Ok(ForFlow::Continue)
     }
 
     /// A `:when` test. The usual one, a prim (`(= "shipped" (:status o))`), is evaluated as
