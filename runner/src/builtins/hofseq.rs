@@ -12,7 +12,7 @@ use super::{BuiltinDef, expected};
 use crate::def;
 use crate::error::EvalResult;
 use crate::eval::Interp;
-use crate::eval::lazy::{Gen, LazySeq, lazy_or_list};
+use crate::eval::lazy::{Gen, LazySeq, lazy_or_list, too_long};
 use crate::eval::seq::SeqIter;
 use crate::value::{Coll, PVec, Value};
 
@@ -261,6 +261,9 @@ fn keep(i: &mut Interp<'_>, mut a: Vec<Value>, indexed: bool) -> EvalResult {
             XStep::Keep(f)
         }]));
     };
+    if let (Value::Vector(xs) | Value::List(xs), false) = (coll, indexed) {
+        return keep_coll(i, &f, xs);
+    }
     let src = SeqIter::new(i, coll)?;
     let lazy = src.is_lazy();
     let g = Gen::Keep {
@@ -269,6 +272,31 @@ fn keep(i: &mut Interp<'_>, mut a: Vec<Value>, indexed: bool) -> EvalResult {
         index: indexed.then_some(0),
     };
     lazy_or_list(g, lazy, i)
+}
+
+/// `keep` over a vector or list, walked in place with each element borrowed (a fn is called as
+/// `map` calls it), where the generator would copy each element out of a cursor. It charges what
+/// draining `Gen::Keep` charges, in the same order: a step before each element and one at the
+/// end (each kept element ends one generator step, each nil is one more step), and the same
+/// `max_iterations` check before each kept element.
+fn keep_coll(i: &mut Interp<'_>, f: &Value, xs: &PVec) -> EvalResult {
+    i.tick()?;
+    let mut out = PVec::new();
+    let hint = Default::default();
+    for x in xs.iter() {
+        let y = match f {
+            Value::Fn(l) => i.apply1_fn(l, x)?,
+            _ => i.apply1_ref(f, x, &hint)?,
+        };
+        if !y.is_nil() {
+            if out.len() as u64 >= i.limits.max_iterations {
+                return Err(too_long(i));
+            }
+            out.push_back(y);
+        }
+        i.tick()?;
+    }
+    Ok(Value::List(Coll::new(out)))
 }
 
 fn reduce(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {

@@ -225,7 +225,8 @@ fn reentrant() -> EvalError {
     )
 }
 
-fn too_long(interp: &Interp<'_>) -> EvalError {
+/// The error of a sequence realized past `max_iterations`.
+pub(crate) fn too_long(interp: &Interp<'_>) -> EvalError {
     EvalError::limit(
         Limit::Iterations,
         format!(

@@ -1,0 +1,166 @@
+//! `keep` over a vector or list walks it in place; any other source goes through the sequence
+//! generator (`eval::lazy::Gen::Keep`). Each case here runs the same `keep` over the same
+//! elements from a vector literal `[[0 x0] [1 x1] ...]` and from a sorted map
+//! `(sorted-map 0 x0 1 x1 ...)`, whose entries are those very pairs in that order, through the
+//! public `run`: the printed result or error, the order in which the fn saw the elements
+//! (printed), and the steps the `keep` itself charged (the program's steps less those of the same
+//! program returning its source) must be equal; then the step budget and `max_iterations` must
+//! fire at the same boundaries on both paths.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "support/rng.rs"]
+mod rng;
+
+use ptc_runner::{RunOptions, run};
+use ptc_shared::{FailReason, Limits};
+use rng::Rng;
+
+/// The printed result (or the failure's reason and message) with the lines the program
+/// printed, and the steps charged.
+fn outcome(src: &str, limits: Limits) -> (String, u64) {
+    let opts = RunOptions {
+        limits,
+        ..RunOptions::default()
+    };
+    let (text, step) = match run(src, opts) {
+        Ok(step) => (
+            step.return_value
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default(),
+            step,
+        ),
+        Err(step) => {
+            let f = step.fail.clone().expect("a failed step has a fail");
+            (format!("failed: {:?} {}", f.reason, f.message), step)
+        }
+    };
+    (
+        format!("{text} printed {:?}", step.prints),
+        step.usage.eval_steps,
+    )
+}
+
+/// Values an element may carry: nil and false (kept only when not nil), numbers, texts,
+/// collections, and a zero that makes the dividing fn fail.
+const VALUES: [&str; 12] = [
+    "nil", "false", "true", "0", "1", "-3", "2.5", "\"a\"", ":k", "[1 2]", "{:k 1}", "{:k nil}",
+];
+
+/// Fns over an `[i x]` pair: lambdas (destructuring, a plain parameter), a builtin, a
+/// keyword (nil of a vector), and ones that fail on some elements.
+const FNS: [&str; 9] = [
+    "(fn [[i x]] x)",
+    "(fn [[i x]] (when (odd? i) x))",
+    "(fn [p] (second p))",
+    "second",
+    ":k",
+    "(fn [[_ x]] (:k x))",
+    "(fn [[_ x]] (if (number? x) (/ 10 x) x))",
+    "(fn [[i x]] (when (> i 2) (throw (ex-info \"stop\" {:i i}))))",
+    "(fn [[i _]] (when (even? i) [i]))",
+];
+
+/// The same elements as a vector literal and as a sorted map.
+fn sources(xs: &[&str]) -> (String, String) {
+    let pairs: Vec<String> = xs
+        .iter()
+        .enumerate()
+        .map(|(i, x)| format!("[{i} {x}]"))
+        .collect();
+    let flat: Vec<String> = xs
+        .iter()
+        .enumerate()
+        .map(|(i, x)| format!("{i} {x}"))
+        .collect();
+    (
+        format!("[{}]", pairs.join(" ")),
+        format!("(sorted-map {})", flat.join(" ")),
+    )
+}
+
+/// `keep` of `f` over `src`, printing each element `f` sees (the order of the calls); and the
+/// program that only builds the source (its steps are subtracted).
+fn programs(f: &str, src: &str) -> (String, String) {
+    let keep = format!("(let [g {f} s {src}] (vec (keep (fn [p] (println p) (g p)) s)))");
+    let base = format!("(let [g {f} s {src}] [])");
+    (keep, base)
+}
+
+/// What `keep` answered and charged over `src`: (result, steps of the keep alone).
+fn keep_outcome(f: &str, src: &str, limits: &Limits) -> (String, u64) {
+    let (keep, base) = programs(f, src);
+    let (text, steps) = outcome(&keep, limits.clone());
+    let (_, base_steps) = outcome(&base, limits.clone());
+    (text, steps.saturating_sub(base_steps))
+}
+
+#[test]
+fn keep_over_a_vector_answers_and_charges_as_the_generator() {
+    let mut rng = Rng(15);
+    let mut cases = 0;
+    for round in 0..60 {
+        let n = rng.below(9);
+        let xs: Vec<&str> = (0..n).map(|_| rng.pick(&VALUES)).collect();
+        let (vector, sorted) = sources(&xs);
+        for f in FNS {
+            let fast = keep_outcome(f, &vector, &Limits::default());
+            let general = keep_outcome(f, &sorted, &Limits::default());
+            assert_eq!(fast, general, "round {round}: (keep {f} {vector})");
+            cases += 1;
+        }
+    }
+    assert_eq!(cases, 60 * FNS.len());
+}
+
+#[test]
+fn the_step_budget_stops_both_paths_at_the_same_step() {
+    let xs = ["1", "nil", "2", "nil", "nil", "3", "false", "4"];
+    let (vector, sorted) = sources(&xs);
+    for f in [
+        "(fn [[i x]] x)",
+        "second",
+        "(fn [[i x]] (when (odd? i) [x]))",
+    ] {
+        let mut boundaries = Vec::new();
+        for src in [&vector, &sorted] {
+            let (keep, _) = programs(f, src);
+            let (ok, total) = outcome(&keep, Limits::default());
+            assert!(!ok.starts_with("failed"), "{keep}: {ok}");
+            let at = |max_steps| Limits {
+                max_steps,
+                ..Limits::default()
+            };
+            let (short, _) = outcome(&keep, at(total - 1));
+            assert!(
+                short.starts_with(&format!("failed: {:?}", FailReason::LimitExceeded)),
+                "{keep} with {} steps: {short}",
+                total - 1
+            );
+            assert_eq!(outcome(&keep, at(total)).0, ok);
+            // Where the budget stops it, counted from the source's own steps.
+            let (_, base) = programs(f, src);
+            boundaries.push(total - outcome(&base, Limits::default()).1);
+        }
+        assert_eq!(boundaries[0], boundaries[1], "{f}");
+    }
+}
+
+#[test]
+fn max_iterations_stops_both_paths_at_the_same_length() {
+    // Nine elements, `kept` of them not nil: literal sources are not limited by
+    // `max_iterations`, the keep's result is.
+    for kept in [3, 4, 5] {
+        let xs: Vec<&str> = (0..9).map(|i| if i < kept { "1" } else { "nil" }).collect();
+        let (vector, sorted) = sources(&xs);
+        let limits = Limits {
+            max_iterations: 4,
+            ..Limits::default()
+        };
+        let fast = keep_outcome("second", &vector, &limits);
+        let general = keep_outcome("second", &sorted, &limits);
+        assert_eq!(fast, general, "{kept} kept");
+        let limited = fast.0.contains(&format!("{:?}", FailReason::LimitExceeded));
+        assert_eq!(limited, kept > 4, "{kept} kept: {}", fast.0);
+    }
+}
