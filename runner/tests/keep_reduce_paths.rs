@@ -6,6 +6,10 @@
 //! (printed), and the steps the `keep` itself charged (the program's steps less those of the same
 //! program returning its source) must be equal; then the step budget and `max_iterations` must
 //! fire at the same boundaries on both paths.
+//!
+//! `reduce` over a vector or list that it alone holds takes the elements out instead of copying
+//! them: the same program reading the collection last (moved into `reduce`) and before its last
+//! read (shared) must give the same result, printed lines and steps.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "support/rng.rs"]
@@ -162,5 +166,78 @@ fn max_iterations_stops_both_paths_at_the_same_length() {
         assert_eq!(fast, general, "{kept} kept");
         let limited = fast.0.contains(&format!("{:?}", FailReason::LimitExceeded));
         assert_eq!(limited, kept > 4, "{kept} kept: {}", fast.0);
+    }
+}
+
+/// Reducing fns: lambdas, builtins (the inline integer prim among them), `reduced`, `conj`
+/// into the accumulator, and ones that fail.
+const REDUCERS: [&str; 8] = [
+    "+",
+    "(fn [a x] (+ a x))",
+    "conj",
+    "(fn [a x] (if (> a 5) (reduced [:stop a]) (+ a x)))",
+    "(fn [a x] (println a x) (max a x))",
+    "str",
+    "(fn [a x] (/ a x))",
+    "(fnil + 0)",
+];
+
+/// The message with its source positions cut out (the two forms place the call differently).
+fn without_positions(s: &str) -> String {
+    let mut out = String::new();
+    let mut rest = s;
+    while let Some(at) = rest.find(" (at ") {
+        out.push_str(&rest[..at]);
+        rest = rest[at..].find(')').map_or("", |end| &rest[at + end + 1..]);
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn reduce_over_a_collection_it_alone_holds_answers_as_over_a_shared_one() {
+    let mut rng = Rng(16);
+    for round in 0..40 {
+        let n = rng.below(7);
+        let xs: Vec<String> = (0..n)
+            .map(|_| {
+                rng.pick(&["0", "1", "2", "-4", "7", "nil", "2.5"])
+                    .to_string()
+            })
+            .collect();
+        let v = format!("[{}]", xs.join(" "));
+        for f in REDUCERS {
+            for init in ["", "0", "1"] {
+                for src in [
+                    format!("(map identity {v})"),
+                    format!("(mapv identity {v})"),
+                ] {
+                    // The same calls in another order: read last (so moved into `reduce`, which
+                    // owns it), or read again after `reduce` (shared).
+                    let owned = format!("(let [f {f} xs {src}] [(count xs) (reduce f {init} xs)])");
+                    let shared =
+                        format!("(let [f {f} xs {src}] [(reduce f {init} xs) (count xs)])");
+                    let (o, o_steps) = outcome(&owned, Limits::default());
+                    let (s, s_steps) = outcome(&shared, Limits::default());
+                    let swap = |r: &str| match r.strip_prefix('[').and_then(|r| r.split_once(' ')) {
+                        Some((count, rest)) if !r.starts_with("failed") => {
+                            let (red, printed) = rest.split_once("] printed").unwrap_or_default();
+                            format!("[{red} {count}] printed{printed}")
+                        }
+                        _ => r.to_string(),
+                    };
+                    let case = format!("round {round}: {owned}");
+                    assert_eq!(
+                        without_positions(&swap(&o)),
+                        without_positions(&s),
+                        "{case}"
+                    );
+                    // A failing `reduce` stops the shared form before its `count`.
+                    if !s.starts_with("failed") {
+                        assert_eq!(o_steps, s_steps, "{case}");
+                    }
+                }
+            }
+        }
     }
 }

@@ -308,7 +308,14 @@ fn reduce(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
         _ => return Ok(Value::Nil),
     };
     let (init, coll) = match (init, coll) {
-        (init, Value::Vector(xs) | Value::List(xs)) => return reduce_coll(i, &f, init, &xs),
+        // A collection held only here (a fresh `map`, `filter` or `keep` threaded in) gives up
+        // its elements, each dropped as soon as `f` is done with it; a shared one is read.
+        (init, Value::Vector(xs) | Value::List(xs)) => {
+            return match xs.into_unique() {
+                Ok(owned) => reduce_coll(i, &f, init, owned.into_iter()),
+                Err(shared) => reduce_coll(i, &f, init, shared.iter().cloned()),
+            };
+        }
         other => other,
     };
     let mut it = SeqIter::new(i, &coll)?;
@@ -332,13 +339,18 @@ fn reduce(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     Ok(acc)
 }
 
-/// `reduce` over a vector or list: the collection's own iterator, no index lookups.
-fn reduce_coll(i: &mut Interp<'_>, f: &Value, init: Option<Value>, xs: &PVec) -> EvalResult {
-    let mut it = xs.iter();
+/// `reduce` over the elements of a vector or list: the collection's own iterator, no index
+/// lookups.
+fn reduce_coll(
+    i: &mut Interp<'_>,
+    f: &Value,
+    init: Option<Value>,
+    mut it: impl Iterator<Item = Value>,
+) -> EvalResult {
     let mut acc = match init {
         Some(v) => v,
         None => match it.next() {
-            Some(first) => first.clone(),
+            Some(first) => first,
             None => return i.apply(f, vec![]),
         },
     };
@@ -352,14 +364,14 @@ fn reduce_coll(i: &mut Interp<'_>, f: &Value, init: Option<Value>, xs: &PVec) ->
     };
     for x in it {
         i.tick()?;
-        if let (Some(op), Value::Int(a), Value::Int(b)) = (prim, &acc, x)
+        if let (Some(op), Value::Int(a), Value::Int(b)) = (prim, &acc, &x)
             && let Some(v) = op.ints(*a, *b)
         {
             acc = v;
             continue;
         }
         // Move the accumulator in, so builtins like conj can update it in place.
-        acc = i.apply2(f, acc, x.clone())?;
+        acc = i.apply2(f, acc, x)?;
         if let Some(v) = unreduced(&acc) {
             return Ok(v);
         }
