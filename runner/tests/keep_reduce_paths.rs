@@ -7,9 +7,10 @@
 //! program returning its source) must be equal; then the step budget and `max_iterations` must
 //! fire at the same boundaries on both paths.
 //!
-//! `reduce` over a vector or list that it alone holds takes the elements out instead of copying
-//! them: the same program reading the collection last (moved into `reduce`) and before its last
-//! read (shared) must give the same result, printed lines and steps.
+//! `reduce`, `into` and `group-by` over a vector or list that they alone hold take the elements
+//! out instead of copying them (`into` a map takes a `[k v]` pair it alone holds apart): the
+//! same program reading the collection last (moved into the call) and before its last read
+//! (shared) must give the same result, printed lines and steps.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "support/rng.rs"]
@@ -194,49 +195,104 @@ fn without_positions(s: &str) -> String {
     out
 }
 
+/// Runs `call` (which reads `xs`, bound to `src`, and may use `f`) where `xs` is read for the
+/// last time (so moved into the call, which then holds it alone) and where it is read again
+/// after the call (shared): the results, printed lines and steps must be equal.
+fn assert_owned_as_shared(call: &str, f: &str, src: &str, case: &str) {
+    let owned = format!("(let [f {f} xs {src}] (let [n (count xs) r {call}] [r n]))");
+    let shared = format!("(let [f {f} xs {src}] (let [r {call} n (count xs)] [r n]))");
+    let (o, o_steps) = outcome(&owned, Limits::default());
+    let (s, s_steps) = outcome(&shared, Limits::default());
+    let case = format!("{case}: {owned}");
+    assert_eq!(without_positions(&o), without_positions(&s), "{case}");
+    // A failing call stops the shared form before its `count`.
+    if !s.starts_with("failed") {
+        assert_eq!(o_steps, s_steps, "{case}");
+    }
+}
+
+/// Random elements from `pool`, as a vector literal.
+fn random_vector(rng: &mut Rng, pool: &[&str], max: usize) -> String {
+    let n = rng.below(max + 1);
+    let xs: Vec<&str> = (0..n).map(|_| rng.pick(pool)).collect();
+    format!("[{}]", xs.join(" "))
+}
+
+/// Fresh collections of `v`'s elements (a list and a vector), each vector element copied, so
+/// that the collection and the pairs in it are held only by it.
+fn fresh_sources(v: &str) -> [String; 2] {
+    let copy = "(fn [x] (if (vector? x) (apply vector x) x))";
+    [format!("(map {copy} {v})"), format!("(mapv {copy} {v})")]
+}
+
 #[test]
 fn reduce_over_a_collection_it_alone_holds_answers_as_over_a_shared_one() {
     let mut rng = Rng(16);
     for round in 0..40 {
-        let n = rng.below(7);
-        let xs: Vec<String> = (0..n)
-            .map(|_| {
-                rng.pick(&["0", "1", "2", "-4", "7", "nil", "2.5"])
-                    .to_string()
-            })
-            .collect();
-        let v = format!("[{}]", xs.join(" "));
+        let v = random_vector(&mut rng, &["0", "1", "2", "-4", "7", "nil", "2.5"], 6);
         for f in REDUCERS {
             for init in ["", "0", "1"] {
-                for src in [
-                    format!("(map identity {v})"),
-                    format!("(mapv identity {v})"),
-                ] {
-                    // The same calls in another order: read last (so moved into `reduce`, which
-                    // owns it), or read again after `reduce` (shared).
-                    let owned = format!("(let [f {f} xs {src}] [(count xs) (reduce f {init} xs)])");
-                    let shared =
-                        format!("(let [f {f} xs {src}] [(reduce f {init} xs) (count xs)])");
-                    let (o, o_steps) = outcome(&owned, Limits::default());
-                    let (s, s_steps) = outcome(&shared, Limits::default());
-                    let swap = |r: &str| match r.strip_prefix('[').and_then(|r| r.split_once(' ')) {
-                        Some((count, rest)) if !r.starts_with("failed") => {
-                            let (red, printed) = rest.split_once("] printed").unwrap_or_default();
-                            format!("[{red} {count}] printed{printed}")
-                        }
-                        _ => r.to_string(),
-                    };
-                    let case = format!("round {round}: {owned}");
-                    assert_eq!(
-                        without_positions(&swap(&o)),
-                        without_positions(&s),
-                        "{case}"
-                    );
-                    // A failing `reduce` stops the shared form before its `count`.
-                    if !s.starts_with("failed") {
-                        assert_eq!(o_steps, s_steps, "{case}");
-                    }
+                for src in fresh_sources(&v) {
+                    let call = format!("(reduce f {init} xs)");
+                    assert_owned_as_shared(&call, f, &src, &format!("round {round}"));
                 }
+            }
+        }
+    }
+}
+
+#[test]
+fn into_from_a_collection_it_alone_holds_answers_as_from_a_shared_one() {
+    let pool = [
+        "[1 :a]",
+        "[2 :b]",
+        "[1 :c]",
+        "[\"k\" [1 2]]",
+        "[nil nil]",
+        "{:m 1}",
+        "nil",
+        "[1 2 3]",
+        "5",
+        "[:k {:z 0}]",
+    ];
+    let mut rng = Rng(17);
+    for round in 0..60 {
+        let v = random_vector(&mut rng, &pool, 7);
+        for to in ["{}", "{:a 1}", "(sorted-map)", "[]", "#{}", "'()", "nil"] {
+            for src in fresh_sources(&v) {
+                let call = format!("(into {to} xs)");
+                assert_owned_as_shared(&call, "nil", &src, &format!("round {round}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn group_by_over_a_collection_it_alone_holds_answers_as_over_a_shared_one() {
+    let pool = [
+        "{:k 1}",
+        "{:k 2 :j 0}",
+        "{:k nil}",
+        "{:j 1}",
+        "[1 2]",
+        "3",
+        "4",
+        "nil",
+    ];
+    let fns = [
+        ":k",
+        "(fn [x] (:k x))",
+        "odd?",
+        "count",
+        "identity",
+        "(fn [x] (/ 1 x))",
+    ];
+    let mut rng = Rng(18);
+    for round in 0..60 {
+        let v = random_vector(&mut rng, &pool, 8);
+        for f in fns {
+            for src in fresh_sources(&v) {
+                assert_owned_as_shared("(group-by f xs)", f, &src, &format!("round {round}"));
             }
         }
     }

@@ -534,18 +534,25 @@ fn sort_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
 
 fn group_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     let mut g = Groups::default();
-    match &a[1] {
-        // A vector or list is walked in place; anything else is realized first.
+    let mut a = a.into_iter();
+    let (f, coll) = (a.next().unwrap_or_default(), a.next().unwrap_or_default());
+    match coll {
+        // A vector or list is walked in place (its elements moved out when it is held only
+        // here); anything else is realized first.
         Value::Vector(xs) | Value::List(xs) => {
             i.tick_n(xs.len() as u64)?;
-            for x in xs.iter() {
-                g.add(i, &a[0], x.clone())?;
+            match xs.into_unique() {
+                Ok(owned) => g.add_all(i, &f, owned.into_iter())?,
+                Err(shared) => {
+                    for x in shared.iter() {
+                        g.add(i, &f, x.clone())?;
+                    }
+                }
             }
         }
         other => {
-            for x in i.seq_vec(other)? {
-                g.add(i, &a[0], x)?;
-            }
+            let xs = i.seq_vec(&other)?;
+            g.add_all(i, &f, xs.into_iter())?;
         }
     }
     let mut m = MapImpl::with_capacity(g.groups.len());
@@ -567,6 +574,18 @@ struct Groups {
 }
 
 impl Groups {
+    fn add_all(
+        &mut self,
+        i: &mut Interp<'_>,
+        f: &Value,
+        xs: impl Iterator<Item = Value>,
+    ) -> EvalResult<()> {
+        for x in xs {
+            self.add(i, f, x)?;
+        }
+        Ok(())
+    }
+
     fn add(&mut self, i: &mut Interp<'_>, f: &Value, x: Value) -> EvalResult<()> {
         let k = i.apply1_ref(f, &x, &self.hint)?;
         let h = key_hash(&k);
