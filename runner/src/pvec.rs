@@ -60,6 +60,12 @@ impl PVec {
         PVec::flat(smallvec::smallvec![x])
     }
 
+    /// An empty flat collection with room for `n` elements (a builder that knows its length
+    /// grows it without reallocating).
+    pub fn with_capacity(n: usize) -> PVec {
+        PVec::flat(Flat::with_capacity(n))
+    }
+
     fn flat(v: Flat) -> PVec {
         PVec {
             repr: Repr::Flat(v),

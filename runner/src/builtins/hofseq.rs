@@ -165,7 +165,8 @@ fn map(i: &mut Interp<'_>, mut a: Vec<Value>) -> EvalResult {
     if let [Value::Vector(xs) | Value::List(xs)] = a.as_slice() {
         // The common case: one finite collection.
         i.tick_n(xs.len() as u64)?;
-        let mut out = PVec::new();
+        // One result per element: room for all of them at once, not grown by doubling.
+        let mut out = PVec::with_capacity(xs.len());
         // A fn is called with each element borrowed (a quick fn reads it in place).
         if let Value::Fn(l) = &f {
             for x in xs.iter() {
