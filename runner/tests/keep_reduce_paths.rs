@@ -7,10 +7,10 @@
 //! program returning its source) must be equal; then the step budget and `max_iterations` must
 //! fire at the same boundaries on both paths.
 //!
-//! `reduce`, `into` and `group-by` over a vector or list that they alone hold take the elements
-//! out instead of copying them (`into` a map takes a `[k v]` pair it alone holds apart): the
-//! same program reading the collection last (moved into the call) and before its last read
-//! (shared) must give the same result, printed lines and steps.
+//! `reduce`, `into`, `group-by` and `frequencies` over a vector or list that they alone hold
+//! take the elements out instead of copying them (`into` a map takes a `[k v]` pair it alone
+//! holds apart): the same program reading the collection last (moved into the call) and before
+//! its last read (shared) must give the same result, printed lines and steps.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "support/rng.rs"]
@@ -294,6 +294,20 @@ fn group_by_over_a_collection_it_alone_holds_answers_as_over_a_shared_one() {
             for src in fresh_sources(&v) {
                 assert_owned_as_shared("(group-by f xs)", f, &src, &format!("round {round}"));
             }
+        }
+    }
+}
+
+#[test]
+fn frequencies_of_a_collection_it_alone_holds_answer_as_of_a_shared_one() {
+    let pool = [
+        "1", "2", "1.0", "\"a\"", ":a", "[1 2]", "'(1 2)", "nil", "{:k 1}", "##NaN",
+    ];
+    let mut rng = Rng(19);
+    for round in 0..80 {
+        let v = random_vector(&mut rng, &pool, 9);
+        for src in fresh_sources(&v) {
+            assert_owned_as_shared("(frequencies xs)", "nil", &src, &format!("round {round}"));
         }
     }
 }

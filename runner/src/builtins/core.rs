@@ -610,11 +610,25 @@ impl Groups {
 }
 
 fn frequencies(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
-    // Counts in first-seen order, found by one hash of each element (hashed and compared as a
-    // flat map's keys are).
+    let coll = a.into_iter().next().unwrap_or_default();
+    // A vector or list is read in place (its elements moved out when it is held only here),
+    // charged as `seq_vec` charges it; anything else is realized first.
+    if let Value::Vector(xs) | Value::List(xs) = coll {
+        i.tick_n(xs.len() as u64)?;
+        return Ok(match xs.into_unique() {
+            Ok(owned) => count_all(owned.into_iter()),
+            Err(shared) => count_all(shared.iter().cloned()),
+        });
+    }
+    Ok(count_all(i.seq_vec(&coll)?.into_iter()))
+}
+
+/// `frequencies` of `xs`: counts in first-seen order, found by one hash of each element (hashed
+/// and compared as a flat map's keys are).
+fn count_all(xs: impl Iterator<Item = Value>) -> Value {
     let mut counts: Vec<(Value, i64)> = Vec::new();
     let mut index = hashbrown::HashTable::<usize>::new();
-    for x in i.seq_vec(&a[0])? {
+    for x in xs {
         let h = key_hash(&x);
         let found = index
             .find(h, |&c| {
@@ -635,7 +649,7 @@ fn frequencies(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     for (k, n) in counts {
         m.insert_new(k, Value::Int(n));
     }
-    Ok(Value::map(m))
+    Value::map(m)
 }
 
 // Value hashes and compares without its lazy-seq cache, the only interior mutability.
