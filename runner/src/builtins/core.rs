@@ -10,7 +10,7 @@ use crate::error::{ErrorBody, EvalResult};
 use crate::eval::Interp;
 use crate::eval::lazy::{Gen, LazySeq, lazy_or_list};
 use crate::eval::seq::SeqIter;
-use crate::value::{Coll, ExInfo, FixedState, MapImpl, PVec, Value, key_hash, same_key};
+use crate::value::{Coll, ExInfo, FixedState, MapImpl, PVec, Text, Value, key_hash, same_key};
 use std::rc::Rc;
 
 pub static TABLE: &[BuiltinDef] = &[
@@ -588,6 +588,14 @@ impl Groups {
 
     fn add(&mut self, i: &mut Interp<'_>, f: &Value, x: Value) -> EvalResult<()> {
         let k = i.apply1_ref(f, &x, &self.hint)?;
+        // Few groups (a status, a category) and keys that are the very same values (imported
+        // strings are interned, keywords too): a scan finds the group without hashing.
+        if self.groups.len() <= FEW_GROUPS
+            && let Some((_, v)) = self.groups.iter_mut().find(|(key, _)| identical(key, &k))
+        {
+            v.push_back(x);
+            return Ok(());
+        }
         let h = key_hash(&k);
         let groups = &mut self.groups;
         let found = self
@@ -606,6 +614,21 @@ impl Groups {
             }
         }
         Ok(())
+    }
+}
+
+/// Up to this many groups, `group-by` looks for a key's group by identity first.
+const FEW_GROUPS: usize = 8;
+
+/// Whether two keys are the same value without comparing contents: equal integers, or the
+/// same string or keyword (so they are `=`; a `false` proves nothing).
+fn identical(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => x == y,
+        (Value::Str(x), Value::Str(y)) | (Value::Keyword(x), Value::Keyword(y)) => {
+            Text::ptr_eq(x, y)
+        }
+        _ => false,
     }
 }
 
