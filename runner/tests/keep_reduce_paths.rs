@@ -311,3 +311,42 @@ fn frequencies_of_a_collection_it_alone_holds_answer_as_of_a_shared_one() {
         }
     }
 }
+
+/// `reduce` with a builtin prim steps numbers inline (integers, then any pair the prim
+/// answers); it must give what the same builtin called from a lambda gives, errors included
+/// (overflow, division by zero, a comparison's boolean fed back in, a string).
+#[test]
+fn reduce_with_a_prim_answers_as_the_prim_called_from_a_lambda() {
+    let ops = [
+        "+", "-", "*", "quot", "rem", "mod", "<", ">", "<=", ">=", "=",
+    ];
+    let pool = [
+        "0",
+        "1",
+        "-2",
+        "7",
+        "2.5",
+        "-0.5",
+        "##NaN",
+        "1e300",
+        "9223372036854775807",
+        "-9223372036854775808",
+        "nil",
+        "\"s\"",
+        "true",
+    ];
+    let mut rng = Rng(20);
+    for round in 0..60 {
+        let v = random_vector(&mut rng, &pool, 5);
+        for op in ops {
+            for init in ["", "0", "1.5", "3"] {
+                let fast = format!("(reduce {op} {init} {v})");
+                let lambda = format!("(reduce (fn ([] ({op})) ([a x] ({op} a x))) {init} {v})");
+                let (f, _) = outcome(&fast, Limits::default());
+                let (l, _) = outcome(&lambda, Limits::default());
+                let case = format!("round {round}: {fast}");
+                assert_eq!(without_positions(&f), without_positions(&l), "{case}");
+            }
+        }
+    }
+}

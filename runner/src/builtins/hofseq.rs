@@ -355,7 +355,7 @@ fn reduce_coll(
             None => return i.apply(f, vec![]),
         },
     };
-    // The callee is resolved once, not per element: `(reduce + xs)` steps integers inline.
+    // The callee is resolved once, not per element: `(reduce + xs)` steps numbers inline.
     let prim = match f {
         Value::Builtin(b) => match b.fast {
             super::Fast::Prim(op) => Some(op),
@@ -365,11 +365,18 @@ fn reduce_coll(
     };
     for x in it {
         i.tick()?;
-        if let (Some(op), Value::Int(a), Value::Int(b)) = (prim, &acc, &x)
-            && let Some(v) = op.ints(*a, *b)
-        {
-            acc = v;
-            continue;
+        if let Some(op) = prim {
+            if let (Value::Int(a), Value::Int(b)) = (&acc, &x)
+                && let Some(v) = op.ints(*a, *b)
+            {
+                acc = v;
+                continue;
+            }
+            // Other numbers: the prim's answer, as `call2` would take it (never a `reduced`).
+            if let Some(r) = op.apply(&acc, &x) {
+                acc = r?;
+                continue;
+            }
         }
         // Move the accumulator in, so builtins like conj can update it in place.
         acc = i.apply2(f, acc, x)?;
