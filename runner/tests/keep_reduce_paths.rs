@@ -95,8 +95,8 @@ fn programs(f: &str, src: &str) -> (String, String) {
 /// What `keep` answered and charged over `src`: (result, steps of the keep alone).
 fn keep_outcome(f: &str, src: &str, limits: &Limits) -> (String, u64) {
     let (keep, base) = programs(f, src);
-    let (text, steps) = outcome(&keep, limits.clone());
-    let (_, base_steps) = outcome(&base, limits.clone());
+    let (text, steps) = outcome(&keep, *limits);
+    let (_, base_steps) = outcome(&base, *limits);
     (text, steps.saturating_sub(base_steps))
 }
 
