@@ -166,19 +166,19 @@ fn map(i: &mut Interp<'_>, mut a: Vec<Value>) -> EvalResult {
         // The common case: one finite collection.
         i.tick_n(xs.len() as u64)?;
         // One result per element: room for all of them at once, not grown by doubling.
-        let mut out = PVec::with_capacity(xs.len());
+        let mut out = Vec::with_capacity(xs.len());
         // A fn is called with each element borrowed (a quick fn reads it in place).
         if let Value::Fn(l) = &f {
             for x in xs.iter() {
-                out.push_back(i.apply1_fn(l, x)?);
+                out.push(i.apply1_fn(l, x)?);
             }
-            return Ok(Value::List(Coll::new(out)));
+            return Ok(list(out));
         }
         let hint = Default::default();
         for x in xs.iter() {
-            out.push_back(i.apply1_ref(&f, x, &hint)?);
+            out.push(i.apply1_ref(&f, x, &hint)?);
         }
-        return Ok(Value::List(Coll::new(out)));
+        return Ok(list(out));
     }
     let srcs = sources(i, &a)?;
     let lazy = srcs.iter().all(SeqIter::is_lazy);
@@ -225,32 +225,32 @@ fn filter(i: &mut Interp<'_>, mut a: Vec<Value>, keep: bool) -> EvalResult {
         let src = SeqIter::new(i, coll)?;
         return Ok(LazySeq::value(Gen::Filter { pred, src, keep }));
     }
-    let mut out = PVec::new();
+    let mut out = Vec::new();
     if let Value::Vector(xs) | Value::List(xs) = coll {
         // Walked in place: no copy of the source's elements first.
         i.tick_n(xs.len() as u64)?;
         if let Value::Fn(l) = &pred {
             for x in xs.iter() {
                 if i.apply1_fn(l, x)?.truthy() == keep {
-                    out.push_back(x.clone());
+                    out.push(x.clone());
                 }
             }
-            return Ok(Value::List(Coll::new(out)));
+            return Ok(list(out));
         }
         let hint = Default::default();
         for x in xs.iter() {
             if i.apply1_ref(&pred, x, &hint)?.truthy() == keep {
-                out.push_back(x.clone());
+                out.push(x.clone());
             }
         }
-        return Ok(Value::List(Coll::new(out)));
+        return Ok(list(out));
     }
     for x in i.seq_vec(coll)? {
         if i.apply1(&pred, x.clone())?.truthy() == keep {
-            out.push_back(x);
+            out.push(x);
         }
     }
-    Ok(Value::List(Coll::new(out)))
+    Ok(list(out))
 }
 
 fn keep(i: &mut Interp<'_>, mut a: Vec<Value>, indexed: bool) -> EvalResult {
@@ -282,7 +282,7 @@ fn keep(i: &mut Interp<'_>, mut a: Vec<Value>, indexed: bool) -> EvalResult {
 /// `max_iterations` check before each kept element.
 fn keep_coll(i: &mut Interp<'_>, f: &Value, xs: &PVec) -> EvalResult {
     i.tick()?;
-    let mut out = PVec::new();
+    let mut out = Vec::new();
     let hint = Default::default();
     for x in xs.iter() {
         let y = match f {
@@ -293,11 +293,17 @@ fn keep_coll(i: &mut Interp<'_>, f: &Value, xs: &PVec) -> EvalResult {
             if out.len() as u64 >= i.limits.max_iterations {
                 return Err(too_long(i));
             }
-            out.push_back(y);
+            out.push(y);
         }
         i.tick()?;
     }
-    Ok(Value::List(Coll::new(out)))
+    Ok(list(out))
+}
+
+/// A list of the elements built in `out` (a plain `Vec`: pushing to it is a few instructions,
+/// where `PVec::push_back` checks its form and inline capacity each time).
+fn list(out: Vec<Value>) -> Value {
+    Value::List(Coll::new(PVec::from_vec(out)))
 }
 
 fn reduce(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
