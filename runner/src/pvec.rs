@@ -710,10 +710,10 @@ mod tests {
 
     #[test]
     fn from_vec_keeps_the_elements_in_order_whatever_the_capacity() {
-        for n in 0..12i64 {
+        for n in 0..12usize {
             for spare in [0, 1, 5] {
-                let mut v = Vec::with_capacity(n as usize + spare);
-                v.extend((0..n).map(Value::Int));
+                let mut v = Vec::with_capacity(n + spare);
+                v.extend((0..n).map(|i| Value::Int(i64::try_from(i).unwrap_or(0))));
                 let model = v.clone();
                 let mut p = PVec::from_vec(v);
                 assert!(p.is_flat_form());
@@ -722,9 +722,9 @@ mod tests {
                     model,
                     "{n} + {spare}"
                 );
-                p.push_back(Value::Int(n));
-                assert_eq!(p.len(), n as usize + 1);
-                assert_eq!(p.get(n as usize), Some(&Value::Int(n)));
+                p.push_back(Value::Nil);
+                assert_eq!(p.len(), n + 1);
+                assert_eq!(p.get(n), Some(&Value::Nil));
             }
         }
     }
