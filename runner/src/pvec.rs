@@ -60,6 +60,12 @@ impl PVec {
         PVec::flat(smallvec::smallvec![x])
     }
 
+    /// The elements of `v`, in order, in the flat form: a builder fills a plain `Vec` (a push
+    /// is a few instructions) and hands it over; a long one's buffer is kept, not copied.
+    pub fn from_vec(v: Vec<Value>) -> PVec {
+        PVec::flat(Flat::from_vec(v))
+    }
+
     fn flat(v: Flat) -> PVec {
         PVec {
             repr: Repr::Flat(v),
@@ -700,5 +706,26 @@ mod tests {
             !flat.is_flat_form(),
             "a long one becomes a tree before an O(n) update"
         );
+    }
+
+    #[test]
+    fn from_vec_keeps_the_elements_in_order_whatever_the_capacity() {
+        for n in 0..12usize {
+            for spare in [0, 1, 5] {
+                let mut v = Vec::with_capacity(n + spare);
+                v.extend((0..n).map(|i| Value::Int(i64::try_from(i).unwrap_or(0))));
+                let model = v.clone();
+                let mut p = PVec::from_vec(v);
+                assert!(p.is_flat_form());
+                assert_eq!(
+                    p.iter().cloned().collect::<Vec<_>>(),
+                    model,
+                    "{n} + {spare}"
+                );
+                p.push_back(Value::Nil);
+                assert_eq!(p.len(), n + 1);
+                assert_eq!(p.get(n), Some(&Value::Nil));
+            }
+        }
     }
 }

@@ -152,3 +152,57 @@ fn group_by_and_frequencies_match_their_definitions() {
         );
     }
 }
+
+/// With few groups, `group-by` finds a key's group by identity before hashing (the same
+/// string or keyword, an equal integer). Keys here are bound once and reused (identical), or
+/// made again (equal, not identical), or equal-looking of another kind (`1.0`, a keyword of the
+/// same text as a string is not used: see above); group counts run from 1 past eight, where
+/// the scan stops. The result must be the map `update` builds, in the same order.
+#[test]
+fn group_by_by_identity_matches_its_definition() {
+    const KEYS: &[&str] = &[
+        "s",
+        "s",
+        "(str s)",
+        "t",
+        "(str t)",
+        "k",
+        "(keyword \"k\")",
+        "1",
+        "1",
+        "1.0",
+        "2",
+        "-1",
+        "nil",
+        "[1]",
+        "\"u\"",
+        "(str \"v\" 1)",
+        "(subs \"ab\" 1)",
+        "\"b\"",
+        "3",
+        "4",
+        "5",
+        "6",
+    ];
+    for seed in 1..=40u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x2545_f491_4f6c_dd1d));
+        let groups = 1 + rng.below(KEYS.len());
+        let n = 1 + rng.below(50);
+        let xs: Vec<String> = (0..n)
+            .map(|i| format!("[{} {i}]", KEYS[rng.below(groups)]))
+            .collect();
+        let src = format!(
+            "(let [s \"a\" t \"b\" k :k
+                   xs [{}]
+                   g (group-by first xs)
+                   g2 (reduce (fn [m x] (update m (first x) (fnil conj []) x)) {{}} xs)]
+               [(= g g2) (= (pr-str g) (pr-str g2)) (count g)])",
+            xs.join(" ")
+        );
+        let out = run(&src);
+        assert!(
+            out.starts_with("[true true "),
+            "seed {seed}: {src} -> {out}"
+        );
+    }
+}

@@ -475,6 +475,20 @@ fn update_in(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     assoc_in(m, &p, v)
 }
 
+/// The key and value of a two-element vector: moved out when the vector is held only here.
+fn pair(kv: Coll<PVec>) -> (Value, Value) {
+    match kv.into_unique() {
+        Ok(owned) => {
+            let mut it = owned.into_iter();
+            (it.next().unwrap_or_default(), it.next().unwrap_or_default())
+        }
+        Err(shared) => (
+            shared.get(0).cloned().unwrap_or_default(),
+            shared.get(1).cloned().unwrap_or_default(),
+        ),
+    }
+}
+
 /// `(conj coll x)`.
 pub fn conj(coll: Value, x: Value) -> EvalResult {
     match coll {
@@ -499,10 +513,7 @@ pub fn conj(coll: Value, x: Value) -> EvalResult {
         Value::Map(mut m) => {
             match x {
                 Value::Vector(kv) if kv.len() == 2 => {
-                    let (k, v) = (
-                        kv.get(0).cloned().unwrap_or_default(),
-                        kv.get(1).cloned().unwrap_or_default(),
-                    );
+                    let (k, v) = pair(kv);
                     sorted_key_check(&m, &k)?;
                     m.make_mut().insert(k, v);
                 }
@@ -739,10 +750,28 @@ fn into(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     if let Some(xf) = xf {
         return super::xform::into_with(i, to, &xf, &from);
     }
+    // A vector or list held only here (a fresh `map` threaded in) gives up its elements, so a
+    // `[k v]` pair it held alone is taken apart, not copied.
+    if let Value::Vector(xs) | Value::List(xs) = from {
+        return match xs.into_unique() {
+            Ok(owned) => conj_all(i, to, owned.into_iter()),
+            Err(shared) => conj_all(i, to, shared.iter().cloned()),
+        };
+    }
     let mut it = SeqIter::new(i, &from)?;
     drop(from);
     let mut acc = to;
     while let Some(x) = it.next(i)? {
+        i.tick()?;
+        acc = conj(acc, x)?;
+    }
+    Ok(acc)
+}
+
+/// `into`'s loop over the elements of a vector or list: a step and a `conj` each.
+fn conj_all(i: &mut Interp<'_>, to: Value, xs: impl Iterator<Item = Value>) -> EvalResult {
+    let mut acc = to;
+    for x in xs {
         i.tick()?;
         acc = conj(acc, x)?;
     }

@@ -10,7 +10,7 @@ use crate::error::{ErrorBody, EvalResult};
 use crate::eval::Interp;
 use crate::eval::lazy::{Gen, LazySeq, lazy_or_list};
 use crate::eval::seq::SeqIter;
-use crate::value::{Coll, ExInfo, FixedState, MapImpl, PVec, Value, key_hash, same_key};
+use crate::value::{Coll, ExInfo, FixedState, MapImpl, PVec, Text, Value, key_hash, same_key};
 use std::rc::Rc;
 
 pub static TABLE: &[BuiltinDef] = &[
@@ -535,18 +535,25 @@ fn sort_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
 
 fn group_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     let mut g = Groups::default();
-    match &a[1] {
-        // A vector or list is walked in place; anything else is realized first.
+    let mut a = a.into_iter();
+    let (f, coll) = (a.next().unwrap_or_default(), a.next().unwrap_or_default());
+    match coll {
+        // A vector or list is walked in place (its elements moved out when it is held only
+        // here); anything else is realized first.
         Value::Vector(xs) | Value::List(xs) => {
             i.tick_n(xs.len() as u64)?;
-            for x in xs.iter() {
-                g.add(i, &a[0], x.clone())?;
+            match xs.into_unique() {
+                Ok(owned) => g.add_all(i, &f, owned.into_iter())?,
+                Err(shared) => {
+                    for x in shared.iter() {
+                        g.add(i, &f, x.clone())?;
+                    }
+                }
             }
         }
         other => {
-            for x in i.seq_vec(other)? {
-                g.add(i, &a[0], x)?;
-            }
+            let xs = i.seq_vec(&other)?;
+            g.add_all(i, &f, xs.into_iter())?;
         }
     }
     let mut m = MapImpl::with_capacity(g.groups.len());
@@ -568,8 +575,28 @@ struct Groups {
 }
 
 impl Groups {
+    fn add_all(
+        &mut self,
+        i: &mut Interp<'_>,
+        f: &Value,
+        xs: impl Iterator<Item = Value>,
+    ) -> EvalResult<()> {
+        for x in xs {
+            self.add(i, f, x)?;
+        }
+        Ok(())
+    }
+
     fn add(&mut self, i: &mut Interp<'_>, f: &Value, x: Value) -> EvalResult<()> {
         let k = i.apply1_ref(f, &x, &self.hint)?;
+        // Few groups (a status, a category) and keys that are the very same values (imported
+        // strings are interned, keywords too): a scan finds the group without hashing.
+        if self.groups.len() <= FEW_GROUPS
+            && let Some((_, v)) = self.groups.iter_mut().find(|(key, _)| identical(key, &k))
+        {
+            v.push_back(x);
+            return Ok(());
+        }
         let h = key_hash(&k);
         let groups = &mut self.groups;
         let found = self
@@ -591,12 +618,41 @@ impl Groups {
     }
 }
 
+/// Up to this many groups, `group-by` looks for a key's group by identity first.
+const FEW_GROUPS: usize = 8;
+
+/// Whether two keys are the same value without comparing contents: equal integers, or the
+/// same string or keyword (so they are `=`; a `false` proves nothing).
+fn identical(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => x == y,
+        (Value::Str(x), Value::Str(y)) | (Value::Keyword(x), Value::Keyword(y)) => {
+            Text::ptr_eq(x, y)
+        }
+        _ => false,
+    }
+}
+
 fn frequencies(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
-    // Counts in first-seen order, found by one hash of each element (hashed and compared as a
-    // flat map's keys are).
+    let coll = a.into_iter().next().unwrap_or_default();
+    // A vector or list is read in place (its elements moved out when it is held only here),
+    // charged as `seq_vec` charges it; anything else is realized first.
+    if let Value::Vector(xs) | Value::List(xs) = coll {
+        i.tick_n(xs.len() as u64)?;
+        return Ok(match xs.into_unique() {
+            Ok(owned) => count_all(owned.into_iter()),
+            Err(shared) => count_all(shared.iter().cloned()),
+        });
+    }
+    Ok(count_all(i.seq_vec(&coll)?.into_iter()))
+}
+
+/// `frequencies` of `xs`: counts in first-seen order, found by one hash of each element (hashed
+/// and compared as a flat map's keys are).
+fn count_all(xs: impl Iterator<Item = Value>) -> Value {
     let mut counts: Vec<(Value, i64)> = Vec::new();
     let mut index = hashbrown::HashTable::<usize>::new();
-    for x in i.seq_vec(&a[0])? {
+    for x in xs {
         let h = key_hash(&x);
         let found = index
             .find(h, |&c| {
@@ -617,7 +673,7 @@ fn frequencies(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     for (k, n) in counts {
         m.insert_new(k, Value::Int(n));
     }
-    Ok(Value::map(m))
+    Value::map(m)
 }
 
 // Value hashes and compares without its lazy-seq cache, the only interior mutability.

@@ -12,7 +12,7 @@ use super::{BuiltinDef, expected};
 use crate::def;
 use crate::error::EvalResult;
 use crate::eval::Interp;
-use crate::eval::lazy::{Gen, LazySeq, lazy_or_list};
+use crate::eval::lazy::{Gen, LazySeq, lazy_or_list, too_long};
 use crate::eval::seq::SeqIter;
 use crate::value::{Coll, PVec, Value};
 
@@ -165,19 +165,20 @@ fn map(i: &mut Interp<'_>, mut a: Vec<Value>) -> EvalResult {
     if let [Value::Vector(xs) | Value::List(xs)] = a.as_slice() {
         // The common case: one finite collection.
         i.tick_n(xs.len() as u64)?;
-        let mut out = PVec::new();
+        // One result per element: room for all of them at once, not grown by doubling.
+        let mut out = Vec::with_capacity(xs.len());
         // A fn is called with each element borrowed (a quick fn reads it in place).
         if let Value::Fn(l) = &f {
             for x in xs.iter() {
-                out.push_back(i.apply1_fn(l, x)?);
+                out.push(i.apply1_fn(l, x)?);
             }
-            return Ok(Value::List(Coll::new(out)));
+            return Ok(list(out));
         }
         let hint = Default::default();
         for x in xs.iter() {
-            out.push_back(i.apply1_ref(&f, x, &hint)?);
+            out.push(i.apply1_ref(&f, x, &hint)?);
         }
-        return Ok(Value::List(Coll::new(out)));
+        return Ok(list(out));
     }
     let srcs = sources(i, &a)?;
     let lazy = srcs.iter().all(SeqIter::is_lazy);
@@ -224,32 +225,32 @@ fn filter(i: &mut Interp<'_>, mut a: Vec<Value>, keep: bool) -> EvalResult {
         let src = SeqIter::new(i, coll)?;
         return Ok(LazySeq::value(Gen::Filter { pred, src, keep }));
     }
-    let mut out = PVec::new();
+    let mut out = Vec::new();
     if let Value::Vector(xs) | Value::List(xs) = coll {
         // Walked in place: no copy of the source's elements first.
         i.tick_n(xs.len() as u64)?;
         if let Value::Fn(l) = &pred {
             for x in xs.iter() {
                 if i.apply1_fn(l, x)?.truthy() == keep {
-                    out.push_back(x.clone());
+                    out.push(x.clone());
                 }
             }
-            return Ok(Value::List(Coll::new(out)));
+            return Ok(list(out));
         }
         let hint = Default::default();
         for x in xs.iter() {
             if i.apply1_ref(&pred, x, &hint)?.truthy() == keep {
-                out.push_back(x.clone());
+                out.push(x.clone());
             }
         }
-        return Ok(Value::List(Coll::new(out)));
+        return Ok(list(out));
     }
     for x in i.seq_vec(coll)? {
         if i.apply1(&pred, x.clone())?.truthy() == keep {
-            out.push_back(x);
+            out.push(x);
         }
     }
-    Ok(Value::List(Coll::new(out)))
+    Ok(list(out))
 }
 
 fn keep(i: &mut Interp<'_>, mut a: Vec<Value>, indexed: bool) -> EvalResult {
@@ -261,6 +262,9 @@ fn keep(i: &mut Interp<'_>, mut a: Vec<Value>, indexed: bool) -> EvalResult {
             XStep::Keep(f)
         }]));
     };
+    if let (Value::Vector(xs) | Value::List(xs), false) = (coll, indexed) {
+        return keep_coll(i, &f, xs);
+    }
     let src = SeqIter::new(i, coll)?;
     let lazy = src.is_lazy();
     let g = Gen::Keep {
@@ -269,6 +273,37 @@ fn keep(i: &mut Interp<'_>, mut a: Vec<Value>, indexed: bool) -> EvalResult {
         index: indexed.then_some(0),
     };
     lazy_or_list(g, lazy, i)
+}
+
+/// `keep` over a vector or list, walked in place with each element borrowed (a fn is called as
+/// `map` calls it), where the generator would copy each element out of a cursor. It charges what
+/// draining `Gen::Keep` charges, in the same order: a step before each element and one at the
+/// end (each kept element ends one generator step, each nil is one more step), and the same
+/// `max_iterations` check before each kept element.
+fn keep_coll(i: &mut Interp<'_>, f: &Value, xs: &PVec) -> EvalResult {
+    i.tick()?;
+    let mut out = Vec::new();
+    let hint = Default::default();
+    for x in xs.iter() {
+        let y = match f {
+            Value::Fn(l) => i.apply1_fn(l, x)?,
+            _ => i.apply1_ref(f, x, &hint)?,
+        };
+        if !y.is_nil() {
+            if out.len() as u64 >= i.limits.max_iterations {
+                return Err(too_long(i));
+            }
+            out.push(y);
+        }
+        i.tick()?;
+    }
+    Ok(list(out))
+}
+
+/// A list of the elements built in `out` (a plain `Vec`: pushing to it is a few instructions,
+/// where `PVec::push_back` checks its form and inline capacity each time).
+fn list(out: Vec<Value>) -> Value {
+    Value::List(Coll::new(PVec::from_vec(out)))
 }
 
 fn reduce(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
@@ -280,7 +315,14 @@ fn reduce(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
         _ => return Ok(Value::Nil),
     };
     let (init, coll) = match (init, coll) {
-        (init, Value::Vector(xs) | Value::List(xs)) => return reduce_coll(i, &f, init, &xs),
+        // A collection held only here (a fresh `map`, `filter` or `keep` threaded in) gives up
+        // its elements, each dropped as soon as `f` is done with it; a shared one is read.
+        (init, Value::Vector(xs) | Value::List(xs)) => {
+            return match xs.into_unique() {
+                Ok(owned) => reduce_coll(i, &f, init, owned.into_iter()),
+                Err(shared) => reduce_coll(i, &f, init, shared.iter().cloned()),
+            };
+        }
         other => other,
     };
     let mut it = SeqIter::new(i, &coll)?;
@@ -304,17 +346,22 @@ fn reduce(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     Ok(acc)
 }
 
-/// `reduce` over a vector or list: the collection's own iterator, no index lookups.
-fn reduce_coll(i: &mut Interp<'_>, f: &Value, init: Option<Value>, xs: &PVec) -> EvalResult {
-    let mut it = xs.iter();
+/// `reduce` over the elements of a vector or list: the collection's own iterator, no index
+/// lookups.
+fn reduce_coll(
+    i: &mut Interp<'_>,
+    f: &Value,
+    init: Option<Value>,
+    mut it: impl Iterator<Item = Value>,
+) -> EvalResult {
     let mut acc = match init {
         Some(v) => v,
         None => match it.next() {
-            Some(first) => first.clone(),
+            Some(first) => first,
             None => return i.apply(f, vec![]),
         },
     };
-    // The callee is resolved once, not per element: `(reduce + xs)` steps integers inline.
+    // The callee is resolved once, not per element: `(reduce + xs)` steps numbers inline.
     let prim = match f {
         Value::Builtin(b) => match b.fast {
             super::Fast::Prim(op) => Some(op),
@@ -324,14 +371,21 @@ fn reduce_coll(i: &mut Interp<'_>, f: &Value, init: Option<Value>, xs: &PVec) ->
     };
     for x in it {
         i.tick()?;
-        if let (Some(op), Value::Int(a), Value::Int(b)) = (prim, &acc, x)
-            && let Some(v) = op.ints(*a, *b)
-        {
-            acc = v;
-            continue;
+        if let Some(op) = prim {
+            if let (Value::Int(a), Value::Int(b)) = (&acc, &x)
+                && let Some(v) = op.ints(*a, *b)
+            {
+                acc = v;
+                continue;
+            }
+            // Other numbers: the prim's answer, as `call2` would take it (never a `reduced`).
+            if let Some(r) = op.apply(&acc, &x) {
+                acc = r?;
+                continue;
+            }
         }
         // Move the accumulator in, so builtins like conj can update it in place.
-        acc = i.apply2(f, acc, x.clone())?;
+        acc = i.apply2(f, acc, x)?;
         if let Some(v) = unreduced(&acc) {
             return Ok(v);
         }

@@ -225,7 +225,8 @@ fn reentrant() -> EvalError {
     )
 }
 
-fn too_long(interp: &Interp<'_>) -> EvalError {
+/// The error of a sequence realized past `max_iterations`.
+pub(crate) fn too_long(interp: &Interp<'_>) -> EvalError {
     EvalError::limit(
         Limit::Iterations,
         format!(
@@ -281,7 +282,7 @@ pub fn list_if_short(g: Gen, cap: usize, interp: &mut Interp<'_>) -> EvalResult 
     }
 }
 
-/// Produces the next element of a generator.
+/// Produces the next element of a generator: one step charged, then the generator's own step.
 fn step(g: &mut Gen, interp: &mut Interp<'_>) -> EvalResult<Option<Value>> {
     interp.tick()?;
     match g {
@@ -291,66 +292,19 @@ fn step(g: &mut Gen, interp: &mut Interp<'_>) -> EvalResult<Option<Value>> {
             *next = interp.apply1(&f.clone(), v.clone())?;
             Ok(Some(v))
         }
-        Gen::Repeat { x, left } => match left {
-            Some(0) => Ok(None),
-            Some(n) => {
-                *n -= 1;
-                Ok(Some(x.clone()))
-            }
-            None => Ok(Some(x.clone())),
+        Gen::Repeat { x, left } => Ok(count_down(left).then(|| x.clone())),
+        Gen::Repeatedly { f, left } => match count_down(left) {
+            true => interp.apply(&f.clone(), vec![]).map(Some),
+            false => Ok(None),
         },
-        Gen::Repeatedly { f, left } => {
-            match left {
-                Some(0) => return Ok(None),
-                Some(n) => *n -= 1,
-                None => {}
-            }
-            interp.apply(&f.clone(), vec![]).map(Some)
-        }
         Gen::Cycle { items, i } => {
             let v = items.get(*i % items.len().max(1)).cloned();
             *i += 1;
             Ok(v)
         }
-        Gen::Map { f, srcs, index } => {
-            let mut args = Vec::with_capacity(srcs.len() + 1);
-            if let Some(ix) = index {
-                args.push(Value::Int(*ix));
-                *ix += 1;
-            }
-            for s in srcs.iter_mut() {
-                match s.next(interp)? {
-                    Some(x) => args.push(x),
-                    None => return Ok(None),
-                }
-            }
-            interp.apply(&f.clone(), args).map(Some)
-        }
-        Gen::Filter { pred, src, keep } => loop {
-            let Some(x) = src.next(interp)? else {
-                return Ok(None);
-            };
-            if interp.apply1(&pred.clone(), x.clone())?.truthy() == *keep {
-                return Ok(Some(x));
-            }
-            interp.tick()?;
-        },
-        Gen::Keep { f, src, index } => loop {
-            let Some(x) = src.next(interp)? else {
-                return Ok(None);
-            };
-            let y = match index {
-                Some(ix) => {
-                    *ix += 1;
-                    interp.apply2(&f.clone(), Value::Int(*ix - 1), x)?
-                }
-                None => interp.apply1(&f.clone(), x)?,
-            };
-            if !y.is_nil() {
-                return Ok(Some(y));
-            }
-            interp.tick()?;
-        },
+        Gen::Map { f, srcs, index } => map_step(f, srcs, index, interp),
+        Gen::Filter { pred, src, keep } => filter_step(pred, src, *keep, interp),
+        Gen::Keep { f, src, index } => keep_step(f, src, index, interp),
         Gen::Concat { srcs } => {
             while let Some(s) = srcs.front_mut() {
                 if let Some(x) = s.next(interp)? {
@@ -369,68 +323,25 @@ fn step(g: &mut Gen, interp: &mut Interp<'_>) -> EvalResult<Option<Value>> {
             pred,
             src,
             dropping,
-        } => loop {
-            let Some(x) = src.next(interp)? else {
-                return Ok(None);
-            };
-            if !*dropping || !interp.apply1(&pred.clone(), x.clone())?.truthy() {
-                *dropping = false;
-                return Ok(Some(x));
-            }
-            interp.tick()?;
-        },
+        } => drop_while_step(pred, src, dropping, interp),
         Gen::MapCat { f, srcs, cur } => mapcat_step(f, srcs, cur, interp),
-        Gen::Distinct { src, seen } => loop {
-            let Some(x) = src.next(interp)? else {
-                return Ok(None);
-            };
-            if seen.insert(x.clone()) {
-                return Ok(Some(x));
-            }
-            interp.tick()?;
-        },
-        Gen::Dedupe { src, prev } => loop {
-            let Some(x) = src.next(interp)? else {
-                return Ok(None);
-            };
-            if prev.as_ref() != Some(&x) {
+        Gen::Distinct { src, seen } => next_passing(src, interp, |_, x| Ok(seen.insert(x.clone()))),
+        Gen::Dedupe { src, prev } => next_passing(src, interp, |_, x| {
+            let new = prev.as_ref() != Some(x);
+            if new {
                 *prev = Some(x.clone());
-                return Ok(Some(x));
             }
-            interp.tick()?;
-        },
+            Ok(new)
+        }),
         Gen::Partition(p) => p.step(interp),
         Gen::PartitionBy { f, src, pending } => partition_by_step(f, src, pending, interp),
-        Gen::Interleave { srcs, queue } => {
-            if queue.is_empty() && !srcs.is_empty() {
-                let mut round = Vec::with_capacity(srcs.len());
-                for s in srcs.iter_mut() {
-                    match s.next(interp)? {
-                        Some(x) => round.push(x),
-                        None => return Ok(None),
-                    }
-                }
-                queue.extend(round);
-            }
-            Ok(queue.pop_front())
-        }
+        Gen::Interleave { srcs, queue } => interleave_step(srcs, queue, interp),
         Gen::Interpose {
             sep,
             src,
             queue,
             started,
-        } => {
-            if queue.is_empty()
-                && let Some(x) = src.next(interp)?
-            {
-                if *started {
-                    queue.push_back(sep.clone());
-                }
-                *started = true;
-                queue.push_back(x);
-            }
-            Ok(queue.pop_front())
-        }
+        } => interpose_step(sep, src, queue, started, interp),
         Gen::Reductions { f, src, acc, ended } => reductions_step(f, src, acc, ended, interp),
         Gen::Tree {
             branch,
@@ -444,27 +355,175 @@ fn step(g: &mut Gen, interp: &mut Interp<'_>) -> EvalResult<Option<Value>> {
             src,
             queue,
             ended,
-        } => loop {
-            if let Some(v) = queue.pop_front() {
-                return Ok(Some(v));
+        } => xform_step(run, src, queue, ended, interp),
+    }
+}
+
+/// One more of `left` (forever when `None`): false once none is left.
+fn count_down(left: &mut Option<u64>) -> bool {
+    match left {
+        Some(0) => false,
+        Some(n) => {
+            *n -= 1;
+            true
+        }
+        None => true,
+    }
+}
+
+/// The next element of `src` that `pass` accepts; each one skipped is a step more.
+fn next_passing(
+    src: &mut SeqIter,
+    interp: &mut Interp<'_>,
+    mut pass: impl FnMut(&mut Interp<'_>, &Value) -> EvalResult<bool>,
+) -> EvalResult<Option<Value>> {
+    loop {
+        let Some(x) = src.next(interp)? else {
+            return Ok(None);
+        };
+        if pass(interp, &x)? {
+            return Ok(Some(x));
+        }
+        interp.tick()?;
+    }
+}
+
+fn map_step(
+    f: &Value,
+    srcs: &mut [SeqIter],
+    index: &mut Option<i64>,
+    interp: &mut Interp<'_>,
+) -> EvalResult<Option<Value>> {
+    let mut args = Vec::with_capacity(srcs.len() + 1);
+    if let Some(ix) = index {
+        args.push(Value::Int(*ix));
+        *ix += 1;
+    }
+    for s in srcs.iter_mut() {
+        match s.next(interp)? {
+            Some(x) => args.push(x),
+            None => return Ok(None),
+        }
+    }
+    interp.apply(&f.clone(), args).map(Some)
+}
+
+fn filter_step(
+    pred: &Value,
+    src: &mut SeqIter,
+    keep: bool,
+    interp: &mut Interp<'_>,
+) -> EvalResult<Option<Value>> {
+    next_passing(src, interp, |i, x| {
+        Ok(i.apply1(&pred.clone(), x.clone())?.truthy() == keep)
+    })
+}
+
+/// `keep`/`keep-indexed`: the next non-nil result of `f`; each nil is a step more.
+fn keep_step(
+    f: &Value,
+    src: &mut SeqIter,
+    index: &mut Option<i64>,
+    interp: &mut Interp<'_>,
+) -> EvalResult<Option<Value>> {
+    loop {
+        let Some(x) = src.next(interp)? else {
+            return Ok(None);
+        };
+        let y = match index {
+            Some(ix) => {
+                *ix += 1;
+                interp.apply2(&f.clone(), Value::Int(*ix - 1), x)?
             }
-            if *ended {
-                return Ok(None);
+            None => interp.apply1(&f.clone(), x)?,
+        };
+        if !y.is_nil() {
+            return Ok(Some(y));
+        }
+        interp.tick()?;
+    }
+}
+
+fn drop_while_step(
+    pred: &Value,
+    src: &mut SeqIter,
+    dropping: &mut bool,
+    interp: &mut Interp<'_>,
+) -> EvalResult<Option<Value>> {
+    next_passing(src, interp, |i, x| {
+        if !*dropping || !i.apply1(&pred.clone(), x.clone())?.truthy() {
+            *dropping = false;
+            return Ok(true);
+        }
+        Ok(false)
+    })
+}
+
+fn interleave_step(
+    srcs: &mut [SeqIter],
+    queue: &mut VecDeque<Value>,
+    interp: &mut Interp<'_>,
+) -> EvalResult<Option<Value>> {
+    if queue.is_empty() && !srcs.is_empty() {
+        let mut round = Vec::with_capacity(srcs.len());
+        for s in srcs.iter_mut() {
+            match s.next(interp)? {
+                Some(x) => round.push(x),
+                None => return Ok(None),
             }
-            let mut out = Vec::new();
-            match src.next(interp)? {
-                Some(x) if !run.is_done() => run.feed(interp, x, &mut out)?,
-                _ => {
-                    run.finish(interp, &mut out)?;
-                    *ended = true;
-                }
-            }
-            if run.is_done() && !*ended {
+        }
+        queue.extend(round);
+    }
+    Ok(queue.pop_front())
+}
+
+fn interpose_step(
+    sep: &Value,
+    src: &mut SeqIter,
+    queue: &mut VecDeque<Value>,
+    started: &mut bool,
+    interp: &mut Interp<'_>,
+) -> EvalResult<Option<Value>> {
+    if queue.is_empty()
+        && let Some(x) = src.next(interp)?
+    {
+        if *started {
+            queue.push_back(sep.clone());
+        }
+        *started = true;
+        queue.push_back(x);
+    }
+    Ok(queue.pop_front())
+}
+
+/// A transducer over a source: what one source element (or the end) makes, queued.
+fn xform_step(
+    run: &mut crate::builtins::xform::XRun,
+    src: &mut SeqIter,
+    queue: &mut VecDeque<Value>,
+    ended: &mut bool,
+    interp: &mut Interp<'_>,
+) -> EvalResult<Option<Value>> {
+    loop {
+        if let Some(v) = queue.pop_front() {
+            return Ok(Some(v));
+        }
+        if *ended {
+            return Ok(None);
+        }
+        let mut out = Vec::new();
+        match src.next(interp)? {
+            Some(x) if !run.is_done() => run.feed(interp, x, &mut out)?,
+            _ => {
                 run.finish(interp, &mut out)?;
                 *ended = true;
             }
-            queue.extend(out);
-        },
+        }
+        if run.is_done() && !*ended {
+            run.finish(interp, &mut out)?;
+            *ended = true;
+        }
+        queue.extend(out);
     }
 }
 

@@ -270,6 +270,19 @@ mod tests {
         for k in pool {
             let want = plain.iter().find(|(key, _)| key == k).map(|(_, v)| v);
             assert_eq!(subject.get(k), want, "seed {seed}: get {k:?}");
+            // The lenient lookup: a keyword also finds the string key of its text.
+            let lenient = want.or_else(|| match k {
+                Value::Keyword(t) => plain
+                    .iter()
+                    .find(|(key, _)| matches!(key, Value::Str(s) if **s == **t))
+                    .map(|(_, v)| v),
+                _ => None,
+            });
+            assert_eq!(
+                subject.get_lenient(k),
+                lenient,
+                "seed {seed}: lenient {k:?}"
+            );
         }
     }
 

@@ -169,6 +169,8 @@ impl MapImpl {
         match (self, k) {
             (MapImpl::Small(entries), Value::Keyword(want)) => small_get_lenient(entries, want),
             (MapImpl::Record(r), Value::Keyword(want)) => r.get_lenient(want),
+            // Only a keyword has a second key to try: any other key is looked up once.
+            (MapImpl::Flat(f), _) if !matches!(k, Value::Keyword(_)) => f.get(k),
             _ => self.get_lenient_general(k),
         }
     }

@@ -115,6 +115,15 @@ impl<T: Contents> Coll<T> {
         Rc::make_mut(&mut self.0)
     }
 
+    /// The contents, moved out when this is their only owner (so a consumer can take the
+    /// elements instead of copying them); the collection back when it is shared.
+    pub fn into_unique(mut self) -> Result<T, Coll<T>> {
+        match Rc::get_mut(&mut self.0) {
+            Some(inner) => Ok(std::mem::take(inner)),
+            None => Err(self),
+        }
+    }
+
     pub fn ptr_eq(a: &Coll<T>, b: &Coll<T>) -> bool {
         Rc::ptr_eq(&a.0, &b.0)
     }
