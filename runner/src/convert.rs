@@ -48,8 +48,10 @@ fn known_slot(bytes: &[u8]) -> usize {
         return 0;
     };
     let mid = bytes.get(bytes.len() / 2).copied().unwrap_or(0);
-    let mix =
-        (bytes.len() as u32) ^ u32::from(first) << 5 ^ u32::from(mid) << 11 ^ u32::from(last) << 17;
+    let mix = u32::from(u8::try_from(bytes.len()).unwrap_or(u8::MAX))
+        ^ u32::from(first) << 5
+        ^ u32::from(mid) << 11
+        ^ u32::from(last) << 17;
     (mix.wrapping_mul(0x9E37_79B1) >> 24) as usize % KNOWN_SLOTS
 }
 
