@@ -1,7 +1,8 @@
 //! clojure.core basics: equality and predicates, `str`, sequence shaping (`range take drop
 //! sort sort-by group-by frequencies distinct reverse`), exceptions, `return`/`fail`.
 //!
-//! Sorting is stable and O(n log n); `group-by`, `frequencies` and `distinct` hash, O(n).
+//! Sorting is stable and O(n log n); `group-by`, `frequencies` (their code in `groups.rs`) and
+//! `distinct` hash, O(n).
 
 use super::xform::{XStep, xform};
 use super::{BuiltinDef, Fast, expected};
@@ -10,7 +11,7 @@ use crate::error::{ErrorBody, EvalResult};
 use crate::eval::Interp;
 use crate::eval::lazy::{Gen, LazySeq, lazy_or_list};
 use crate::eval::seq::SeqIter;
-use crate::value::{Coll, ExInfo, FixedState, MapImpl, PVec, Text, Value, key_hash, same_key};
+use crate::value::{Coll, ExInfo, FixedState, Value};
 use std::rc::Rc;
 
 pub static TABLE: &[BuiltinDef] = &[
@@ -169,7 +170,7 @@ pub static TABLE: &[BuiltinDef] = &[
         2,
         "Map from (f x) to the vector of items with that result, in order.",
         "(group-by odd? [1 2 3]) ;=> {true [1 3], false [2]}",
-        group_by
+        super::groups::group_by
     ),
     def!(
         "frequencies",
@@ -177,7 +178,7 @@ pub static TABLE: &[BuiltinDef] = &[
         1,
         "Map from item to the number of times it occurs.",
         "(frequencies [:a :a :b]) ;=> {:a 2, :b 1}",
-        frequencies
+        super::groups::frequencies
     ),
     def!(
         "distinct",
@@ -531,149 +532,6 @@ fn sort_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
         items.push((k, x));
     }
     Ok(Value::list(sort_keyed(i, items, cmp)?))
-}
-
-fn group_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
-    let mut g = Groups::default();
-    let mut a = a.into_iter();
-    let (f, coll) = (a.next().unwrap_or_default(), a.next().unwrap_or_default());
-    match coll {
-        // A vector or list is walked in place (its elements moved out when it is held only
-        // here); anything else is realized first.
-        Value::Vector(xs) | Value::List(xs) => {
-            i.tick_n(xs.len() as u64)?;
-            match xs.into_unique() {
-                Ok(owned) => g.add_all(i, &f, owned.into_iter())?,
-                Err(shared) => {
-                    for x in shared.iter() {
-                        g.add(i, &f, x.clone())?;
-                    }
-                }
-            }
-        }
-        other => {
-            let xs = i.seq_vec(&other)?;
-            g.add_all(i, &f, xs.into_iter())?;
-        }
-    }
-    let mut m = MapImpl::with_capacity(g.groups.len());
-    for (k, v) in g.groups {
-        m.insert_new(k, Value::Vector(Coll::new(v)));
-    }
-    Ok(Value::map(m))
-}
-
-/// `group-by`'s groups in first-seen order, indexed by key (hashed and compared as a flat
-/// map's keys are: integers and texts directly).
-#[derive(Default)]
-struct Groups {
-    groups: Vec<(Value, PVec)>,
-    /// Positions in `groups`, by the hash of their keys.
-    index: hashbrown::HashTable<usize>,
-    /// Where a keyword `f` found its key in the last element.
-    hint: crate::value::KeyHint,
-}
-
-impl Groups {
-    fn add_all(
-        &mut self,
-        i: &mut Interp<'_>,
-        f: &Value,
-        xs: impl Iterator<Item = Value>,
-    ) -> EvalResult<()> {
-        for x in xs {
-            self.add(i, f, x)?;
-        }
-        Ok(())
-    }
-
-    fn add(&mut self, i: &mut Interp<'_>, f: &Value, x: Value) -> EvalResult<()> {
-        let k = i.apply1_ref(f, &x, &self.hint)?;
-        // Few groups (a status, a category) and keys that are the very same values (imported
-        // strings are interned, keywords too): a scan finds the group without hashing.
-        if self.groups.len() <= FEW_GROUPS
-            && let Some((_, v)) = self.groups.iter_mut().find(|(key, _)| identical(key, &k))
-        {
-            v.push_back(x);
-            return Ok(());
-        }
-        let h = key_hash(&k);
-        let groups = &mut self.groups;
-        let found = self
-            .index
-            .find(h, |&g| {
-                groups.get(g).is_some_and(|(key, _)| same_key(key, &k))
-            })
-            .copied();
-        match found.and_then(|g| groups.get_mut(g)) {
-            Some((_, v)) => v.push_back(x),
-            None => {
-                self.index.insert_unique(h, groups.len(), |&g| {
-                    groups.get(g).map_or(0, |(key, _)| key_hash(key))
-                });
-                groups.push((k, PVec::unit(x)));
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Up to this many groups, `group-by` looks for a key's group by identity first.
-const FEW_GROUPS: usize = 8;
-
-/// Whether two keys are the same value without comparing contents: equal integers, or the
-/// same string or keyword (so they are `=`; a `false` proves nothing).
-fn identical(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Int(x), Value::Int(y)) => x == y,
-        (Value::Str(x), Value::Str(y)) | (Value::Keyword(x), Value::Keyword(y)) => {
-            Text::ptr_eq(x, y)
-        }
-        _ => false,
-    }
-}
-
-fn frequencies(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
-    let coll = a.into_iter().next().unwrap_or_default();
-    // A vector or list is read in place (its elements moved out when it is held only here),
-    // charged as `seq_vec` charges it; anything else is realized first.
-    if let Value::Vector(xs) | Value::List(xs) = coll {
-        i.tick_n(xs.len() as u64)?;
-        return Ok(match xs.into_unique() {
-            Ok(owned) => count_all(owned.into_iter()),
-            Err(shared) => count_all(shared.iter().cloned()),
-        });
-    }
-    Ok(count_all(i.seq_vec(&coll)?.into_iter()))
-}
-
-/// `frequencies` of `xs`: counts in first-seen order, found by one hash of each element (hashed
-/// and compared as a flat map's keys are).
-fn count_all(xs: impl Iterator<Item = Value>) -> Value {
-    let mut counts: Vec<(Value, i64)> = Vec::new();
-    let mut index = hashbrown::HashTable::<usize>::new();
-    for x in xs {
-        let h = key_hash(&x);
-        let found = index
-            .find(h, |&c| {
-                counts.get(c).is_some_and(|(key, _)| same_key(key, &x))
-            })
-            .copied();
-        match found.and_then(|c| counts.get_mut(c)) {
-            Some((_, n)) => *n += 1,
-            None => {
-                index.insert_unique(h, counts.len(), |&c| {
-                    counts.get(c).map_or(0, |(key, _)| key_hash(key))
-                });
-                counts.push((x, 1));
-            }
-        }
-    }
-    let mut m = MapImpl::with_capacity(counts.len());
-    for (k, n) in counts {
-        m.insert_new(k, Value::Int(n));
-    }
-    Value::map(m)
 }
 
 // Value hashes and compares without its lazy-seq cache, the only interior mutability.

@@ -10,6 +10,7 @@ pub mod coll;
 pub mod compat;
 pub mod core;
 pub mod format;
+mod groups;
 pub mod hof;
 pub mod hofseq;
 pub mod interop;
