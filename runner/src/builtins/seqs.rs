@@ -581,8 +581,14 @@ fn take_nth(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
             "take-nth without a collection (a transducer) is not supported",
         ));
     };
-    let n = usize::try_from(n).unwrap_or(0).max(1);
     let mut it = SeqIter::new(i, coll)?;
+    // Clojure's step is `(drop n s)`, which for n <= 0 is `s` again: the first element forever.
+    let Some(n) = usize::try_from(n).ok().filter(|&n| n > 0) else {
+        return Ok(match it.next(i)? {
+            Some(x) => LazySeq::value(Gen::Repeat { x, left: None }),
+            None => Value::list(Vec::new()),
+        });
+    };
     let mut out = Vec::new();
     let mut k = 0usize;
     while let Some(x) = it.next(i)? {
