@@ -136,9 +136,9 @@ pub enum Gen {
 }
 
 #[derive(Debug)]
-struct State {
-    buf: Vec<Value>,
-    generator: Option<Gen>,
+pub(super) struct State {
+    pub(super) buf: Vec<Value>,
+    pub(super) generator: Option<Gen>,
     done: bool,
     /// A runtime error met while making the next element; every later read repeats it (the
     /// generator's state after a failure is not meaningful, so it is never run again).
@@ -148,7 +148,7 @@ struct State {
 /// A lazily realized sequence.
 #[derive(Debug)]
 pub struct LazySeq {
-    state: RefCell<State>,
+    pub(super) state: RefCell<State>,
 }
 
 impl LazySeq {
@@ -167,9 +167,30 @@ impl LazySeq {
         Value::Lazy(Rc::new(LazySeq::new(generator)))
     }
 
-    /// The elements of `src` from `offset` on.
+    /// The elements of `src` from `offset` on. When `src` itself drops from a seq, the result
+    /// drops from that one directly: `rest` of `rest` of ... (a `reduce` calling `rest` 100,000
+    /// times) stays one level over its source, as Clojure's `rest` of a range or a chunked seq
+    /// is, instead of a chain that reading would walk one level per link.
     pub fn drop_from(src: Rc<LazySeq>, offset: usize) -> LazySeq {
-        LazySeq::new(Gen::Drop { src, offset })
+        let flat = src
+            .state
+            .try_borrow()
+            .ok()
+            .and_then(|st| match &st.generator {
+                // The generator's `offset` has moved past what `src` has buffered already.
+                Some(Gen::Drop {
+                    src: inner,
+                    offset: at,
+                }) if !st.done && st.failed.is_none() => {
+                    let start = at.checked_sub(st.buf.len())?;
+                    Some((inner.clone(), start.checked_add(offset)?))
+                }
+                _ => None,
+            });
+        match flat {
+            Some((inner, offset)) => LazySeq::new(Gen::Drop { src: inner, offset }),
+            None => LazySeq::new(Gen::Drop { src, offset }),
+        }
     }
 
     /// Element `i`, realizing up to it; `None` past the end.
@@ -188,7 +209,9 @@ impl LazySeq {
                 }
                 st.generator.take().ok_or_else(reentrant)?
             };
-            let produced = step(&mut generator, interp);
+            // A generator may read another lazy seq (`map` over `map` over ...): one level
+            // deeper, charged as a call is, so a chain of 100,000 is a depth limit, not a crash.
+            let produced = interp.nested(|interp| step(&mut generator, interp));
             let mut st = self.state.try_borrow_mut().map_err(|_| reentrant())?;
             st.generator = Some(generator);
             let produced = produced.inspect_err(|e| {

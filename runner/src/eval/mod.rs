@@ -10,6 +10,7 @@
 //! demand, so the cap, not the thread's stack size, is what stops deep recursion).
 
 pub mod lazy;
+mod lazy_drop;
 mod literal;
 mod pattern;
 pub mod prim;
@@ -486,7 +487,10 @@ impl<'h> Interp<'h> {
     /// Runs `f` one call deeper: counted against `max_depth` like a lambda call, on a stack that
     /// grows on demand. Natives (`juxt`, `comp`, `partial`, ...) call their functions from Rust,
     /// so 100,000 nested `juxt`s would otherwise recurse without ever entering a lambda.
-    pub(crate) fn nested(&mut self, f: impl FnOnce(&mut Self) -> EvalResult) -> EvalResult {
+    pub(crate) fn nested<T>(
+        &mut self,
+        f: impl FnOnce(&mut Self) -> EvalResult<T>,
+    ) -> EvalResult<T> {
         if self.depth >= self.limits.max_depth {
             let msg = format!("recursion deeper than {} calls", self.limits.max_depth);
             return Err(EvalError::limit(Limit::Depth, msg));

@@ -129,6 +129,24 @@ pub fn cases() -> Vec<(&'static str, String, Outcome)> {
             Ok("200000".into()),
         ),
         (
+            // Each link of a lazy chain was a native frame to read and to drop: an abort
+            // in-process, the runner's heap limit sandboxed.
+            "100,000 nested lazy maps, dropped",
+            "(do (nth (iterate #(map inc %) (range)) 100000) 1)".into(),
+            Ok("1".into()),
+        ),
+        (
+            "100,000 nested lazy maps, read",
+            "(first (nth (iterate #(map inc %) (range)) 100000))".into(),
+            Fail(LimitExceeded, Some("max_depth".into())),
+        ),
+        (
+            // `rest` of `rest` of ...: one level over the range, as in Clojure.
+            "rest 100,000 times",
+            "(first (reduce (fn [s _] (rest s)) (range 200000) (range 100000)))".into(),
+            Ok("100000".into()),
+        ),
+        (
             "an inconsistent comparator",
             "(count (sort (fn [a b] (even? (+ a (* 7 b)))) (range 3000)))".into(),
             Ok("3000".into()),
