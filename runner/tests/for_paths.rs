@@ -8,28 +8,11 @@
 //!   `apply` of the builtin to the two `get`s, and charge what the two calls would.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use ptc_runner::{RunOptions, run};
-use ptc_shared::{FailReason, Limits};
+#[path = "support/outcome.rs"]
+mod support;
 
-fn outcome(src: &str, limits: Limits) -> (String, u64) {
-    let opts = RunOptions {
-        limits,
-        ..RunOptions::default()
-    };
-    match run(src, opts) {
-        Ok(step) => (
-            step.return_value.map(|v| v.to_string()).unwrap_or_default(),
-            step.usage.eval_steps,
-        ),
-        Err(step) => {
-            let f = step.fail.expect("a failed step has a fail");
-            (
-                format!("failed: {:?} {}", f.reason, f.message),
-                step.usage.eval_steps,
-            )
-        }
-    }
-}
+use ptc_shared::{FailReason, Limits};
+use support::outcome;
 
 #[test]
 fn for_over_a_vector_answers_as_over_a_lazy_seq() {

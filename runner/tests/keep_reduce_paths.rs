@@ -16,30 +16,16 @@
 #[path = "support/rng.rs"]
 mod rng;
 
-use ptc_runner::{RunOptions, run};
+#[path = "support/outcome.rs"]
+mod support;
+
 use ptc_shared::{FailReason, Limits};
 use rng::Rng;
 
 /// The printed result (or the failure's reason and message) with the lines the program
 /// printed, and the steps charged.
 fn outcome(src: &str, limits: Limits) -> (String, u64) {
-    let opts = RunOptions {
-        limits,
-        ..RunOptions::default()
-    };
-    let (text, step) = match run(src, opts) {
-        Ok(step) => (
-            step.return_value
-                .as_ref()
-                .map(ToString::to_string)
-                .unwrap_or_default(),
-            step,
-        ),
-        Err(step) => {
-            let f = step.fail.clone().expect("a failed step has a fail");
-            (format!("failed: {:?} {}", f.reason, f.message), step)
-        }
-    };
+    let (text, step) = support::outcome_step(src, limits);
     (
         format!("{text} printed {:?}", step.prints),
         step.usage.eval_steps,

@@ -7,30 +7,13 @@
 //! boundaries on both paths.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use ptc_runner::{RunOptions, run};
-use ptc_shared::{FailReason, Limits, Step};
+#[path = "support/outcome.rs"]
+mod support;
 
-/// The printed result (or the failure's reason and message) and the steps charged.
-fn outcome(src: &str, limits: Limits) -> (String, u64) {
-    let opts = RunOptions {
-        limits,
-        ..RunOptions::default()
-    };
-    let (text, step) = match run(src, opts) {
-        Ok(step) => (
-            step.return_value
-                .as_ref()
-                .map(ToString::to_string)
-                .unwrap_or_default(),
-            step,
-        ),
-        Err(step) => {
-            let f = step.fail.clone().expect("a failed step has a fail");
-            (format!("failed: {:?} {}", f.reason, f.message), step)
-        }
-    };
-    (text, step.usage.eval_steps)
-}
+use ptc_runner::{RunOptions, run};
+
+use ptc_shared::{FailReason, Limits, Step};
+use support::outcome;
 
 /// Values a field or a constant may hold: numbers of both kinds and their edges, texts,
 /// keywords, nil, booleans and collections (which the inline prims decline).

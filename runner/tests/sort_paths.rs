@@ -7,7 +7,8 @@
 //! of equal keys (stability), must be the same, and so must failure; the steps charged too.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use ptc_runner::{RunOptions, run};
+#[path = "support/outcome.rs"]
+mod support;
 
 #[path = "support/rng.rs"]
 mod rng;
@@ -64,14 +65,14 @@ fn keys(rng: &mut Rng, flavour: u64, n: usize) -> Vec<&'static str> {
         .collect()
 }
 
-/// The printed result or the failure, and the steps charged.
+/// The printed result, or just `failed` (the native and the general path word some errors
+/// differently), and the steps charged.
 fn outcome(src: &str) -> (String, u64) {
-    match run(src, RunOptions::default()) {
-        Ok(step) => (
-            step.return_value.map(|v| v.to_string()).unwrap_or_default(),
-            step.usage.eval_steps,
-        ),
-        Err(step) => ("failed".into(), step.usage.eval_steps),
+    let (text, steps) = support::outcome(src, ptc_shared::Limits::default());
+    if text.starts_with("failed") {
+        ("failed".into(), steps)
+    } else {
+        (text, steps)
     }
 }
 

@@ -1,0 +1,34 @@
+//! What the fast-path tests compare between two ways of running a program: through the public
+//! `run`, the printed result (or the failure's reason and message) and the run's Step, whose
+//! steps charged and printed lines must match too. One helper for every `*_paths` test.
+
+use ptc_runner::{RunOptions, run};
+use ptc_shared::{Limits, Step};
+
+/// The printed result, or `failed: REASON message`, and the run's Step.
+pub fn outcome_step(src: &str, limits: Limits) -> (String, Step) {
+    let opts = RunOptions {
+        limits,
+        ..RunOptions::default()
+    };
+    match run(src, opts) {
+        Ok(step) => (
+            step.return_value
+                .as_ref()
+                .map(ToString::to_string)
+                .unwrap_or_default(),
+            step,
+        ),
+        Err(step) => {
+            let f = step.fail.clone().expect("a failed step has a fail");
+            (format!("failed: {:?} {}", f.reason, f.message), step)
+        }
+    }
+}
+
+/// The printed result, or `failed: REASON message`, and the steps charged.
+#[allow(dead_code)]
+pub fn outcome(src: &str, limits: Limits) -> (String, u64) {
+    let (text, step) = outcome_step(src, limits);
+    (text, step.usage.eval_steps)
+}
