@@ -76,6 +76,28 @@ fn outcome(src: &str) -> (String, u64) {
     }
 }
 
+/// `sort-by :k` over records `{:k key :i index}` of `ks` answers the same with each builtin
+/// comparator as with the fn that stands for it (through the general merge), and with none as
+/// with `compare`. A fn comparator costs a call per comparison while the keys' and the walk's
+/// steps are the same, so only the results are compared. Returns how many of them failed.
+fn sort_by_agrees(comparators: &[(&str, &str)], ks: &[impl std::fmt::Display]) -> usize {
+    let rows: Vec<String> = ks
+        .iter()
+        .enumerate()
+        .map(|(i, k)| format!("{{:k {k} :i {i}}}"))
+        .collect();
+    let rows = format!("[{}]", rows.join(" "));
+    let by = |cmp: &str| outcome(&format!("(mapv :i (sort-by :k {cmp} {rows}))")).0;
+    let mut failed = 0;
+    for (builtin, general) in comparators {
+        let fast = by(builtin);
+        assert_eq!(fast, by(general), "sort-by {builtin} over {rows}");
+        failed += usize::from(fast == "failed");
+    }
+    assert_eq!(by(""), by("compare"), "sort-by over {rows}");
+    failed
+}
+
 #[test]
 fn native_sorts_order_as_the_general_merge() {
     // Each builtin comparator and a fn that stands for it through the general merge.
@@ -91,30 +113,14 @@ fn native_sorts_order_as_the_general_merge() {
     for round in 0..160u64 {
         let n = rng.below(40);
         let ks = keys(&mut rng, round % 8, n);
-        let rows: Vec<String> = ks
-            .iter()
-            .enumerate()
-            .map(|(i, k)| format!("{{:k {k} :i {i}}}"))
-            .collect();
-        let rows = format!("[{}]", rows.join(" "));
+        failed += sort_by_agrees(&comparators, &ks);
         let plain = format!("[{}]", ks.join(" "));
         for (builtin, general) in comparators {
-            // A fn comparator costs a call per comparison; the steps of the keys and of the
-            // sort's walk are the same, so only the results are compared across the two.
-            let by = |cmp: &str| format!("(mapv :i (sort-by :k {cmp} {rows}))");
-            let (fast, _) = outcome(&by(builtin));
-            let (slow, _) = outcome(&by(general));
-            assert_eq!(fast, slow, "sort-by {builtin} over {plain}");
             let (fast, _) = outcome(&format!("(sort {builtin} {plain})"));
             let (slow, _) = outcome(&format!("(sort {general} {plain})"));
             assert_eq!(fast, slow, "sort {builtin} over {plain}");
             sorted += 1;
-            failed += usize::from(fast == "failed");
         }
-        // No comparator is `compare`.
-        let (fast, _) = outcome(&format!("(mapv :i (sort-by :k {rows}))"));
-        let (slow, _) = outcome(&format!("(mapv :i (sort-by :k compare {rows}))"));
-        assert_eq!(fast, slow, "sort-by over {plain}");
     }
     assert!(failed > 20 && failed < sorted / 2, "{failed} of {sorted}");
 }
@@ -172,23 +178,8 @@ fn vector_keys_order_as_the_general_merge() {
                 format!("[{}]", cells.join(" "))
             })
             .collect();
-        let rows: Vec<String> = ks
-            .iter()
-            .enumerate()
-            .map(|(i, k)| format!("{{:k {k} :i {i}}}"))
-            .collect();
-        let rows = format!("[{}]", rows.join(" "));
-        for (builtin, general) in comparators {
-            let by = |cmp: &str| format!("(mapv :i (sort-by :k {cmp} {rows}))");
-            let (fast, _) = outcome(&by(builtin));
-            let (slow, _) = outcome(&by(general));
-            assert_eq!(fast, slow, "sort-by {builtin} over {rows}");
-            sorted += 1;
-            failed += usize::from(fast == "failed");
-        }
-        let (fast, _) = outcome(&format!("(mapv :i (sort-by :k {rows}))"));
-        let (slow, _) = outcome(&format!("(mapv :i (sort-by :k compare {rows}))"));
-        assert_eq!(fast, slow, "sort-by over {rows}");
+        failed += sort_by_agrees(&comparators, &ks);
+        sorted += comparators.len();
     }
     assert!(failed > 20 && failed < sorted, "{failed} of {sorted}");
     // The answer itself, ties kept in order: by the first column descending, then the second.
