@@ -589,6 +589,13 @@ fn take_nth(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
             None => Value::list(Vec::new()),
         });
     };
+    if it.is_lazy() {
+        return Ok(LazySeq::value(Gen::TakeNth {
+            src: it,
+            n,
+            seen: 0,
+        }));
+    }
     let mut out = Vec::new();
     let mut k = 0usize;
     while let Some(x) = it.next(i)? {

@@ -91,6 +91,12 @@ pub enum Gen {
         src: SeqIter,
         prev: Option<Value>,
     },
+    /// `take-nth`: every `n`th element of `src`, from the first (`seen` counts those read).
+    TakeNth {
+        src: SeqIter,
+        n: usize,
+        seen: usize,
+    },
     /// `partition` (`all` false, optional `pad`) and `partition-all` (`all` true).
     Partition(Partition),
     PartitionBy {
@@ -355,6 +361,11 @@ fn step(g: &mut Gen, interp: &mut Interp<'_>) -> EvalResult<Option<Value>> {
                 *prev = Some(x.clone());
             }
             Ok(new)
+        }),
+        Gen::TakeNth { src, n, seen } => next_passing(src, interp, |_, _| {
+            let take = seen.is_multiple_of(*n);
+            *seen += 1;
+            Ok(take)
         }),
         Gen::Partition(p) => p.step(interp),
         Gen::PartitionBy { f, src, pending } => partition_by_step(f, src, pending, interp),

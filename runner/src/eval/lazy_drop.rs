@@ -82,6 +82,7 @@ fn drain_gen(g: Gen, out: &mut Vec<Value>) {
             out.extend(seen);
             drain_iter(src, out);
         }
+        Gen::TakeNth { src, .. } => drain_iter(src, out),
         Gen::Dedupe { src, prev } => {
             out.extend(prev);
             drain_iter(src, out);
