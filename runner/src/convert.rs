@@ -117,7 +117,7 @@ impl Importer {
             return self.empty(kind);
         }
         if matches!(kind, Kind::Map)
-            && let Some(r) = self.shapes.record_drained(&mut items)
+            && let Some(r) = self.shapes.record(&mut items)
         {
             return Value::map(MapImpl::Record(r));
         }

@@ -15,7 +15,7 @@
 //! that every row grown the same way shares it; any other change of the keys (`dissoc`, growing
 //! past [`RECORD_MAX`]) makes the map a plain small map.
 
-use super::{FixedState, Text, Value};
+use super::{FixedState, Text, Value, same_key};
 use std::rc::Rc;
 
 /// Records hold at most this many entries (their values fit inside the map's own allocation).
@@ -144,16 +144,6 @@ impl Shape {
             .iter()
             .all(|k| keys.next().is_some_and(|x| same_key(k, x)))
             && keys.next().is_none()
-    }
-}
-
-/// Map-key equality of two scalars, identity first (texts are usually interned).
-fn same_key(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Str(x), Value::Str(y)) | (Value::Keyword(x), Value::Keyword(y)) => {
-            Text::ptr_eq(x, y) || **x == **y
-        }
-        _ => a == b,
     }
 }
 
@@ -342,23 +332,10 @@ const RECENT: usize = 4;
 const MAX_SHAPES: usize = 4096;
 
 impl Shapes {
-    /// A record from `items` (keys and values alternating, as the token walk collects them), or
-    /// the items back when they make no record (too many, duplicate or non-scalar keys, or the
-    /// table is full).
-    pub fn record(&mut self, mut items: Vec<Value>) -> Result<Record, Vec<Value>> {
-        let mut drain = items.drain(..);
-        match self.record_drained(&mut drain) {
-            Some(r) => Ok(r),
-            None => {
-                drop(drain);
-                Err(items)
-            }
-        }
-    }
-
-    /// Like [`Shapes::record`], for items still on the token walk's stack: when they make a
-    /// record they are taken from `items`, else `items` is left as it was.
-    pub fn record_drained(&mut self, items: &mut std::vec::Drain<'_, Value>) -> Option<Record> {
+    /// A record from `items` (keys and values alternating, still on the token walk's stack):
+    /// when they make one (not too many, scalar keys without duplicates, room in the table)
+    /// they are taken from `items`; else `items` is left as it was.
+    pub fn record(&mut self, items: &mut std::vec::Drain<'_, Value>) -> Option<Record> {
         let all = items.as_slice();
         let n = all.len() / 2;
         if n == 0 || n > RECORD_MAX || !all.len().is_multiple_of(2) {
@@ -406,6 +383,11 @@ mod tests {
     use std::hash::BuildHasher;
 
     use crate::test_rng::Rng;
+
+    /// A record of `items` as the importer makes one, from items on its stack.
+    fn record_of(shapes: &mut Shapes, mut items: Vec<Value>) -> Option<Record> {
+        shapes.record(&mut items.drain(..))
+    }
 
     /// Keys that collide in every way a lookup can confuse: a keyword and a string of one
     /// text, texts that are prefixes of others, non-text scalars.
@@ -494,7 +476,7 @@ mod tests {
             items.push(Value::Int(i64::try_from(i).unwrap()));
             model.insert(k, Value::Int(i64::try_from(i).unwrap()));
         }
-        let record = shapes.record(items).unwrap();
+        let record = record_of(shapes, items).unwrap();
         (MapImpl::Record(record), model)
     }
 
@@ -536,7 +518,7 @@ mod tests {
                 Value::str("total"),
                 Value::Int(total),
             ];
-            Value::map(MapImpl::Record(shapes.record(items).unwrap()))
+            Value::map(MapImpl::Record(record_of(shapes, items).unwrap()))
         };
         let (a, b, c) = (
             row(&mut shapes, "paid", 1),
@@ -569,8 +551,8 @@ mod tests {
         let mut shapes = Shapes::default();
         // A duplicate key in the data (the later entry wins elsewhere) makes no record.
         let dup = vec![k("a"), Value::Int(1), k("a"), Value::Int(2)];
-        assert!(shapes.record(dup).is_err());
-        assert!(shapes.record(vec![k("a")]).is_err());
+        assert!(record_of(&mut shapes, dup).is_none());
+        assert!(record_of(&mut shapes, vec![k("a")]).is_none());
         let shape = Shape::new(vec![k("a")]).unwrap();
         assert!(Record::new(shape, smallvec::smallvec![]).is_none());
     }
@@ -590,7 +572,7 @@ mod tests {
                 .iter()
                 .flat_map(|k| [Value::str(k), Value::Int(i)])
                 .collect();
-            made.push(shapes.record(items).unwrap());
+            made.push(record_of(&mut shapes, items).unwrap());
         }
         for (i, r) in made.iter().enumerate() {
             assert!(r.same_shape(&made[i % 3]), "{i}");
