@@ -5,7 +5,8 @@
 //! `apply1`/`apply2`; every form must print and compare exactly as the definition's.
 #![allow(clippy::unwrap_used)]
 
-use ptc_runner::{Limits, RunOptions};
+#[path = "support/outcome.rs"]
+mod support;
 
 #[path = "support/rng.rs"]
 mod rng;
@@ -71,17 +72,7 @@ fn split_fn(f: &str) -> (&str, &str) {
 }
 
 fn run(src: &str) -> String {
-    let opts = RunOptions {
-        limits: Limits {
-            max_steps: u64::MAX / 2,
-            timeout_ms: 60_000,
-            ..Limits::default()
-        },
-        ..RunOptions::default()
-    };
-    let step = ptc_runner::run(src, opts).unwrap();
-    assert!(step.fail.is_none(), "{src}: {:?}", step.fail);
-    step.return_value.map(|v| v.to_string()).unwrap_or_default()
+    support::result_of(src, None)
 }
 
 #[test]

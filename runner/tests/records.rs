@@ -5,8 +5,10 @@
 //! under random updates; these check the builtins and the printer on top.
 #![allow(clippy::unwrap_used)]
 
+#[path = "support/outcome.rs"]
+mod support;
+
 use ptc_runner::convert::import;
-use ptc_runner::{Limits, RunOptions};
 use ptc_shared::Value;
 
 /// Operations applied to a record and to its plain copy; each must give the same.
@@ -55,18 +57,7 @@ fn context() -> ptc_runner::value::Value {
 }
 
 fn run(src: &str) -> String {
-    let opts = RunOptions {
-        context_value: Some(context()),
-        limits: Limits {
-            max_steps: u64::MAX / 2,
-            timeout_ms: 60_000,
-            ..Limits::default()
-        },
-        ..RunOptions::default()
-    };
-    let step = ptc_runner::run(src, opts).unwrap();
-    assert!(step.fail.is_none(), "{src}: {:?}", step.fail);
-    step.return_value.map(|v| v.to_string()).unwrap_or_default()
+    support::result_of(src, Some(context()))
 }
 
 #[test]

@@ -6,6 +6,7 @@ use ptc_runner::{RunOptions, run};
 use ptc_shared::{Limits, Step};
 
 /// The printed result, or `failed: REASON message`, and the run's Step.
+#[allow(dead_code)]
 pub fn outcome_step(src: &str, limits: Limits) -> (String, Step) {
     let opts = RunOptions {
         limits,
@@ -31,4 +32,22 @@ pub fn outcome_step(src: &str, limits: Limits) -> (String, Step) {
 pub fn outcome(src: &str, limits: Limits) -> (String, u64) {
     let (text, step) = outcome_step(src, limits);
     (text, step.usage.eval_steps)
+}
+
+/// The printed result of a program that must succeed, over `context` when given, with the
+/// step budget and the deadline out of reach (only what the test checks can end it).
+#[allow(dead_code)]
+pub fn result_of(src: &str, context: Option<ptc_runner::value::Value>) -> String {
+    let opts = RunOptions {
+        context_value: context,
+        limits: Limits {
+            max_steps: u64::MAX / 2,
+            timeout_ms: 60_000,
+            ..Limits::default()
+        },
+        ..RunOptions::default()
+    };
+    let step = run(src, opts).expect("the program succeeds");
+    assert!(step.fail.is_none(), "{src}: {:?}", step.fail);
+    step.return_value.map(|v| v.to_string()).unwrap_or_default()
 }
