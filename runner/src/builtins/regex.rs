@@ -109,16 +109,27 @@ fn groups(c: &regex::Captures<'_>) -> Value {
     )
 }
 
+/// How `re-find` gets a pattern's groups.
+enum Plan {
+    /// The pattern's one group sits at fixed byte offsets from its match's two ends (in
+    /// `@([a-z0-9.-]+)$`, one byte after the start and at the end): the search for the match
+    /// alone, much cheaper than filling capture slots, gives it.
+    Fixed { front: usize, back: usize },
+    /// Anything else: the engine fills capture slots, reused from call to call.
+    Slots(regex::CaptureLocations),
+}
+
+/// How many patterns' plans `re-find` keeps (a loop alternating a few patterns plans each once).
+const PLANS: usize = 8;
+
 thread_local! {
-    /// The capture slots of the last regex `re-find` ran with groups, with that regex (held, so
-    /// the slots can only be reused with the very pattern they were made for): a `re-find` in a
-    /// loop allocates no slots per call.
-    static LOCATIONS: RefCell<Option<(Rc<regex::Regex>, regex::CaptureLocations)>> =
-        const { RefCell::new(None) };
+    /// The plans of the last patterns `re-find` ran with groups, each with its regex (held, so a
+    /// plan is only used with the very pattern it was made for), most recent first.
+    static HELD: RefCell<Vec<(Rc<regex::Regex>, Plan)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// `re-find`: the first match, as [`groups`] shapes it; nil when there is none. Without groups
-/// only the match's span is searched for; with groups the capture slots are reused.
+/// only the match's span is searched for; with groups, by the pattern's [`Plan`].
 fn re_find(r: &Rc<regex::Regex>, s: &str) -> Value {
     if r.captures_len() == 1 {
         return r
@@ -126,17 +137,76 @@ fn re_find(r: &Rc<regex::Regex>, s: &str) -> Value {
             .map(|m| Value::str(m.as_str()))
             .unwrap_or_default();
     }
-    LOCATIONS.with(|cell| {
-        let mut cached = cell.borrow_mut();
-        let locs = match &mut *cached {
-            Some((held, locs)) if Rc::ptr_eq(held, r) => locs,
-            slot => &mut slot.insert((r.clone(), r.capture_locations())).1,
+    HELD.with(|cell| {
+        let mut held = cell.borrow_mut();
+        let at = match held.iter().position(|(h, _)| Rc::ptr_eq(h, r)) {
+            Some(at) => at,
+            None => {
+                held.truncate(PLANS - 1);
+                held.insert(0, (r.clone(), plan_of(r)));
+                0
+            }
         };
-        match r.captures_read(locs, s) {
-            Some(_) => located_groups(s, locs),
+        match held.get_mut(at).map(|(_, plan)| plan) {
+            Some(Plan::Fixed { front, back }) => r.find(s).map_or(Value::Nil, |m| {
+                let group = (m.start() + *front, m.end().saturating_sub(*back));
+                pair(s, (m.start(), m.end()), group)
+            }),
+            Some(Plan::Slots(locs)) => match r.captures_read(locs, s) {
+                Some(_) => located_groups(s, locs),
+                None => Value::Nil,
+            },
             None => Value::Nil,
         }
     })
+}
+
+/// The plan for a pattern with groups: [`Plan::Fixed`] when [`fixed_group`] finds its one group
+/// at fixed offsets, else capture slots.
+fn plan_of(r: &regex::Regex) -> Plan {
+    match fixed_group(r.as_str()) {
+        Some((front, back)) if r.captures_len() == 2 => Plan::Fixed { front, back },
+        _ => Plan::Slots(r.capture_locations()),
+    }
+}
+
+/// The byte offsets of a pattern's only group from the start and the end of every match, when
+/// the pattern is a sequence of parts each matching text of one fixed byte length but that
+/// group (which holds no other group). Parsed as the `regex` crate parses it (the same default
+/// syntax); `None` whenever it cannot tell, so the general path answers.
+fn fixed_group(pattern: &str) -> Option<(usize, usize)> {
+    use regex_syntax::hir::{Hir, HirKind};
+    let hir = regex_syntax::parse(pattern).ok()?;
+    if hir.properties().explicit_captures_len() != 1 {
+        return None;
+    }
+    let parts: &[Hir] = match hir.kind() {
+        HirKind::Concat(parts) => parts,
+        _ => std::slice::from_ref(&hir),
+    };
+    let at = parts
+        .iter()
+        .position(|h| matches!(h.kind(), HirKind::Capture(_)))?;
+    let fixed_len = |hs: &[Hir]| {
+        hs.iter().try_fold(0usize, |n, h| {
+            let p = h.properties();
+            let len = p
+                .minimum_len()
+                .filter(|&min| Some(min) == p.maximum_len())?;
+            (p.explicit_captures_len() == 0).then_some(n + len)
+        })
+    };
+    let (before, rest) = parts.split_at(at);
+    Some((fixed_len(before)?, fixed_len(rest.get(1..)?)?))
+}
+
+/// `[match group]` of `s` at the two spans, as [`groups`] makes it from `Captures`.
+fn pair(s: &str, whole: (usize, usize), group: (usize, usize)) -> Value {
+    let text = |(start, end): (usize, usize)| s.get(start..end).map(Value::str);
+    let mut out = PVec::new();
+    out.push_back(text(whole).unwrap_or_default());
+    out.push_back(text(group).unwrap_or_default());
+    Value::Vector(Coll::new(out))
 }
 
 /// A match with groups (from capture slots), as [`groups`] makes it from `Captures`.
@@ -506,6 +576,84 @@ mod tests {
             ".", "a+", "\\s", "[,]", "(?i)a", "a|b", "^a", "a$", "-", "#", "~", "&", "",
         ] {
             assert_eq!(literal_text(syntax), None, "{syntax} is not plain text");
+        }
+    }
+
+    /// `re-find`'s fixed-offset plan answers as `captures` does, over patterns made of random
+    /// parts around one group (fixed and variable lengths, looks, case-insensitive letters whose
+    /// forms differ in length) and random texts; more patterns than `PLANS` interleave, so
+    /// plans are evicted and made again.
+    #[test]
+    fn fixed_group_plans_answer_as_captures() {
+        let fixed = [
+            "@", "a", "\\d", ".", "é", "^", "$", "\\b", "[a-z]", "(?:ab)", "\\.", "",
+        ];
+        let varying = ["x?", "(?i)k", "a+", "(?:é|e)", "\\w", "b*?"];
+        let group = [
+            "([a-z0-9.-]+)",
+            "(.*)",
+            "(\\w*?)",
+            "(é|e)",
+            "()",
+            "(a|bc)",
+            "(k)",
+        ];
+        let mut rng = crate::test_rng::Rng(0x5eed);
+        let mut part = |rng: &mut crate::test_rng::Rng| {
+            let from: &[&str] = if rng.below(4) == 0 { &varying } else { &fixed };
+            from[rng.below(from.len())]
+        };
+        let mut patterns = vec![r"@([a-z0-9.-]+)$".to_string()];
+        for _ in 0..40 {
+            let mut p = String::new();
+            for _ in 0..rng.below(3) {
+                p.push_str(part(&mut rng));
+            }
+            p.push_str(group[rng.below(group.len())]);
+            for _ in 0..rng.below(3) {
+                p.push_str(part(&mut rng));
+            }
+            patterns.push(p);
+        }
+        let regexes: Vec<Rc<regex::Regex>> =
+            patterns.iter().filter_map(|p| compile(p).ok()).collect();
+        let planned = regexes
+            .iter()
+            .filter(|r| matches!(plan_of(r), Plan::Fixed { .. }));
+        assert!(planned.count() >= 10, "the fixed plan is exercised");
+        let alphabet: Vec<char> = "a@b1.é-Kk xe\u{212A}c".chars().collect();
+        for _ in 0..5_000 {
+            let r = &regexes[rng.below(regexes.len())];
+            let text: String = (0..rng.below(12))
+                .map(|_| alphabet[rng.below(alphabet.len())])
+                .collect();
+            let general = r.captures(&text).map(|c| groups(&c)).unwrap_or_default();
+            assert_eq!(
+                re_find(r, &text),
+                general,
+                "(re-find #{:?} {text:?})",
+                r.as_str()
+            );
+        }
+    }
+
+    #[test]
+    fn fixed_groups_are_found_only_where_they_are_fixed() {
+        assert_eq!(fixed_group(r"@([a-z0-9.-]+)$"), Some((1, 0)));
+        assert_eq!(fixed_group(r"(\d+)"), Some((0, 0)));
+        assert_eq!(fixed_group(r"é\.(x)ab$"), Some((3, 2)));
+        for other in [
+            r"a+(b)",
+            r"(a)(b)",
+            r"((a))",
+            r"(a)|b",
+            r"(?i)k(a)",
+            r"\d+",
+            r"(a)x?",
+            r"(a)..",
+            "(",
+        ] {
+            assert_eq!(fixed_group(other), None, "{other}");
         }
     }
 
