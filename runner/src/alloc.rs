@@ -18,9 +18,10 @@
 //! rounded up to one of [`CLASSES`] size classes, `16k + 8` bytes: exactly what a glibc chunk of
 //! `16k + 16` holds, so the rounding costs no memory. Once [`arm`]ed (the runner is single
 //! threaded from then on), a freed small block goes onto its class's free list in `heap.rs`
-//! instead of back to glibc, at most [`CACHE_BYTES_PER_CLASS`] of glibc chunks per class
-//! ([`CACHE_LIMITS`]: 8,192 blocks of the smallest class, 963 of the largest, so the small
-//! blocks a program makes most are kept in proportion), and the next request of the class takes
+//! instead of back to glibc, at most 512 KiB of glibc chunks for each of the two smallest
+//! classes and [`CACHE_BYTES_PER_CLASS`] (about 219 KiB) for each other ([`CACHE_LIMITS`]:
+//! 16,384 blocks of the smallest class, 826 of the largest, so the small blocks a program makes
+//! most are kept in proportion), and the next request of the class takes
 //! it back in a few instructions (glibc's own cache holds 7 per size, and most of a pipeline's
 //! frees missed it). The budget still counts **requested** bytes, live ones only: the peaks and
 //! the `memory_exceeded` point are exactly what they were. Blocks waiting on a free list are not
@@ -38,16 +39,28 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 pub const SMALL_MAX: usize = CLASSES * 16 + 8;
 /// Size classes `16k + 8` bytes, `k = 1..=CLASSES`.
 pub const CLASSES: usize = 16;
-/// The glibc chunk bytes each class's free list may hold at most.
-pub const CACHE_BYTES_PER_CLASS: u64 = 256 << 10;
-/// Freed blocks kept per class at most: [`CACHE_BYTES_PER_CLASS`] in chunks of the class.
+/// The glibc chunk bytes each of the two smallest classes' free lists may hold at most: their
+/// blocks (up to 40 bytes: a string's bytes and its counted header, pairs, list cells) are the
+/// ones a program holds by the ten thousand (a mapped seq of strings before `frequencies`), and a
+/// list that cannot hold them all sends the rest back to glibc and asks it again next time.
+pub const SMALLEST_CACHE_BYTES: u64 = 512 << 10;
+/// The glibc chunk bytes each other class's free list may hold at most: the other 14 share
+/// 3 MiB, so all of them hold 4 MiB as before.
+pub const CACHE_BYTES_PER_CLASS: u64 = (3 << 20) / (CLASSES as u64 - 2);
+/// Freed blocks kept per class at most: [`SMALLEST_CACHE_BYTES`] or [`CACHE_BYTES_PER_CLASS`]
+/// in chunks of the class.
 pub const CACHE_LIMITS: [u32; CLASSES] = {
     let mut limits = [0; CLASSES];
     let mut c = 0;
     while c < CLASSES {
-        // At most 8,192 (the smallest class): no truncation.
+        let bytes = if c < 2 {
+            SMALLEST_CACHE_BYTES
+        } else {
+            CACHE_BYTES_PER_CLASS
+        };
+        // At most 16,384 (the smallest class): no truncation.
         #[allow(clippy::cast_possible_truncation)]
-        let limit = (CACHE_BYTES_PER_CLASS / chunk_bytes(c)) as u32;
+        let limit = (bytes / chunk_bytes(c)) as u32;
         limits[c] = limit;
         c += 1;
     }
@@ -209,9 +222,10 @@ mod tests {
             CACHE_BOUND_BYTES <= slack / 8,
             "{CACHE_BOUND_BYTES} vs {slack}"
         );
-        assert!(CACHE_BOUND_BYTES <= CLASSES as u64 * CACHE_BYTES_PER_CLASS);
-        assert_eq!(CACHE_LIMITS[0], 8192);
-        assert_eq!(CACHE_LIMITS[CLASSES - 1], 963);
+        assert!(CACHE_BOUND_BYTES <= 4 << 20);
+        assert_eq!(CACHE_LIMITS[0], 16_384);
+        assert_eq!(CACHE_LIMITS[1], 10_922);
+        assert_eq!(CACHE_LIMITS[CLASSES - 1], 826);
         for c in 0..CLASSES {
             // The chunk of a class is its block's bytes and glibc's 8-byte header.
             assert_eq!(chunk_bytes(c), class_bytes(c) as u64 + 8);

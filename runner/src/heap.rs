@@ -277,10 +277,10 @@ mod tests {
             seed ^= seed << 17;
             seed
         };
-        for round in 0..320_000u32 {
+        for round in 0..640_000u32 {
             // Phases that mostly allocate, then mostly free, so lists fill up (past the smallest
             // class's limit too) and run dry.
-            let grow = (round / 80_000) % 2 == 0;
+            let grow = (round / 160_000) % 2 == 0;
             let r = next();
             if live.is_empty() || (r % 8 < 5) == grow {
                 let class = usize::try_from(r >> 8).unwrap_or(0) % 2 * (alloc::CLASSES - 1);
