@@ -32,18 +32,16 @@ pub(super) fn group_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     }
     let mut m = MapImpl::with_capacity(g.groups.len());
     for (k, v) in g.groups {
-        m.insert_new(k, Value::Vector(Coll::new(PVec::from_vec(v))));
+        m.insert_new(k, Value::Vector(Coll::new(v)));
     }
     Ok(Value::map(m))
 }
 
 /// `group-by`'s groups in first-seen order, indexed by key (hashed and compared as a flat
-/// map's keys are: integers and texts directly). A group fills a plain `Vec` (a push is a few
-/// instructions, where a vector's is a few dozen) that becomes the vector at the end, its buffer
-/// handed over, not copied.
+/// map's keys are: integers and texts directly).
 #[derive(Default)]
 struct Groups {
-    groups: Vec<(Value, Vec<Value>)>,
+    groups: Vec<(Value, PVec)>,
     /// Positions in `groups`, by the hash of their keys.
     index: hashbrown::HashTable<usize>,
     /// Where a keyword `f` found its key in the last element.
@@ -70,7 +68,7 @@ impl Groups {
         if self.groups.len() <= FEW_GROUPS
             && let Some((_, v)) = self.groups.iter_mut().find(|(key, _)| identical(key, &k))
         {
-            v.push(x);
+            v.push_back(x);
             return Ok(());
         }
         let h = key_hash(&k);
@@ -82,12 +80,12 @@ impl Groups {
             })
             .copied();
         match found.and_then(|g| groups.get_mut(g)) {
-            Some((_, v)) => v.push(x),
+            Some((_, v)) => v.push_back(x),
             None => {
                 self.index.insert_unique(h, groups.len(), |&g| {
                     groups.get(g).map_or(0, |(key, _)| key_hash(key))
                 });
-                groups.push((k, vec![x]));
+                groups.push((k, PVec::unit(x)));
             }
         }
         Ok(())
