@@ -222,7 +222,6 @@ mod tests {
             CACHE_BOUND_BYTES <= slack / 8,
             "{CACHE_BOUND_BYTES} vs {slack}"
         );
-        assert!(CACHE_BOUND_BYTES <= 4 << 20);
         assert_eq!(CACHE_LIMITS[0], 16_384);
         assert_eq!(CACHE_LIMITS[1], 10_922);
         assert_eq!(CACHE_LIMITS[CLASSES - 1], 826);
