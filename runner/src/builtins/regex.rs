@@ -14,7 +14,7 @@ use crate::error::{ErrorKind, EvalError, EvalResult};
 use crate::eval::Interp;
 use crate::value::{Coll, PVec, Value};
 use std::cell::RefCell;
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 
 /// Compiled-program size limit for one regex.
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
@@ -123,9 +123,11 @@ enum Plan {
 const PLANS: usize = 8;
 
 thread_local! {
-    /// The plans of the last patterns `re-find` ran with groups, each with its regex (held, so a
-    /// plan is only used with the very pattern it was made for), most recent first.
-    static HELD: RefCell<Vec<(Rc<regex::Regex>, Plan)>> = const { RefCell::new(Vec::new()) };
+    /// The plans of the last patterns `re-find` ran with groups, most recent first, each with a
+    /// weak handle on its regex: the handle keeps the regex's allocation (so its address cannot
+    /// come back as another regex's, and a plan is only used with the very pattern it was made
+    /// for) but not the compiled regex, which goes when the program drops it, as without plans.
+    static HELD: RefCell<Vec<(Weak<regex::Regex>, Plan)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// `re-find`: the first match, as [`groups`] shapes it; nil when there is none. Without groups
@@ -139,11 +141,14 @@ fn re_find(r: &Rc<regex::Regex>, s: &str) -> Value {
     }
     HELD.with(|cell| {
         let mut held = cell.borrow_mut();
-        let at = match held.iter().position(|(h, _)| Rc::ptr_eq(h, r)) {
+        let at = match held
+            .iter()
+            .position(|(h, _)| std::ptr::eq(h.as_ptr(), Rc::as_ptr(r)))
+        {
             Some(at) => at,
             None => {
                 held.truncate(PLANS - 1);
-                held.insert(0, (r.clone(), plan_of(r)));
+                held.insert(0, (Rc::downgrade(r), plan_of(r)));
                 0
             }
         };
@@ -653,6 +658,22 @@ mod tests {
                 "(re-find #{:?} {text:?})",
                 r.as_str()
             );
+        }
+    }
+
+    /// A plan holds its regex weakly: the compiled regex goes when the program drops it, and a
+    /// regex made later (perhaps where a dropped one was) never gets the dropped one's plan.
+    #[test]
+    fn plans_neither_keep_regexes_nor_outlive_them() {
+        let patterns = [r"@(\w+)$", r"(\d+)x", r"^(a)", r"b(.)", r"(\d)(\d)"];
+        for round in 0..60 {
+            let p = patterns[round % patterns.len()];
+            let r = compile(p).unwrap_or_else(|e| panic!("{p}: {e}"));
+            for text in ["ab@cd", "12x", "a", "bé", "123"] {
+                let general = r.captures(text).map(|c| groups(&c)).unwrap_or_default();
+                assert_eq!(re_find(&r, text), general, "(re-find #{p:?} {text:?})");
+            }
+            assert_eq!(Rc::strong_count(&r), 1, "only the program holds its regex");
         }
     }
 
