@@ -173,6 +173,73 @@ pub struct QuickTest {
     op: Prim,
     other: Other,
     field_first: bool,
+    /// The constant operand decoded at analysis, for the tests answered inline.
+    fixed: Fixed,
+}
+
+/// A constant beside the field that [`QuickTest::fixed_answer`] compares without
+/// `Prim::apply`'s dispatch on both operands' kinds.
+#[derive(Debug)]
+enum Fixed {
+    /// A string, under `=`.
+    Text(crate::value::Text),
+    /// An integer, under `=`, `<`, `>`, `<=`, `>=`.
+    Int(i64),
+    /// Anything else (and a captured operand): `Prim::apply` answers.
+    No,
+}
+
+impl QuickTest {
+    fn new(op: Prim, other: Other, field_first: bool) -> QuickTest {
+        let fixed = match (&other, op) {
+            (Other::Const(Value::Str(t)), Prim::Eq) => Fixed::Text(t.clone()),
+            (Other::Const(Value::Int(i)), Prim::Eq | Prim::Lt | Prim::Gt | Prim::Le | Prim::Ge) => {
+                Fixed::Int(*i)
+            }
+            _ => Fixed::No,
+        };
+        QuickTest {
+            op,
+            other,
+            field_first,
+            fixed,
+        }
+    }
+
+    /// The test's answer when the constant was decoded and the field is of its kind (or, for
+    /// an integer, a double): exactly `Prim::apply`'s answer for those operands. `None` for
+    /// anything else, which `Prim::apply` answers.
+    #[inline(always)]
+    fn fixed_answer(&self, field: &Value) -> Option<bool> {
+        match (&self.fixed, field) {
+            (Fixed::Text(c), Value::Str(s)) => Some(same_text(s, c)),
+            (Fixed::Int(c), Value::Int(a)) => self.order(*a, *c),
+            // A double beside an integer is compared as two doubles, as `Prim::apply` does;
+            // `=` of the two is the general path's (never equal).
+            (Fixed::Int(c), Value::Float(a)) if self.op != Prim::Eq => self.order(*a, *c as f64),
+            _ => None,
+        }
+    }
+
+    /// `op` over the field's value `a` and the constant `c`, in the source's operand order.
+    #[inline(always)]
+    fn order<T: PartialOrd>(&self, a: T, c: T) -> Option<bool> {
+        let (x, y) = if self.field_first { (a, c) } else { (c, a) };
+        Some(match self.op {
+            Prim::Eq => x == y,
+            Prim::Lt => x < y,
+            Prim::Gt => x > y,
+            Prim::Le => x <= y,
+            Prim::Ge => x >= y,
+            _ => return None,
+        })
+    }
+}
+
+/// Two texts' equality, the identical text first, then the lengths, then the bytes.
+#[inline(always)]
+fn same_text(a: &crate::value::Text, b: &crate::value::Text) -> bool {
+    crate::value::Text::ptr_eq(a, b) || (a.len() == b.len() && a.as_bytes() == b.as_bytes())
 }
 
 /// The operand beside the field of a [`QuickTest`].
@@ -215,13 +282,7 @@ impl Quick {
             hint: KeyHint::default(),
             test,
         };
-        let test = |other, field_first, op| {
-            Some(QuickTest {
-                op,
-                other,
-                field_first,
-            })
-        };
+        let test = |other, field_first, op| Some(QuickTest::new(op, other, field_first));
         match &a.body {
             Expr::Prim(p) => match (field(&p.x), other(&p.y)) {
                 (Some(key), Some(o)) => Some(quick(key, test(o, true, p.op))),
@@ -271,6 +332,9 @@ impl Interp<'_> {
         let (v, steps) = match &q.test {
             None => (field.clone(), 1),
             Some(t) => {
+                if let Some(b) = t.fixed_answer(field) {
+                    return self.quick_steps(Value::Bool(b), 2);
+                }
                 let c = match &t.other {
                     Other::Const(c) => c,
                     Other::Capture(i) => captures.get(*i as usize)?,
@@ -286,7 +350,13 @@ impl Interp<'_> {
                 }
             }
         };
-        // The body's ticks, unless one of them would end the run or check the deadline.
+        self.quick_steps(v, steps)
+    }
+
+    /// Answer `v` of a quick fn whose body charges `steps`, with them charged, unless one of
+    /// them would end the run or check the deadline.
+    #[inline(always)]
+    fn quick_steps(&mut self, v: Value, steps: u64) -> Option<Value> {
         let after = self.steps.checked_add(steps)?;
         if after > self.limits.max_steps || after >> 10 != self.steps >> 10 {
             return None;
