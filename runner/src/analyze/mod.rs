@@ -301,6 +301,13 @@ impl Analyzer<'_> {
             && let (Some(y), Some(x)) = (args.pop(), args.pop())
         {
             let shape = crate::eval::prim::Shape::of(&x, &y);
+            let fixed = match (shape, &x, &y) {
+                (crate::eval::prim::Shape::FieldConst, _, Expr::Const(c))
+                | (crate::eval::prim::Shape::ConstField, Expr::Const(c), _) => {
+                    crate::eval::prim::Fixed::of(op, c)
+                }
+                _ => crate::eval::prim::Fixed::No,
+            };
             return Ok(Expr::Prim(Box::new(PrimCall {
                 op,
                 builtin,
@@ -308,6 +315,7 @@ impl Analyzer<'_> {
                 y,
                 pos,
                 shape,
+                fixed,
             })));
         }
         let name: Rc<str> = Rc::from(head.describe());

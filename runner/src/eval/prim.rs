@@ -177,26 +177,11 @@ pub struct QuickTest {
     fixed: Fixed,
 }
 
-/// A constant beside the field that [`QuickTest::fixed_answer`] compares without
-/// `Prim::apply`'s dispatch on both operands' kinds.
-#[derive(Debug)]
-enum Fixed {
-    /// A string, under `=`.
-    Text(crate::value::Text),
-    /// An integer, under `=`, `<`, `>`, `<=`, `>=`.
-    Int(i64),
-    /// Anything else (and a captured operand): `Prim::apply` answers.
-    No,
-}
-
 impl QuickTest {
     fn new(op: Prim, other: Other, field_first: bool) -> QuickTest {
-        let fixed = match (&other, op) {
-            (Other::Const(Value::Str(t)), Prim::Eq) => Fixed::Text(t.clone()),
-            (Other::Const(Value::Int(i)), Prim::Eq | Prim::Lt | Prim::Gt | Prim::Le | Prim::Ge) => {
-                Fixed::Int(*i)
-            }
-            _ => Fixed::No,
+        let fixed = match &other {
+            Other::Const(c) => Fixed::of(op, c),
+            Other::Capture(_) => Fixed::No,
         };
         QuickTest {
             op,
@@ -205,41 +190,71 @@ impl QuickTest {
             fixed,
         }
     }
+}
 
-    /// The test's answer when the constant was decoded and the field is of its kind (or, for
-    /// an integer, a double): exactly `Prim::apply`'s answer for those operands. `None` for
-    /// anything else, which `Prim::apply` answers.
-    #[inline(always)]
-    fn fixed_answer(&self, field: &Value) -> Option<bool> {
-        match (&self.fixed, field) {
-            (Fixed::Text(c), Value::Str(s)) => Some(same_text(s, c)),
-            (Fixed::Int(c), Value::Int(a)) => self.order(*a, *c),
-            // A double beside an integer is compared as two doubles, as `Prim::apply` does;
-            // `=` of the two is the general path's (never equal).
-            (Fixed::Int(c), Value::Float(a)) if self.op != Prim::Eq => self.order(*a, *c as f64),
-            _ => None,
+/// A constant beside a field, decoded at analysis so that the commonest tests
+/// (`(= "paid" (:status o))`, `(> (:total o) 250)`) are compared without `Prim::apply`'s
+/// dispatch on both operands' kinds.
+#[derive(Debug)]
+pub enum Fixed {
+    /// A string, under `=`.
+    Text(crate::value::Text),
+    /// An integer, under `=`, `<`, `>`, `<=`, `>=`.
+    Int(i64),
+    /// Anything else (and a captured operand): `Prim::apply` answers.
+    No,
+}
+
+impl Fixed {
+    /// The decoded form of constant `c` beside a field under `op`.
+    pub fn of(op: Prim, c: &Value) -> Fixed {
+        match (c, op) {
+            (Value::Str(t), Prim::Eq) => Fixed::Text(t.clone()),
+            (Value::Int(i), Prim::Eq | Prim::Lt | Prim::Gt | Prim::Le | Prim::Ge) => Fixed::Int(*i),
+            _ => Fixed::No,
         }
     }
 
-    /// `op` over the field's value `a` and the constant `c`, in the source's operand order.
+    /// `(op field c)` (or `(op c field)`) when the constant was decoded and the field is of its
+    /// kind (or, beside an integer, a double): exactly `Prim::apply`'s answer for those
+    /// operands. `None` for anything else, which `Prim::apply` answers.
     #[inline(always)]
-    fn order<T: PartialOrd>(&self, a: T, c: T) -> Option<bool> {
-        let (x, y) = if self.field_first { (a, c) } else { (c, a) };
-        Some(match self.op {
-            Prim::Eq => x == y,
-            Prim::Lt => x < y,
-            Prim::Gt => x > y,
-            Prim::Le => x <= y,
-            Prim::Ge => x >= y,
-            _ => return None,
-        })
+    fn answer(&self, op: Prim, field: &Value, field_first: bool) -> Option<bool> {
+        match (self, field) {
+            (Fixed::Text(c), Value::Str(s)) => Some(same_text(s, c)),
+            (Fixed::Int(c), Value::Int(a)) => order(op, *a, *c, field_first),
+            // A double beside an integer is compared as two doubles, as `Prim::apply` does;
+            // `=` of the two is the general path's (never equal).
+            (Fixed::Int(c), Value::Float(a)) if op != Prim::Eq => {
+                order(op, *a, *c as f64, field_first)
+            }
+            _ => None,
+        }
     }
 }
 
-/// Two texts' equality, the identical text first, then the lengths, then the bytes.
+/// `op` over a field's value `a` and a constant `c`, in the source's operand order.
+#[inline(always)]
+fn order<T: PartialOrd>(op: Prim, a: T, c: T, field_first: bool) -> Option<bool> {
+    let (x, y) = if field_first { (a, c) } else { (c, a) };
+    Some(match op {
+        Prim::Eq => x == y,
+        Prim::Lt => x < y,
+        Prim::Gt => x > y,
+        Prim::Le => x <= y,
+        Prim::Ge => x >= y,
+        _ => return None,
+    })
+}
+
+/// Two texts' equality: the identical text, else the lengths, the first bytes (statuses and
+/// kinds of one length mostly differ there, and this saves the call of `memcmp`), the bytes.
 #[inline(always)]
 fn same_text(a: &crate::value::Text, b: &crate::value::Text) -> bool {
-    crate::value::Text::ptr_eq(a, b) || (a.len() == b.len() && a.as_bytes() == b.as_bytes())
+    crate::value::Text::ptr_eq(a, b)
+        || (a.len() == b.len()
+            && a.as_bytes().first() == b.as_bytes().first()
+            && a.as_bytes() == b.as_bytes())
 }
 
 /// The operand beside the field of a [`QuickTest`].
@@ -332,7 +347,7 @@ impl Interp<'_> {
         let (v, steps) = match &q.test {
             None => (field.clone(), 1),
             Some(t) => {
-                if let Some(b) = t.fixed_answer(field) {
+                if let Some(b) = t.fixed.answer(t.op, field, t.field_first) {
                     return self.quick_steps(Value::Bool(b), 2);
                 }
                 let c = match &t.other {
@@ -496,7 +511,7 @@ impl Interp<'_> {
             }
             _ => &Value::Nil,
         };
-        let answer = field_test(p.op, m, (kv, k, &f.hint), c, field_first);
+        let answer = field_test(p, m, (kv, k, &f.hint), c, field_first);
         match answer {
             Ok(r) => r,
             Err(args) => crate::builtins::call(self, p.builtin, args),
@@ -559,7 +574,7 @@ impl Interp<'_> {
 /// the two operands for the builtin's general entry.
 #[inline(always)]
 fn field_test(
-    op: Prim,
+    p: &crate::analyze::PrimCall,
     m: &Value,
     (kv, k, hint): (&Value, &crate::value::Text, &KeyHint),
     c: &Value,
@@ -573,8 +588,11 @@ fn field_test(
             &other
         }
     };
+    if let Some(b) = p.fixed.answer(p.op, field, field_first) {
+        return Ok(Ok(Value::Bool(b)));
+    }
     let (x, y) = if field_first { (field, c) } else { (c, field) };
-    op.apply_inline(x, y)
+    p.op.apply_inline(x, y)
         .ok_or_else(|| vec![x.clone(), y.clone()])
 }
 
@@ -639,6 +657,73 @@ mod tests {
         }
         assert_eq!(ops, 11, "the table declares 11 prims");
         assert!(answered > 1000, "{answered}");
+    }
+}
+
+#[cfg(test)]
+mod fixed_tests {
+    use super::{Fixed, Prim};
+    use crate::value::Value;
+
+    /// Every answer of a decoded constant is `Prim::apply`'s for the same operands, in both
+    /// orders, over fields of every scalar kind and the edges of the numbers.
+    #[test]
+    fn decoded_constants_answer_as_prim_apply() {
+        let text = |s: &str| Value::Str(s.into());
+        let consts = [
+            Value::Int(0),
+            Value::Int(250),
+            Value::Int(-7),
+            Value::Int(i64::MAX),
+            Value::Int(i64::MIN),
+            Value::Int((1 << 53) + 1),
+            text("paid"),
+            text("pain"),
+            text(""),
+            Value::Float(2.5),
+            Value::Nil,
+        ];
+        let mut fields = consts.to_vec();
+        fields.extend([
+            Value::Float(250.0),
+            Value::Float(-0.0),
+            Value::Float(f64::NAN),
+            Value::Float(f64::INFINITY),
+            Value::Float(f64::NEG_INFINITY),
+            Value::Float(9_007_199_254_740_993.0),
+            Value::Float(9.223_372_036_854_776e18),
+            Value::Keyword("paid".into()),
+            Value::Bool(true),
+            text("shipped"),
+            text("paid"),
+        ]);
+        let ops = [
+            Prim::Eq,
+            Prim::Lt,
+            Prim::Gt,
+            Prim::Le,
+            Prim::Ge,
+            Prim::Add,
+            Prim::Mod,
+        ];
+        let mut answered = 0;
+        for op in ops {
+            for c in &consts {
+                let fixed = Fixed::of(op, c);
+                for f in &fields {
+                    for field_first in [true, false] {
+                        let Some(b) = fixed.answer(op, f, field_first) else {
+                            continue;
+                        };
+                        answered += 1;
+                        let (x, y) = if field_first { (f, c) } else { (c, f) };
+                        let general = op.apply(x, y).and_then(Result::ok);
+                        assert_eq!(general, Some(Value::Bool(b)), "{op:?} {x:?} {y:?}");
+                    }
+                }
+            }
+        }
+        assert!(answered > 500, "{answered}");
     }
 }
 

@@ -586,6 +586,38 @@ mod tests {
         assert!(Record::new(shape, smallvec::smallvec![]).is_none());
     }
 
+    /// A hint knows the shape and keyword it saw by their addresses: shapes and keyword texts
+    /// made and freed one after another (the allocator hands the same addresses out again),
+    /// with their keys in a different order each time, are still answered by position only
+    /// for the very shape and text the hint holds.
+    #[test]
+    fn a_hint_is_never_fooled_by_a_freed_shape_or_keyword() {
+        let hint = KeyHint::default();
+        let mut rng = Rng(15);
+        for round in 0..300 {
+            let mut keys = vec!["status", "total", "id", "items"];
+            let n = 1 + rng.below(keys.len());
+            keys.truncate(n);
+            for i in (1..keys.len()).rev() {
+                keys.swap(i, rng.below(i + 1));
+            }
+            let shape = Shape::new(keys.iter().map(|k| Value::kw(k)).collect()).unwrap();
+            let vals = keys.iter().map(|k| Value::str(k)).collect();
+            let r = Record::new(shape, vals).unwrap();
+            for want in ["status", "total", "id", "items"] {
+                // A fresh text each time: an earlier one may have been freed where it lies.
+                let t = Text::from(want);
+                let expect = keys.contains(&want).then(|| Value::str(want));
+                assert_eq!(r.get_hinted(&t, &hint).cloned(), expect, "{round} {want}");
+                assert_eq!(
+                    r.get_hinted(&t, &hint).cloned(),
+                    expect,
+                    "{round} {want} again"
+                );
+            }
+        }
+    }
+
     #[test]
     fn maps_with_one_key_sequence_share_one_shape() {
         let mut shapes = Shapes::default();
