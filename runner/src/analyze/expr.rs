@@ -136,7 +136,7 @@ pub struct FnTemplate {
     pub name: Option<Rc<str>>,
     pub arities: Vec<Arity>,
     /// The answer the sequence builtins may give without entering the fn (`eval::prim`).
-    pub quick: Option<crate::eval::prim::Quick>,
+    pub quick: Option<crate::eval::quick::Quick>,
 }
 
 #[derive(Debug)]

@@ -14,6 +14,7 @@ mod lazy_drop;
 mod literal;
 mod pattern;
 pub mod prim;
+pub mod quick;
 pub mod seq;
 mod special;
 

@@ -1,0 +1,98 @@
+//! A field beside a constant (`(= "paid" (:status o))`, `(> (:total o) 250)`): the evaluator
+//! decodes a string or integer constant at analysis (`eval::prim::Fixed`) and compares the field
+//! with it inline, for prim nodes (in a body, in a `:when`) and for quick fns (`filter`'s
+//! `#(...)`). Each case here is checked against `apply` of the builtin over `get` of the same
+//! field, which takes none of those paths; and quick fns and `:when` tests, results, errors and
+//! steps, against the same program written so that they are not quick.
+#![allow(clippy::unwrap_used)]
+
+#[path = "support/outcome.rs"]
+mod support;
+
+use ptc_shared::Limits;
+use support::outcome;
+
+/// Values a field may hold: integers and doubles at the edges of exactness, texts of the
+/// constants' lengths and first letters, other scalars, collections.
+const FIELDS: &str = r#"[1 250 -7 0 251 249.9 250.0 250.5 -0.0 ##NaN ##Inf ##-Inf
+    9223372036854775807 -9223372036854775808 9007199254740993 9.007199254740992E15
+    "paid" "pain" "Paid" "" "x" :paid \p nil true [1] {:a 1}]"#;
+
+/// The constants beside the field: the decoded kinds (texts, integers) and others.
+const CONSTS: [&str; 9] = [
+    "250",
+    "-7",
+    "0",
+    "9223372036854775807",
+    "\"paid\"",
+    "\"\"",
+    "2.5",
+    "nil",
+    ":paid",
+];
+
+const OPS: [&str; 5] = ["=", "<", ">", "<=", ">="];
+
+/// For every field value, the prim over a local record's field (each operand order, and the
+/// map moved on its last read) answers as `apply` over `get`.
+#[test]
+fn a_field_beside_a_constant_answers_as_apply() {
+    for op in OPS {
+        for c in CONSTS {
+            let src = format!(
+                r#"(defn safe [f] (try (pr-str (f)) (catch Exception e (str "error: " (ex-message e)))))
+                   (vec (for [v {FIELDS}
+                              :let [m {{:a v :b 0}}
+                                    s {{"a" v}}
+                                    fast [(safe #({op} (:a m) {c})) (safe #({op} {c} (:a m)))
+                                          (safe #({op} (:a s) {c}))
+                                          (safe (fn [] (let [n {{:b 1 :a v}}] ({op} {c} (:a n)))))]
+                                    slow [(safe #(apply {op} [(get m :a) {c}]))
+                                          (safe #(apply {op} [{c} (get m :a)]))
+                                          (safe #(apply {op} [(get s :a) {c}]))
+                                          (safe #(apply {op} [{c} (get m :a)]))]]
+                              :when (not= fast slow)]
+                          [v fast slow]))"#
+            );
+            let (text, _) = outcome(&src, Limits::default());
+            assert_eq!(text, "[]", "({op} field {c})");
+        }
+    }
+}
+
+/// The same tests as quick fns and as `:when`s, over rows of several shapes and key kinds:
+/// results and steps against the same fn or test behind `(do nil ...)`, which is not quick and
+/// not a `:when` prim (its answers are checked against `apply` above).
+#[test]
+fn quick_fns_and_when_tests_answer_and_charge_as_the_general_path() {
+    for op in OPS {
+        for c in CONSTS {
+            let rows = format!(
+                r#"(vec (mapcat (fn [v] [{{:a v}} {{:b 0 :a v}} {{"a" v}} {{:a v :c 1 :d 2}}]) {FIELDS}))"#
+            );
+            let fast = format!(
+                r#"(let [rows {rows}]
+                     [(try (count (filter #({op} (:a %) {c}) rows)) (catch Exception e (ex-message e)))
+                      (try (count (remove #({op} {c} (:a %)) rows)) (catch Exception e (ex-message e)))
+                      (try (count (for [r rows :when ({op} (:a r) {c})] r)) (catch Exception e (ex-message e)))])"#
+            );
+            let slow = fast
+                .replace(
+                    &format!("#({op} (:a %) {c})"),
+                    &format!("#(do nil ({op} (:a %) {c}))"),
+                )
+                .replace(
+                    &format!("#({op} {c} (:a %))"),
+                    &format!("#(do nil ({op} {c} (:a %)))"),
+                )
+                .replace(
+                    &format!(":when ({op} (:a r) {c})"),
+                    &format!(":when (do nil ({op} (:a r) {c}))"),
+                );
+            assert_ne!(fast, slow);
+            let quick = outcome(&fast, Limits::default());
+            let general = outcome(&slow, Limits::default());
+            assert_eq!(quick, general, "({op} field {c})");
+        }
+    }
+}
