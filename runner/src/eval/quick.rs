@@ -116,12 +116,42 @@ impl Interp<'_> {
     }
 
     /// Calls lambda `l` with a borrowed argument: its quick answer, read in place, else a
-    /// call with a copy. For the builtins' loops over a fn (keywords keep `apply1_ref`).
-    #[inline]
+    /// call with a copy. For the builtins' loops over a fn (keywords keep `apply1_ref`). The
+    /// usual element (a record of the shape the fn's hint saw, a decoded constant) is answered
+    /// here, inlined into the loop; anything else goes to the out-of-line `quick_answer`.
+    #[inline(always)]
     pub fn apply1_fn(&mut self, l: &Rc<super::Lambda>, x: &Value) -> EvalResult {
-        match self.quick_call(l, x) {
-            Some(v) => Ok(v),
-            None => self.enter1(l, x.clone()),
+        if let Some(q) = &l.template.quick {
+            if let Some(v) = self.quick_seen(q, x) {
+                return Ok(v);
+            }
+            if let Some(v) = self.quick_answer(q, &l.captures, x) {
+                return Ok(v);
+            }
+        }
+        self.enter1(l, x.clone())
+    }
+
+    /// [`Interp::quick_answer`] for a record the hint knows and a test it can answer inline
+    /// (or a plain field read); `None` for everything else, with nothing changed.
+    #[inline(always)]
+    fn quick_seen(&mut self, q: &Quick, x: &Value) -> Option<Value> {
+        let Value::Map(m) = x else {
+            return None;
+        };
+        let crate::value::MapImpl::Record(r) = &**m else {
+            return None;
+        };
+        let field = r.get_seen(&q.name, &q.hint)?;
+        if self.depth >= self.limits.max_depth {
+            return None;
+        }
+        match &q.test {
+            None => self.quick_steps(field.clone(), 1),
+            Some(t) => {
+                let b = t.fixed.answer(t.op, field, t.field_first)?;
+                self.quick_steps(Value::Bool(b), 2)
+            }
         }
     }
 
