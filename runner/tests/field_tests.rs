@@ -34,7 +34,7 @@ const CONSTS: [&str; 9] = [
 const OPS: [&str; 5] = ["=", "<", ">", "<=", ">="];
 
 /// For every field value, the prim over a local record's field (each operand order, and the
-/// map moved on its last read) answers as `apply` over `get`.
+/// map moved on its last read), and over a local beside the constant, answers as `apply`.
 #[test]
 fn a_field_beside_a_constant_answers_as_apply() {
     for op in OPS {
@@ -46,11 +46,13 @@ fn a_field_beside_a_constant_answers_as_apply() {
                                     s {{"a" v}}
                                     fast [(safe #({op} (:a m) {c})) (safe #({op} {c} (:a m)))
                                           (safe #({op} (:a s) {c}))
-                                          (safe (fn [] (let [n {{:b 1 :a v}}] ({op} {c} (:a n)))))]
+                                          (safe (fn [] (let [n {{:b 1 :a v}}] ({op} {c} (:a n)))))
+                                          (safe (fn [] (let [z v] [({op} z {c}) z])))]
                                     slow [(safe #(apply {op} [(get m :a) {c}]))
                                           (safe #(apply {op} [{c} (get m :a)]))
                                           (safe #(apply {op} [(get s :a) {c}]))
-                                          (safe #(apply {op} [{c} (get m :a)]))]]
+                                          (safe #(apply {op} [{c} (get m :a)]))
+                                          (safe (fn [] [(apply {op} [v {c}]) v]))]]
                               :when (not= fast slow)]
                           [v fast slow]))"#
             );

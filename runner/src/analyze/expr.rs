@@ -74,8 +74,8 @@ pub struct PrimCall {
     pub pos: Pos,
     /// Which operand kinds these are, fixed at analysis (see [`crate::eval::prim::Shape`]).
     pub shape: crate::eval::prim::Shape,
-    /// A constant operand decoded for the field tests (`Fixed::No` unless one operand is a
-    /// field and the other a constant).
+    /// A constant operand decoded for the field and local tests (`Fixed::No` unless one
+    /// operand is a field, or the first a local, and the other a constant).
     pub fixed: crate::eval::prim::Fixed,
 }
 

@@ -302,7 +302,11 @@ impl Analyzer<'_> {
         {
             let shape = crate::eval::prim::Shape::of(&x, &y);
             let fixed = match (shape, &x, &y) {
-                (crate::eval::prim::Shape::FieldConst, _, Expr::Const(c))
+                (
+                    crate::eval::prim::Shape::FieldConst | crate::eval::prim::Shape::SlotConst,
+                    _,
+                    Expr::Const(c),
+                )
                 | (crate::eval::prim::Shape::ConstField, Expr::Const(c), _) => {
                     crate::eval::prim::Fixed::of(op, c)
                 }

@@ -19,6 +19,12 @@ impl Interp<'_> {
         if items.len() > 3 {
             return Ok(Value::vector(self.eval_all(items, env)?));
         }
+        if let [a, b, c] = items {
+            let a = self.operand(a, env)?;
+            let b = self.operand(b, env)?;
+            let c = self.operand(c, env)?;
+            return Ok(Value::Vector(Coll::new(PVec::from_three([a, b, c]))));
+        }
         let mut out = PVec::new();
         for x in items {
             out.push_back(self.operand(x, env)?);

@@ -272,6 +272,10 @@ impl Interp<'_> {
                 {
                     return Ok(v);
                 }
+                // `(> amt 100)`, a double beside an integer constant.
+                if let Some(b) = p.fixed.answer(p.op, x, true) {
+                    return Ok(Value::Bool(b));
+                }
                 match p.op.apply(x, c) {
                     Some(r) => r,
                     None => {
@@ -328,6 +332,30 @@ impl Interp<'_> {
     /// usual case (a local record the hint knows, a decoded constant) is answered first.
     #[inline(never)]
     fn prim_field(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
+        let (f, field_first) = match (&p.x, &p.y) {
+            (Expr::Call(f), _) if p.shape == Shape::FieldConst => (f, true),
+            (_, Expr::Call(f)) => (f, false),
+            _ => return self.prim_field_read(p, env),
+        };
+        // Small on purpose: everything else is a tail call, so this path saves few registers.
+        if let (Expr::Const(Value::Keyword(k)), [Expr::Local(i)]) = (&f.f, f.args.as_slice())
+            && let Some(Value::Map(m)) = self.stack.get(env.base + *i as usize)
+            && let crate::value::MapImpl::Record(r) = &**m
+            && let Some(field) = r.get_seen(k, &f.hint)
+            && let Some(b) = p.fixed.answer(p.op, field, field_first)
+        {
+            return match self.tick() {
+                Ok(()) => Ok(Value::Bool(b)),
+                Err(e) => Err(e.at(f.pos)),
+            };
+        }
+        self.prim_field_read(p, env)
+    }
+
+    /// [`Interp::prim_field`] in general: the field read where it is, compared by
+    /// [`Fixed`] or `Prim::apply`, the builtin's general entry for anything they decline.
+    #[inline(never)]
+    fn prim_field_read(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
         let (f, c, field_first) = match (&p.x, &p.y) {
             (Expr::Call(f), Expr::Const(c)) if p.shape == Shape::FieldConst => (f, c, true),
             (Expr::Const(c), Expr::Call(f)) => (f, c, false),
@@ -337,13 +365,6 @@ impl Interp<'_> {
             return self.prim_general(p, env);
         };
         self.tick().map_err(|e| e.at(f.pos))?;
-        if let Expr::Local(i) = arg
-            && let Some(Value::Map(m)) = self.stack.get(env.base + *i as usize)
-            && let Some(field) = m.get_keyword_hinted(k, &f.hint)
-            && let Some(b) = p.fixed.answer(p.op, field, field_first)
-        {
-            return Ok(Value::Bool(b));
-        }
         // `held` is set (and dropped here) only for a moved map.
         let held;
         let m = match arg {
