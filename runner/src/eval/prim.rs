@@ -261,6 +261,33 @@ impl Interp<'_> {
     /// answer.
     #[inline(never)]
     fn prim_slot_const(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
+        // Small on purpose (the rest is a tail call): two integers, read in place; a moved
+        // integer's slot is cleared as `take_slot` clears it.
+        if let (Expr::Local(i) | Expr::Move(i), Expr::Const(c)) = (&p.x, &p.y)
+            && let Some(slot) = self.stack.get_mut(env.base + *i as usize)
+        {
+            if let (Value::Int(a), Value::Int(b)) = (&*slot, c)
+                && let Some(v) = p.op.ints(*a, *b)
+            {
+                if matches!(p.x, Expr::Move(_)) {
+                    *slot = Value::Nil;
+                }
+                return Ok(v);
+            }
+            // `(> amt 100)`, a double beside an integer constant (a moved value is left to
+            // the general read, which drops it).
+            if matches!(p.x, Expr::Local(_))
+                && let Some(b) = p.fixed.answer(p.op, slot, true)
+            {
+                return Ok(Value::Bool(b));
+            }
+        }
+        self.prim_slot_const_read(p, env)
+    }
+
+    /// [`Interp::prim_slot_const`] in general.
+    #[inline(never)]
+    fn prim_slot_const_read(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
         match (&p.x, &p.y) {
             (Expr::Local(i), Expr::Const(c)) => {
                 let x = self
@@ -271,10 +298,6 @@ impl Interp<'_> {
                     && let Some(v) = p.op.ints(*a, *b)
                 {
                     return Ok(v);
-                }
-                // `(> amt 100)`, a double beside an integer constant.
-                if let Some(b) = p.fixed.answer(p.op, x, true) {
-                    return Ok(Value::Bool(b));
                 }
                 match p.op.apply(x, c) {
                     Some(r) => r,
