@@ -98,3 +98,103 @@ fn quick_fns_and_when_tests_answer_and_charge_as_the_general_path() {
         }
     }
 }
+
+/// Literal elements that are prims are evaluated without `eval`'s dispatch, so without its
+/// nesting count: vectors of prims of vectors, nested as deep as the reader allows, still run
+/// on a thread with a small stack (the count of the levels between grows it in time).
+#[test]
+fn literals_of_prims_nested_deep_run_on_a_small_stack() {
+    let counted = format!("{}[0]{}", "[(+ 1 (first ".repeat(80), "))]".repeat(80));
+    let alternating = format!("{}0{}", "[(+ 1 ".repeat(120), ")]".repeat(120));
+    let out = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(move || {
+            let limits = Limits::default();
+            (outcome(&counted, limits).0, outcome(&alternating, limits).0)
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(out.0, "[80]");
+    assert!(out.1.starts_with("failed: "), "{}", out.1);
+}
+
+/// Vector and record literals whose elements are fields of locals or prims: results, errors
+/// (with their positions) and steps as the same literals with each element behind
+/// `(do nil ...)` (evaluated through `eval`'s dispatch), under every step budget up to past
+/// the end, so that a budget runs out at the same element on both.
+#[test]
+fn literal_elements_answer_and_charge_as_the_general_path() {
+    let shapes = [
+        "[(:a m) (:b m) (+ (:a m) 1)]",
+        "[(:a m) n (* n 2)]",
+        "{:x (:a m) :y (mod n 7) :z (+ (:b m) n)}",
+        "[(:a m) (:b m)]",
+        "[(:a m) (+ (:b m) (:a m)) (:c m) (:a m)]",
+    ];
+    for shape in shapes {
+        for m in [
+            "{:a 1 :b 2}",
+            "{\"a\" 1.5 \"b\" 2}",
+            "{:a \"x\" :b 2}",
+            "nil",
+            "[1 2]",
+        ] {
+            let fast = format!("(vec (for [n [3 4] :let [m {m}]] {shape}))");
+            let slow = format!(
+                "(vec (for [n [3 4] :let [m {m}]] {}))",
+                wrap_elements(shape)
+            );
+            let (text, steps) = placed(&fast, Limits::default());
+            assert_eq!((text, steps), placed(&slow, Limits::default()), "{fast}");
+            for budget in 1..=steps + 1 {
+                let limits = Limits {
+                    max_steps: budget,
+                    ..Limits::default()
+                };
+                assert_eq!(
+                    placed(&fast, limits),
+                    placed(&slow, limits),
+                    "{fast} {budget}"
+                );
+            }
+        }
+    }
+}
+
+/// [`outcome`], with an error's position `(at 1:C)` replaced by the start of the form there
+/// (the two programs' texts differ, so their columns do; the forms must not).
+fn placed(src: &str, limits: Limits) -> (String, u64) {
+    let (text, steps) = outcome(src, limits);
+    let Some((head, at)) = text.split_once(" (at 1:") else {
+        return (text, steps);
+    };
+    let col: usize = at.trim_end_matches(')').parse().unwrap();
+    let form: String = src.chars().skip(col - 1).take(6).collect();
+    (format!("{head} at `{form}`"), steps)
+}
+
+/// `shape` with every top-level element that is a form written as `(do nil FORM)`.
+fn wrap_elements(shape: &str) -> String {
+    let mut out = String::new();
+    let mut depth = 0;
+    for ch in shape.chars() {
+        match ch {
+            '(' if depth == 1 => {
+                out.push_str("(do nil (");
+                depth += 1;
+                continue;
+            }
+            ')' if depth == 2 => {
+                out.push_str("))");
+                depth -= 1;
+                continue;
+            }
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
+            _ => {}
+        }
+        out.push(ch);
+    }
+    out
+}

@@ -432,7 +432,7 @@ impl Interp<'_> {
     /// The value of `(:k m)` for a [`local_field`] call, as `call_keyword` reads it (a moved
     /// `m` is taken from its slot).
     #[inline]
-    fn field_of(&mut self, f: &crate::analyze::Call, env: Env<'_>) -> Value {
+    pub(super) fn field_of(&mut self, f: &crate::analyze::Call, env: Env<'_>) -> Value {
         let Some((kv, k, arg)) = local_field(f) else {
             return Value::Nil;
         };
@@ -489,7 +489,9 @@ fn field_test(
 /// `(:k m)` with `m` a local (read or moved) or a captured value: the keyword as a value and
 /// as text, and `m`'s expression.
 #[inline]
-fn local_field(f: &crate::analyze::Call) -> Option<(&Value, &crate::value::Text, &Expr)> {
+pub(super) fn local_field(
+    f: &crate::analyze::Call,
+) -> Option<(&Value, &crate::value::Text, &Expr)> {
     match (&f.f, f.args.as_slice()) {
         (
             Expr::Const(kv @ Value::Keyword(k)),
