@@ -119,7 +119,8 @@ fn literals_of_prims_nested_deep_run_on_a_small_stack() {
     assert!(out.1.starts_with("failed: "), "{}", out.1);
 }
 
-/// Vector and record literals whose elements are fields of locals or prims: results, errors
+/// Vector and record literals whose elements are fields of locals or prims, and `let` and
+/// `:let` values of those kinds: results, errors
 /// (with their positions) and steps as the same literals with each element behind
 /// `(do nil ...)` (evaluated through `eval`'s dispatch), under every step budget up to past
 /// the end, so that a budget runs out at the same element on both.
@@ -132,7 +133,25 @@ fn literal_elements_answer_and_charge_as_the_general_path() {
         "[(:a m) (:b m)]",
         "[(:a m) (+ (:b m) (:a m)) (:c m) (:a m)]",
     ];
-    for shape in shapes {
+    let mut cases: Vec<(String, String)> = shapes
+        .iter()
+        .map(|s| {
+            (
+                format!(":let [m M]] {s}"),
+                format!(":let [m M]] {}", wrap_elements(s)),
+            )
+        })
+        .collect();
+    // `let` and `:let` values are evaluated the same way.
+    cases.push((
+        ":let [m M]] (let [a (:a m) b (+ (:b m) n)] [a b])".into(),
+        ":let [m M]] (let [a (do nil (:a m)) b (do nil (+ (:b m) n))] [a b])".into(),
+    ));
+    cases.push((
+        ":let [m M x (:a m) y (* (:b m) n)]] [x y]".into(),
+        ":let [m M x (do nil (:a m)) y (do nil (* (:b m) n))]] [x y]".into(),
+    ));
+    for (fast_body, slow_body) in &cases {
         for m in [
             "{:a 1 :b 2}",
             "{\"a\" 1.5 \"b\" 2}",
@@ -140,11 +159,8 @@ fn literal_elements_answer_and_charge_as_the_general_path() {
             "nil",
             "[1 2]",
         ] {
-            let fast = format!("(vec (for [n [3 4] :let [m {m}]] {shape}))");
-            let slow = format!(
-                "(vec (for [n [3 4] :let [m {m}]] {}))",
-                wrap_elements(shape)
-            );
+            let fast = format!("(vec (for [n [3 4] {}))", fast_body.replace('M', m));
+            let slow = format!("(vec (for [n [3 4] {}))", slow_body.replace('M', m));
             let (text, steps) = placed(&fast, Limits::default());
             assert_eq!((text, steps), placed(&slow, Limits::default()), "{fast}");
             for budget in 1..=steps + 1 {

@@ -32,11 +32,12 @@ impl Interp<'_> {
         Ok(Value::Vector(Coll::new(out)))
     }
 
-    /// An element of a vector or record literal. A field of a local (`(:id o)`) and a prim
+    /// An element of a vector or record literal, or a `let`/`:let` value. A field of a local
+    /// (`(:id o)`) and a prim
     /// (`(mod i 7)`) are evaluated as `eval` evaluates them (the call's step, the prim's step
     /// and error position; the same reads) without its dispatch; anything else through it.
     #[inline(always)]
-    fn literal_item(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
+    pub(super) fn literal_item(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
         match e {
             Expr::Call(c) if super::prim::local_field(c).is_some() => {
                 self.tick()?;

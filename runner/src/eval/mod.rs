@@ -270,7 +270,7 @@ impl<'h> Interp<'h> {
             }
             Expr::Let(l) => {
                 for (p, init) in &l.bindings {
-                    let v = self.eval(init, env)?;
+                    let v = self.literal_item(init, env)?;
                     self.bind(p, v, env)?;
                 }
                 self.eval(&l.body, env)
