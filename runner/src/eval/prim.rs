@@ -261,17 +261,15 @@ impl Interp<'_> {
     /// answer.
     #[inline(never)]
     fn prim_slot_const(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
-        // Small on purpose (the rest is a tail call): two integers, read in place; a moved
-        // integer's slot is cleared as `take_slot` clears it.
+        // Small on purpose (the rest is a tail call): two integers, read in place. A moved
+        // integer is left in its slot: it holds nothing, and liveness guarantees the slot is
+        // not read again before it is written.
         if let (Expr::Local(i) | Expr::Move(i), Expr::Const(c)) = (&p.x, &p.y)
-            && let Some(slot) = self.stack.get_mut(env.base + *i as usize)
+            && let Some(slot) = self.stack.get(env.base + *i as usize)
         {
-            if let (Value::Int(a), Value::Int(b)) = (&*slot, c)
+            if let (Value::Int(a), Value::Int(b)) = (slot, c)
                 && let Some(v) = p.op.ints(*a, *b)
             {
-                if matches!(p.x, Expr::Move(_)) {
-                    *slot = Value::Nil;
-                }
                 return Ok(v);
             }
             // `(> amt 100)`, a double beside an integer constant (a moved value is left to
