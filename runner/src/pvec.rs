@@ -60,6 +60,12 @@ impl PVec {
         PVec::flat(smallvec::smallvec![x])
     }
 
+    /// Three elements, in the flat form, straight from an array (a `[id sku amt]` literal):
+    /// no push and its capacity check per element.
+    pub fn from_three(xs: [Value; 3]) -> PVec {
+        PVec::flat(Flat::from_buf(xs))
+    }
+
     /// The elements of `v`, in order, in the flat form: a builder fills a plain `Vec` (a push
     /// is a few instructions) and hands it over; a long one's buffer is kept, not copied.
     pub fn from_vec(v: Vec<Value>) -> PVec {

@@ -74,6 +74,9 @@ pub struct PrimCall {
     pub pos: Pos,
     /// Which operand kinds these are, fixed at analysis (see [`crate::eval::prim::Shape`]).
     pub shape: crate::eval::prim::Shape,
+    /// A constant operand decoded for the field and local tests (`Fixed::No` unless one
+    /// operand is a field, or the first a local, and the other a constant).
+    pub fixed: crate::eval::prim::Fixed,
 }
 
 /// A function call.
@@ -133,7 +136,7 @@ pub struct FnTemplate {
     pub name: Option<Rc<str>>,
     pub arities: Vec<Arity>,
     /// The answer the sequence builtins may give without entering the fn (`eval::prim`).
-    pub quick: Option<crate::eval::prim::Quick>,
+    pub quick: Option<crate::eval::quick::Quick>,
 }
 
 #[derive(Debug)]

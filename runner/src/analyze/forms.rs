@@ -269,7 +269,7 @@ impl Analyzer<'_> {
             arities,
             quick: None,
         };
-        t.quick = crate::eval::prim::Quick::of(&t);
+        t.quick = crate::eval::quick::Quick::of(&t);
         Ok(Expr::Fn(Rc::new(t), captures))
     }
 

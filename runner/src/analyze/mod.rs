@@ -301,6 +301,17 @@ impl Analyzer<'_> {
             && let (Some(y), Some(x)) = (args.pop(), args.pop())
         {
             let shape = crate::eval::prim::Shape::of(&x, &y);
+            let fixed = match (shape, &x, &y) {
+                (
+                    crate::eval::prim::Shape::FieldConst | crate::eval::prim::Shape::SlotConst,
+                    _,
+                    Expr::Const(c),
+                )
+                | (crate::eval::prim::Shape::ConstField, Expr::Const(c), _) => {
+                    crate::eval::prim::Fixed::of(op, c)
+                }
+                _ => crate::eval::prim::Fixed::No,
+            };
             return Ok(Expr::Prim(Box::new(PrimCall {
                 op,
                 builtin,
@@ -308,6 +319,7 @@ impl Analyzer<'_> {
                 y,
                 pos,
                 shape,
+                fixed,
             })));
         }
         let name: Rc<str> = Rc::from(head.describe());

@@ -19,11 +19,36 @@ impl Interp<'_> {
         if items.len() > 3 {
             return Ok(Value::vector(self.eval_all(items, env)?));
         }
+        if let [a, b, c] = items {
+            let a = self.literal_item(a, env)?;
+            let b = self.literal_item(b, env)?;
+            let c = self.literal_item(c, env)?;
+            return Ok(Value::Vector(Coll::new(PVec::from_three([a, b, c]))));
+        }
         let mut out = PVec::new();
         for x in items {
-            out.push_back(self.operand(x, env)?);
+            out.push_back(self.literal_item(x, env)?);
         }
         Ok(Value::Vector(Coll::new(out)))
+    }
+
+    /// An element of a vector or record literal, or a `let`/`:let` value. A field of a local
+    /// (`(:id o)`) and a prim
+    /// (`(mod i 7)`) are evaluated as `eval` evaluates them (the call's step, the prim's step
+    /// and error position; the same reads) without its dispatch; anything else through it.
+    #[inline(always)]
+    pub(super) fn literal_item(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
+        match e {
+            Expr::Call(c) if super::prim::local_field(c).is_some() => {
+                self.tick()?;
+                Ok(self.field_of(c, env))
+            }
+            Expr::Prim(p) => {
+                self.tick()?;
+                self.eval_prim(p, env).map_err(|e| e.at(p.pos))
+            }
+            e => self.operand(e, env),
+        }
     }
 
     pub(super) fn eval_set(&mut self, items: &[Expr], env: Env<'_>) -> EvalResult {
@@ -69,7 +94,7 @@ impl Interp<'_> {
             let mut coll = Coll::new(MapImpl::Record(Record::empty(shape.clone())));
             if let MapImpl::Record(r) = coll.make_mut() {
                 for (_, v) in pairs {
-                    r.push(self.operand(v, env)?);
+                    r.push(self.literal_item(v, env)?);
                 }
             }
             return Ok(Value::Map(coll));

@@ -14,6 +14,7 @@ mod lazy_drop;
 mod literal;
 mod pattern;
 pub mod prim;
+pub mod quick;
 pub mod seq;
 mod special;
 
@@ -269,7 +270,7 @@ impl<'h> Interp<'h> {
             }
             Expr::Let(l) => {
                 for (p, init) in &l.bindings {
-                    let v = self.eval(init, env)?;
+                    let v = self.literal_item(init, env)?;
                     self.bind(p, v, env)?;
                 }
                 self.eval(&l.body, env)

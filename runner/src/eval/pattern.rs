@@ -11,7 +11,17 @@ use crate::error::{EvalError, EvalResult};
 use crate::value::{MapImpl, Value};
 
 impl Interp<'_> {
+    #[inline]
     pub(crate) fn bind(&mut self, p: &Pattern, v: Value, env: Env<'_>) -> EvalResult<()> {
+        // A plain name, the usual binding, where the call is; patterns out of line.
+        if let Pattern::Bind(slot) = p {
+            self.set_slot(env, *slot, v);
+            return Ok(());
+        }
+        self.bind_pattern(p, v, env)
+    }
+
+    fn bind_pattern(&mut self, p: &Pattern, v: Value, env: Env<'_>) -> EvalResult<()> {
         match p {
             Pattern::Bind(slot) => {
                 self.set_slot(env, *slot, v);

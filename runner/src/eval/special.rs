@@ -173,7 +173,7 @@ impl Interp<'_> {
                 ForClause::Bind(p, coll) => return self.for_bind(f, i, p, coll, env, out),
                 ForClause::Let(bs) => {
                     for (p, init) in bs {
-                        let v = self.eval(init, env)?;
+                        let v = self.literal_item(init, env)?;
                         self.bind(p, v, env)?;
                     }
                 }

@@ -330,7 +330,23 @@ impl MapImpl {
     /// keep their keys in one order, so one comparison usually finds it. A string key found
     /// there is the answer only if no keyword key has the same text (a keyword key wins, as in
     /// `get_lenient`); a miss looks the key up as usual and remembers where it was.
+    ///
+    /// A record of the shape the hint last saw is answered inline, where the call site is (two
+    /// address compares and a load); everything else goes to the out-of-line lookup, whose
+    /// register saves the common case would otherwise pay on every read.
+    #[inline(always)]
     pub fn get_keyword_hinted(&self, want: &Text, hint: &KeyHint) -> Option<&Value> {
+        if let MapImpl::Record(r) = self
+            && let Some(v) = r.get_seen(want, hint)
+        {
+            return Some(v);
+        }
+        self.get_keyword_looked_up(want, hint)
+    }
+
+    /// [`MapImpl::get_keyword_hinted`] when the hint has not seen this record's shape.
+    #[inline(never)]
+    fn get_keyword_looked_up(&self, want: &Text, hint: &KeyHint) -> Option<&Value> {
         let entries = match self {
             MapImpl::Small(entries) => entries,
             MapImpl::Record(r) => return r.get_hinted(want, hint),

@@ -198,6 +198,17 @@ impl Record {
         self.vals.get(self.shape.lenient_position(want)?)
     }
 
+    /// The value of keyword `want` when `hint` last found it in a record of this very shape:
+    /// its position, without comparing a key.
+    #[inline(always)]
+    pub fn get_seen(&self, want: &Text, hint: &KeyHint) -> Option<&Value> {
+        if hint.saw(&self.shape, want) {
+            self.vals.get(hint.at())
+        } else {
+            None
+        }
+    }
+
     /// The lenient lookup of keyword `want`, trying the call site's `hint` first and
     /// remembering where it was found (see `MapImpl::get_keyword_hinted`). When the hint last
     /// found this very keyword in a record of this very shape, its position is the answer
@@ -268,12 +279,21 @@ impl Record {
 
 /// Where a call site (`(:k m)`, or the keyword fn of one `map`/`group-by`/`sort-by`) found its
 /// keyword last: a position, tried first in the next small map, and the record shape and
-/// keyword it was found for. Holding both (counted references) keeps them alive, so a later
-/// shape or keyword can never sit at the same address and be taken for them.
+/// keyword it was found for.
+///
+/// The test on every read compares two addresses held in plain cells (no reference count
+/// taken or put back); `kept` holds counted references to that very shape and keyword text,
+/// so neither can be freed and another take its address while the hint remembers it. A
+/// keyword is known by the address of its text's bytes: two live texts share it only when
+/// both are empty, and then they are the same keyword text, which is all the answer needs.
 #[derive(Default)]
 pub struct KeyHint {
     at: std::cell::Cell<u32>,
-    seen: std::cell::Cell<Option<(Rc<Shape>, Text)>>,
+    /// `Rc::as_ptr` of the shape last seen, 0 for none.
+    shape: std::cell::Cell<usize>,
+    /// The address of the keyword text's bytes last seen.
+    key: std::cell::Cell<usize>,
+    kept: std::cell::Cell<Option<(Rc<Shape>, Text)>>,
 }
 
 impl std::fmt::Debug for KeyHint {
@@ -297,22 +317,31 @@ impl KeyHint {
     /// Tries `at` first from now on; forgets the record it saw (its position is no longer `at`).
     pub fn set_at(&self, at: usize) {
         self.at.set(u32::try_from(at).unwrap_or(u32::MAX));
-        self.seen.set(None);
+        self.shape.set(0);
+        self.kept.set(None);
     }
 
-    /// Whether `want` was last found in a record of `shape` (at [`KeyHint::at`]).
-    #[inline]
+    /// Whether `want` was last found in a record of `shape` (at [`KeyHint::at`]): two
+    /// address compares.
+    #[inline(always)]
     fn saw(&self, shape: &Rc<Shape>, want: &Text) -> bool {
-        let seen = self.seen.take();
-        let hit = matches!(&seen, Some((s, k)) if Rc::ptr_eq(s, shape) && Text::ptr_eq(k, want));
-        self.seen.set(seen);
-        hit
+        self.shape.get() == Rc::as_ptr(shape) as usize && self.key.get() == text_addr(want)
     }
 
     fn remember(&self, at: usize, shape: &Rc<Shape>, want: &Text) {
         self.at.set(u32::try_from(at).unwrap_or(u32::MAX));
-        self.seen.set(Some((shape.clone(), want.clone())));
+        self.shape.set(Rc::as_ptr(shape) as usize);
+        self.key.set(text_addr(want));
+        // The old pair is dropped only after the new addresses are set: both are alive now.
+        self.kept.set(Some((shape.clone(), want.clone())));
     }
+}
+
+/// The address of a text's bytes (see [`KeyHint`]).
+#[inline(always)]
+fn text_addr(t: &Text) -> usize {
+    let s: &str = t;
+    s.as_ptr() as usize
 }
 
 /// Shapes met while making many maps (importing a context), so that maps with one key sequence
@@ -555,6 +584,38 @@ mod tests {
         assert!(record_of(&mut shapes, vec![k("a")]).is_none());
         let shape = Shape::new(vec![k("a")]).unwrap();
         assert!(Record::new(shape, smallvec::smallvec![]).is_none());
+    }
+
+    /// A hint knows the shape and keyword it saw by their addresses: shapes and keyword texts
+    /// made and freed one after another (the allocator hands the same addresses out again),
+    /// with their keys in a different order each time, are still answered by position only
+    /// for the very shape and text the hint holds.
+    #[test]
+    fn a_hint_is_never_fooled_by_a_freed_shape_or_keyword() {
+        let hint = KeyHint::default();
+        let mut rng = Rng(15);
+        for round in 0..300 {
+            let mut keys = vec!["status", "total", "id", "items"];
+            let n = 1 + rng.below(keys.len());
+            keys.truncate(n);
+            for i in (1..keys.len()).rev() {
+                keys.swap(i, rng.below(i + 1));
+            }
+            let shape = Shape::new(keys.iter().map(|k| Value::kw(k)).collect()).unwrap();
+            let vals = keys.iter().map(|k| Value::str(k)).collect();
+            let r = Record::new(shape, vals).unwrap();
+            for want in ["status", "total", "id", "items"] {
+                // A fresh text each time: an earlier one may have been freed where it lies.
+                let t = Text::from(want);
+                let expect = keys.contains(&want).then(|| Value::str(want));
+                assert_eq!(r.get_hinted(&t, &hint).cloned(), expect, "{round} {want}");
+                assert_eq!(
+                    r.get_hinted(&t, &hint).cloned(),
+                    expect,
+                    "{round} {want} again"
+                );
+            }
+        }
     }
 
     #[test]
