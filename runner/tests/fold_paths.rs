@@ -56,7 +56,7 @@ fn one(rng: &mut Rng, depth: u32, consts: &mut Vec<&'static str>) -> String {
     if depth == 0 {
         return rng.pick(&ONE).to_string();
     }
-    let mut f = |rng: &mut Rng, consts: &mut Vec<&'static str>| one(rng, depth - 1, consts);
+    let f = |rng: &mut Rng, consts: &mut Vec<&'static str>| one(rng, depth - 1, consts);
     match rng.below(9) {
         0 => format!("(comp {} {})", f(rng, consts), f(rng, consts)),
         1 => format!("(juxt {} {})", f(rng, consts), f(rng, consts)),

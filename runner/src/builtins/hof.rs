@@ -315,7 +315,7 @@ fn one_part(a: Vec<Value>, make: fn(Value) -> NativeFn) -> EvalResult {
 /// builder only where it is called (one in `constantly`'s or `partial`'s fixed arguments is
 /// handed out, so its identity would show). `None` for any other builtin. The same functions
 /// as the table's entries, so a folded fn is the one the call would have made.
-pub(crate) fn pure_builder(b: &BuiltinDef) -> Option<(fn(Vec<Value>) -> EvalResult, Called)> {
+pub(crate) fn pure_builder(b: &BuiltinDef) -> Option<(PureBuilder, Called)> {
     Some(match b.name {
         "fnil" => (fnil, Called::First),
         "partial" => (partial, Called::First),
@@ -329,6 +329,9 @@ pub(crate) fn pure_builder(b: &BuiltinDef) -> Option<(fn(Vec<Value>) -> EvalResu
         _ => return None,
     })
 }
+
+/// A builder of fns that reads nothing but its arguments.
+pub(crate) type PureBuilder = fn(Vec<Value>) -> EvalResult;
 
 /// Which arguments of a [`pure_builder`] the built fn only calls.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
