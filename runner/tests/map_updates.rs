@@ -197,3 +197,52 @@ fn group_by_by_identity_matches_its_definition() {
         );
     }
 }
+
+/// `(update m k (fnil op d) x)` with a builtin number op is answered without the native's call
+/// layers (`hof::apply2_shallow`): over values of every kind (overflow, NaN, texts that are
+/// errors), each op and default must give what the definition, which calls the fnil itself,
+/// gives, and an error must read the same.
+#[test]
+fn update_through_a_fnil_of_a_number_op_answers_as_its_definition() {
+    let src = r#"(defn safe [f] (try (pr-str (f)) (catch Exception e (str "error: " (ex-message e)))))
+      (let [vs [nil 0 3 -2 9223372036854775807 2.5 ##NaN "a" :k [1]]
+            ds [0 1.5 nil "d"]
+            out (for [v vs d ds x vs
+                      [op fast general]
+                        [["+" (safe #(update {:a v} :a (fnil + d) x))
+                              (safe #(assoc {:a v} :a ((fnil + d) (get {:a v} :a) x)))]
+                         ["-" (safe #(update {:a v} :a (fnil - d) x))
+                              (safe #(assoc {:a v} :a ((fnil - d) (get {:a v} :a) x)))]
+                         ["*" (safe #(update {:a v} :a (fnil * d) x))
+                              (safe #(assoc {:a v} :a ((fnil * d) (get {:a v} :a) x)))]
+                         ["<" (safe #(update {:a v} :a (fnil < d) x))
+                              (safe #(assoc {:a v} :a ((fnil < d) (get {:a v} :a) x)))]
+                         ["=" (safe #(update {:a v} :a (fnil = d) x))
+                              (safe #(assoc {:a v} :a ((fnil = d) (get {:a v} :a) x)))]
+                         ["mod" (safe #(update {:a v} :a (fnil mod d) x))
+                                (safe #(assoc {:a v} :a ((fnil mod d) (get {:a v} :a) x)))]]
+                      :when (not= fast general)]
+                  [op v d x fast general])]
+        [(count vs) (vec out)])"#;
+    assert_eq!(run(src), "[10 []]");
+    assert_eq!(run("(update {:a nil} :a (fnil + 0) 2.5)"), "{:a 2.5}");
+}
+
+/// The fnil is one call deeper on both paths: from a recursion of `n` levels, the depth limit
+/// ends the same `n`s, with the same message.
+#[test]
+fn update_through_a_fnil_reaches_the_depth_limit_where_its_definition_does() {
+    let at = |body: &str, n: u32| {
+        let src =
+            format!("(defn down [n] (if (zero? n) {body} (first [(down (dec n))]))) (down {n})");
+        support::outcome(&src, ptc_shared::Limits::default()).0
+    };
+    let mut failed = 0;
+    for n in 394..=402 {
+        let fast = at("(update {:a 1} :a (fnil + 0) 2)", n);
+        let general = at("(assoc {:a 1} :a ((fnil + 0) (get {:a 1} :a) 2))", n);
+        assert_eq!(fast, general, "{n} levels");
+        failed += usize::from(fast.contains("deeper"));
+    }
+    assert!(failed > 0 && failed < 9, "the limit falls inside the range");
+}

@@ -9,6 +9,7 @@
 
 mod destructure;
 pub mod expr;
+pub(crate) mod fold;
 mod forms;
 pub mod hints;
 mod liveness;
@@ -295,6 +296,7 @@ impl Analyzer<'_> {
         }
         let f = self.no_tail(head)?;
         let mut args = self.analyze_all(args)?;
+        fold::fold_call_args(&f, &mut args);
         if let Expr::Builtin(builtin) = f
             && let builtins::Fast::Prim(op) = builtin.fast
             && args.len() == 2

@@ -125,14 +125,7 @@ pub static TABLE: &[BuiltinDef] = &[
         _,
         "f with its first arguments fixed.",
         "((partial + 1) 2) ;=> 3",
-        |_, mut a| {
-            let f = a.remove(0);
-            Ok(if a.is_empty() {
-                f
-            } else {
-                native(NativeFn::Partial(f, a))
-            })
-        }
+        |_, a| partial(a)
     ),
     def!(
         "comp",
@@ -140,7 +133,7 @@ pub static TABLE: &[BuiltinDef] = &[
         _,
         "Composes functions, right to left (transducers compose left to right).",
         "((comp inc inc) 1) ;=> 3",
-        comp
+        |_, a| comp(a)
     ),
     def!(
         "juxt",
@@ -148,7 +141,7 @@ pub static TABLE: &[BuiltinDef] = &[
         _,
         "A fn returning a vector of each fn's result.",
         "((juxt inc dec) 1) ;=> [2 0]",
-        |_, a| Ok(native(NativeFn::Juxt(a)))
+        |_, a| juxt(a)
     ),
     def!(
         "complement",
@@ -156,7 +149,7 @@ pub static TABLE: &[BuiltinDef] = &[
         1,
         "A fn returning the logical opposite of f.",
         "((complement odd?) 2) ;=> true",
-        |_, mut a| Ok(native(NativeFn::Complement(a.remove(0))))
+        |_, a| one_part(a, NativeFn::Complement)
     ),
     def!(
         "completing",
@@ -176,7 +169,7 @@ pub static TABLE: &[BuiltinDef] = &[
         1,
         "A comparator fn (-1, 0 or 1) from a predicate that says whether x comes before y.",
         "(sort (comparator >) [1 3 2]) ;=> (3 2 1)",
-        |_, mut a| Ok(native(NativeFn::Comparator(a.remove(0))))
+        |_, a| one_part(a, NativeFn::Comparator)
     ),
     def!(
         "constantly",
@@ -184,7 +177,7 @@ pub static TABLE: &[BuiltinDef] = &[
         1,
         "A fn that always returns x.",
         "((constantly 1) 5) ;=> 1",
-        |_, mut a| Ok(native(NativeFn::Constantly(a.remove(0))))
+        |_, a| one_part(a, NativeFn::Constantly)
     ),
     def!(
         "fnil",
@@ -192,10 +185,7 @@ pub static TABLE: &[BuiltinDef] = &[
         4,
         "f with nil arguments replaced by defaults.",
         "((fnil inc 0) nil) ;=> 1",
-        |_, mut a| {
-            let f = a.remove(0);
-            Ok(native(NativeFn::Fnil(f, a)))
-        }
+        |_, a| fnil(a)
     ),
     def!(
         "some-fn",
@@ -203,7 +193,7 @@ pub static TABLE: &[BuiltinDef] = &[
         _,
         "A fn returning the first truthy pred result over its arguments.",
         "((some-fn even? neg?) 3) ;=> false",
-        |_, a| Ok(native(NativeFn::SomeFn(a)))
+        |_, a| some_fn(a)
     ),
     def!(
         "every-pred",
@@ -211,7 +201,7 @@ pub static TABLE: &[BuiltinDef] = &[
         _,
         "A fn true if every pred is true for every argument.",
         "((every-pred pos? even?) 2) ;=> true",
-        |_, a| Ok(native(NativeFn::EveryPred(a)))
+        |_, a| every_pred(a)
     ),
     def!(
         "max-key",
@@ -286,6 +276,79 @@ pub static IDENTITY: BuiltinDef = IDENTITY_ENTRY;
 
 fn native(n: NativeFn) -> Value {
     Value::Native(Rc::new(n))
+}
+
+fn partial(mut a: Vec<Value>) -> EvalResult {
+    let f = a.remove(0);
+    Ok(if a.is_empty() {
+        f
+    } else {
+        native(NativeFn::Partial(f, a))
+    })
+}
+
+fn fnil(mut a: Vec<Value>) -> EvalResult {
+    let f = a.remove(0);
+    Ok(native(NativeFn::Fnil(f, a)))
+}
+
+fn juxt(a: Vec<Value>) -> EvalResult {
+    Ok(native(NativeFn::Juxt(a)))
+}
+
+fn some_fn(a: Vec<Value>) -> EvalResult {
+    Ok(native(NativeFn::SomeFn(a)))
+}
+
+fn every_pred(a: Vec<Value>) -> EvalResult {
+    Ok(native(NativeFn::EveryPred(a)))
+}
+
+/// A native of one part (the builtin's arity makes `a` exactly one value).
+fn one_part(a: Vec<Value>, make: fn(Value) -> NativeFn) -> EvalResult {
+    Ok(native(make(a.into_iter().next().unwrap_or_default())))
+}
+
+/// The builders whose result depends on nothing but their arguments (no interpreter state, no
+/// effects, no call of what they are given), with the positions of the arguments the built fn
+/// only ever calls: `analyze::fold` may build one once at analysis, and may fold a nested
+/// builder only where it is called (one in `constantly`'s or `partial`'s fixed arguments is
+/// handed out, so its identity would show). `None` for any other builtin. The same functions
+/// as the table's entries, so a folded fn is the one the call would have made.
+pub(crate) fn pure_builder(b: &BuiltinDef) -> Option<(PureBuilder, Called)> {
+    Some(match b.name {
+        "fnil" => (fnil, Called::First),
+        "partial" => (partial, Called::First),
+        "comp" => (comp, Called::All),
+        "juxt" => (juxt, Called::All),
+        "some-fn" => (some_fn, Called::All),
+        "every-pred" => (every_pred, Called::All),
+        "complement" => (|a| one_part(a, NativeFn::Complement), Called::First),
+        "comparator" => (|a| one_part(a, NativeFn::Comparator), Called::First),
+        "constantly" => (|a| one_part(a, NativeFn::Constantly), Called::None),
+        _ => return None,
+    })
+}
+
+/// A builder of fns that reads nothing but its arguments.
+pub(crate) type PureBuilder = fn(Vec<Value>) -> EvalResult;
+
+/// Which arguments of a [`pure_builder`] the built fn only calls.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Called {
+    None,
+    First,
+    All,
+}
+
+impl Called {
+    pub(crate) fn includes(self, k: usize) -> bool {
+        match self {
+            Called::None => false,
+            Called::First => k == 0,
+            Called::All => true,
+        }
+    }
 }
 
 /// Calls a `NativeFn`.
@@ -423,6 +486,29 @@ pub fn apply_native2(i: &mut Interp<'_>, n: &NativeFn, x: Value, y: Value) -> Ev
     }
 }
 
+/// `(f x y)` for a caller that calls `f` itself (`update`'s `(update m k (fnil + 0) x)`): a
+/// `fnil` over a builtin number op is answered here, without the call layers of
+/// [`Interp::apply2`] and [`apply_native2`]; anything else goes through them. The depth charge
+/// is theirs: the native's call is one level deeper, so it fails the depth limit where they
+/// would (checked first, then the general path gives the very error), and the op itself calls
+/// nothing, so no stack has to be grown for it. Its steps: none, as on their path.
+pub(crate) fn apply2_shallow(i: &mut Interp<'_>, f: &Value, x: Value, y: Value) -> EvalResult {
+    if let Value::Native(n) = f
+        && let NativeFn::Fnil(Value::Builtin(b), d) = &**n
+        && let super::Fast::Prim(op) = b.fast
+        && i.depth < i.limits.max_depth
+    {
+        let (x, y) = (fnil_arg(d, 0, x), fnil_arg(d, 1, y));
+        if let (Value::Int(a), Value::Int(c)) = (&x, &y)
+            && let Some(v) = op.ints(*a, *c)
+        {
+            return Ok(v);
+        }
+        return super::call2(i, b, x, y);
+    }
+    i.apply2(f, x, y)
+}
+
 /// Argument `k` of a call through `(fnil f defaults...)`: its default when it is nil and one
 /// is given; every call path goes through it.
 fn fnil_arg(defaults: &[Value], k: usize, a: Value) -> Value {
@@ -468,7 +554,7 @@ pub fn unreduced(v: &Value) -> Option<Value> {
     }
 }
 
-fn comp(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+fn comp(a: Vec<Value>) -> EvalResult {
     if a.is_empty() {
         return Ok(Value::Builtin(&IDENTITY));
     }

@@ -7,7 +7,7 @@
 
 use super::coll::{conj, contains, get};
 use super::math::compare;
-use super::{BuiltinDef, expected};
+use super::{BuiltinDef, Fast, expected};
 use crate::def;
 use crate::error::{EvalError, EvalResult};
 use crate::eval::Interp;
@@ -53,7 +53,8 @@ pub static TABLE: &[BuiltinDef] = &[
         1,
         "The key of a map entry.",
         "(key (first {:a 1})) ;=> :a",
-        |_, a| entry_part(&a[0], "key", 0)
+        |_, a| entry_part(&a[0], "key", 0),
+        Fast::One(|e| Some(entry_part(e, "key", 0)))
     ),
     def!(
         "val",
@@ -61,7 +62,8 @@ pub static TABLE: &[BuiltinDef] = &[
         1,
         "The value of a map entry.",
         "(val (first {:a 1})) ;=> 1",
-        |_, a| entry_part(&a[0], "val", 1)
+        |_, a| entry_part(&a[0], "val", 1),
+        Fast::One(|e| Some(entry_part(e, "val", 1)))
     ),
     def!(
         "merge-with",

@@ -16,6 +16,7 @@ pub mod hofseq;
 pub mod interop;
 pub mod io;
 pub mod json;
+mod keyed;
 pub mod maps;
 pub mod math;
 mod msort;

@@ -142,13 +142,22 @@ impl<T: Contents> std::ops::Deref for Coll<T> {
     }
 }
 
+/// Most drops are of a shared collection (a count to decrement): that test is inlined where
+/// values are dropped, and only the last owner's drop calls out.
 impl<T: Contents> Drop for Coll<T> {
+    #[inline]
     fn drop(&mut self) {
-        if let Some(inner) = Rc::get_mut(&mut self.0)
-            && !inner.is_flat()
-        {
-            drop_nested(std::mem::take(inner), |c, out| c.drain_into(out));
+        if let Some(inner) = Rc::get_mut(&mut self.0) {
+            drop_contents(inner);
         }
+    }
+}
+
+/// The contents of a collection its last owner drops: nested values through a work list.
+#[inline(never)]
+fn drop_contents<T: Contents>(inner: &mut T) {
+    if !inner.is_flat() {
+        drop_nested(std::mem::take(inner), |c, out| c.drain_into(out));
     }
 }
 
