@@ -16,18 +16,10 @@ mod rng;
 #[path = "support/outcome.rs"]
 mod support;
 
+use support::outcome_printed as outcome;
+
 use ptc_shared::Limits;
 use rng::Rng;
-
-/// The printed result (or the failure's reason and message) with the printed lines, and the
-/// steps charged.
-fn outcome(src: &str, limits: Limits) -> (String, u64) {
-    let (text, step) = support::outcome_step(src, limits);
-    (
-        format!("{text} printed {:?}", step.prints),
-        step.usage.eval_steps,
-    )
-}
 
 /// One-argument fns the builders combine (some fail on some values).
 const ONE: [&str; 12] = [

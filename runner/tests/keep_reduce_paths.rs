@@ -19,18 +19,10 @@ mod rng;
 #[path = "support/outcome.rs"]
 mod support;
 
+use support::outcome_printed as outcome;
+
 use ptc_shared::{FailReason, Limits};
 use rng::Rng;
-
-/// The printed result (or the failure's reason and message) with the lines the program
-/// printed, and the steps charged.
-fn outcome(src: &str, limits: Limits) -> (String, u64) {
-    let (text, step) = support::outcome_step(src, limits);
-    (
-        format!("{text} printed {:?}", step.prints),
-        step.usage.eval_steps,
-    )
-}
 
 /// Values an element may carry: nil and false (kept only when not nil), numbers, texts,
 /// collections, and a zero that makes the dividing fn fail.

@@ -34,6 +34,17 @@ pub fn outcome(src: &str, limits: Limits) -> (String, u64) {
     (text, step.usage.eval_steps)
 }
 
+/// [`outcome`] with the lines the program printed added to the text: for fast paths that run
+/// the program's own fns, whose prints must come out in the same order on both paths.
+#[allow(dead_code)]
+pub fn outcome_printed(src: &str, limits: Limits) -> (String, u64) {
+    let (text, step) = outcome_step(src, limits);
+    (
+        format!("{text} printed {:?}", step.prints),
+        step.usage.eval_steps,
+    )
+}
+
 /// The printed result of a program that must succeed, over `context` when given, with the
 /// step budget and the deadline out of reach (only what the test checks can end it).
 #[allow(dead_code)]
