@@ -298,12 +298,15 @@ pub fn call(interp: &mut Interp<'_>, b: &'static BuiltinDef, args: Vec<Value>) -
 /// Calls a builtin with one argument: its fast path when it has one that takes the argument,
 /// else the general entry.
 pub fn call1(interp: &mut Interp<'_>, b: &'static BuiltinDef, x: Value) -> EvalResult {
-    if let Fast::One(g) = b.fast
-        && let Some(r) = g(&x)
-    {
-        return r;
+    let fast = match b.fast {
+        Fast::One(g) => g(&x),
+        Fast::Prim(op) => op.apply1(&x),
+        _ => None,
+    };
+    match fast {
+        Some(r) => r,
+        None => call(interp, b, vec![x]),
     }
-    call(interp, b, vec![x])
 }
 
 /// Calls a builtin with two arguments, as [`call1`] does with one.
