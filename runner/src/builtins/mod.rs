@@ -298,12 +298,27 @@ pub fn call(interp: &mut Interp<'_>, b: &'static BuiltinDef, args: Vec<Value>) -
 /// Calls a builtin with one argument: its fast path when it has one that takes the argument,
 /// else the general entry.
 pub fn call1(interp: &mut Interp<'_>, b: &'static BuiltinDef, x: Value) -> EvalResult {
-    let fast = match b.fast {
-        Fast::One(g) => g(&x),
-        Fast::Prim(op) => op.apply1(&x),
-        _ => None,
-    };
-    match fast {
+    if let Fast::One(g) = b.fast
+        && let Some(r) = g(&x)
+    {
+        return r;
+    }
+    if let Fast::Prim(op) = b.fast {
+        return call1_prim(interp, b, op, x);
+    }
+    call(interp, b, vec![x])
+}
+
+/// [`call1`] of a number op (`(- x)`): its one-operand answer, else the general entry. Out of
+/// line, so that `call1`'s usual path stays as small as it was.
+#[inline(never)]
+fn call1_prim(
+    interp: &mut Interp<'_>,
+    b: &'static BuiltinDef,
+    op: crate::eval::prim::Prim,
+    x: Value,
+) -> EvalResult {
+    match op.apply1(&x) {
         Some(r) => r,
         None => call(interp, b, vec![x]),
     }

@@ -208,7 +208,6 @@ impl<'h> Interp<'h> {
             Expr::Const(v) => Ok(v.clone()),
             Expr::Local(i) => Ok(self.slot(env, *i)),
             Expr::Move(i) => Ok(self.take_slot(env, *i)),
-            Expr::Capture(i) => Ok(env.captures.get(*i as usize).cloned().unwrap_or_default()),
             _ => self.eval(e, env),
         }
     }
