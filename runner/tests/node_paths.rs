@@ -1,9 +1,9 @@
 //! Two shortcuts of the evaluator's call path, each against the general path it stands for,
 //! through the public `run`:
 //!
-//! - a captured local as an operand (`by-id` in `(fn [o] (get by-id (:customer_id o)))`) is
-//!   read as a leaf, and as the first argument of a builtin with a two-argument fast entry
-//!   (`get`, `not=`, `re-find`, `split`) it is read in place, not copied. Random calls of those
+//! - a captured local as the first argument of a builtin with a two-argument fast entry
+//!   (`get`, `not=`, `re-find`, `split`; `by-id` in `(fn [o] (get by-id (:customer_id o)))`)
+//!   is read in place, not copied. Random calls of those
 //!   builtins over values of every kind, the first argument captured, must answer, print and
 //!   charge steps as the same call over a parameter (a local) does, errors included, and end at
 //!   the same step budget;

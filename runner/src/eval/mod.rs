@@ -200,8 +200,9 @@ impl<'h> Interp<'h> {
         }
     }
 
-    /// Evaluates an operand: constants, locals and captured locals, the usual leaves, are read
-    /// without a full `eval` dispatch (a capture is a leaf too: no step, no nesting level).
+    /// Evaluates an operand: constants and locals, the usual leaves, are read without a full
+    /// `eval` dispatch. (A capture here too measured +0.4 % on interp p5 for 0.02 % on p3; the
+    /// capture that matters, `get`'s map, is read in place by `call_builtin`.)
     #[inline(always)]
     fn operand(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
         match e {
