@@ -303,7 +303,25 @@ pub fn call1(interp: &mut Interp<'_>, b: &'static BuiltinDef, x: Value) -> EvalR
     {
         return r;
     }
+    if let Fast::Prim(op) = b.fast {
+        return call1_prim(interp, b, op, x);
+    }
     call(interp, b, vec![x])
+}
+
+/// [`call1`] of a number op (`(- x)`): its one-operand answer, else the general entry. Out of
+/// line, so that `call1`'s usual path stays as small as it was.
+#[inline(never)]
+fn call1_prim(
+    interp: &mut Interp<'_>,
+    b: &'static BuiltinDef,
+    op: crate::eval::prim::Prim,
+    x: Value,
+) -> EvalResult {
+    match op.apply1(&x) {
+        Some(r) => r,
+        None => call(interp, b, vec![x]),
+    }
 }
 
 /// Calls a builtin with two arguments, as [`call1`] does with one.

@@ -40,6 +40,18 @@ pub enum Prim {
 }
 
 impl Prim {
+    /// The result for one operand, where the builtin's one-argument case is a plain negation:
+    /// `(- x)` of an integer (overflow left to the builtin, which names it) or a double
+    /// (`(- 0.0)` is `-0.0`). `None` for every other op and operand: the builtin's general entry.
+    #[inline]
+    pub fn apply1(self, x: &Value) -> Option<EvalResult> {
+        match (self, x) {
+            (Prim::Sub, Value::Int(i)) => Some(Ok(Value::Int(i.checked_neg()?))),
+            (Prim::Sub, Value::Float(f)) => Some(Ok(Value::Float(-f))),
+            _ => None,
+        }
+    }
+
     /// The result for two integers; `None` leaves the case to the builtin (overflow, a zero or
     /// -1 divisor).
     #[inline]

@@ -228,7 +228,14 @@ impl Interp<'_> {
                 if n > self.limits.max_iterations {
                     return Err(walked_too_far(f.collect, self.limits.max_iterations));
                 }
-                if let ForFlow::Break = self.for_element(f, i, p, x.clone(), env, out)? {
+                let flow = match p {
+                    Pattern::Bind(slot) => {
+                        self.put_slot(env, *slot, x);
+                        self.for_clause(f, i + 1, env, out)?
+                    }
+                    p => self.for_element(f, i, p, x.clone(), env, out)?,
+                };
+                if let ForFlow::Break = flow {
                     break;
                 }
             }

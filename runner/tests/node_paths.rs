@@ -1,0 +1,237 @@
+//! Two shortcuts of the evaluator's call path, each against the general path it stands for,
+//! through the public `run`:
+//!
+//! - a captured local as the first argument of a builtin with a two-argument fast entry
+//!   (`get`, `not=`, `re-find`, `split`; `by-id` in `(fn [o] (get by-id (:customer_id o)))`)
+//!   is read in place, not copied. Random calls of those
+//!   builtins over values of every kind, the first argument captured, must answer, print and
+//!   charge steps as the same call over a parameter (a local) does, errors included, and end at
+//!   the same step budget;
+//! - `(- x)` (one argument: the builtin's fast entry is the two-argument prim) negates integers
+//!   and doubles without an argument vector; it must answer as `apply` of `-` does over every
+//!   kind of value (overflow, -0.0, NaN, non-numbers), written in the source, called through a
+//!   local, through `comp` and through `map`;
+//! - a `for` binding of a plain name over a vector writes a map over the map in its slot; it
+//!   must bind what a destructuring pattern (the general bind) binds, at the same step budget.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "support/outcome.rs"]
+mod support;
+
+#[path = "support/rng.rs"]
+mod rng;
+use ptc_shared::Limits;
+use rng::Rng;
+
+const FIRSTS: [&str; 14] = [
+    "{:a 1 :b \"x\"}",
+    "{1 :one 2 :two}",
+    "{\"k\" [1 2]}",
+    "[10 20 30]",
+    "[]",
+    "#{1 :a \"s\"}",
+    "\"hello world\"",
+    "\"a,b,,c\"",
+    "nil",
+    "1",
+    "2.5",
+    ":a",
+    "'(1 2)",
+    "(range 3)",
+];
+
+const SECONDS: [&str; 14] = [
+    ":a",
+    ":b",
+    "1",
+    "2",
+    "0",
+    "-1",
+    "\"k\"",
+    "\"s\"",
+    "nil",
+    "#\"o\"",
+    "#\",\"",
+    "#\"(\\w)o\"",
+    "2.5",
+    "[1]",
+];
+
+const OPS: [&str; 6] = ["get", "not=", "re-find", "str/split", "get", "not="];
+
+/// Limits with the budget out of reach, or the given one.
+fn limits(max_steps: u64) -> Limits {
+    Limits {
+        max_steps,
+        timeout_ms: 60_000,
+        ..Limits::default()
+    }
+}
+
+#[test]
+fn a_captured_first_argument_answers_as_a_local_one() {
+    let mut rng = Rng(0x5eed_0026);
+    for case in 0..300 {
+        let (a, k, op) = (rng.pick(&FIRSTS), rng.pick(&SECONDS), rng.pick(&OPS));
+        // The second argument prints first, so evaluation order is compared too. Both texts
+        // have the same length, so that errors name the same positions.
+        let key = format!("(do (println \"k\") {k})");
+        let captured = format!(
+            "(let [c {a} f (fn [_] [({op} c {key}) ({op} c {k}) (count [c])])] [(f c) (f c)])"
+        );
+        let local = format!(
+            "(let [c {a} f (fn [d] [({op} d {key}) ({op} d {k}) (count [d])])] [(f c) (f c)])"
+        );
+        let (want, want_step) = support::outcome_step(&local, limits(u64::MAX / 2));
+        let (got, got_step) = support::outcome_step(&captured, limits(u64::MAX / 2));
+        assert_eq!(got, want, "{captured}");
+        assert_eq!(got_step.prints, want_step.prints, "{captured}");
+        let steps = want_step.usage.eval_steps;
+        assert_eq!(got_step.usage.eval_steps, steps, "{captured}");
+        if case % 8 == 0 {
+            for budget in [steps - 1, steps] {
+                assert_eq!(
+                    support::outcome(&captured, limits(budget)),
+                    support::outcome(&local, limits(budget)),
+                    "{captured} under {budget} steps"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_captured_operand_anywhere_reads_as_a_local_one() {
+    // Captures as operands of prims, of lambdas, of builtins of other fast entries and of
+    // the general entry (three arguments), errors included.
+    let body = "[(+ c 1) (count c) ((fn [x] x) c) (get c 0 :d) (str c c) (nth [c] 0) (inc c)]";
+    for v in ["1", "2.5", "\"s\"", "[1 2]", "nil", "{:a 1}"] {
+        let captured = format!(
+            "(let [c {v} f (fn [_] {body})] (try (f c) (catch Exception e (ex-message e))))"
+        );
+        let local = format!(
+            "(let [c {v} f (fn [c] {body})] (try (f c) (catch Exception e (ex-message e))))"
+        );
+        assert_eq!(
+            support::outcome(&captured, limits(u64::MAX / 2)),
+            support::outcome(&local, limits(u64::MAX / 2)),
+            "{captured}"
+        );
+    }
+}
+
+const VALUES: [&str; 17] = [
+    "0",
+    "1",
+    "-7",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "0.0",
+    "-0.0",
+    "2.5",
+    "##NaN",
+    "##Inf",
+    "##-Inf",
+    "nil",
+    "\"s\"",
+    ":k",
+    "[1]",
+    "true",
+    "\\c",
+];
+
+#[test]
+fn negation_of_one_argument_answers_as_the_general_entry() {
+    let values = VALUES.join(" ");
+    let src = format!(
+        r#"(defn safe [f] (try (pr-str (f)) (catch Exception e (str "error: " (ex-message e)))))
+           (let [neg -]
+             (vec (for [x [{values}]
+                        :let [general (safe #(apply - [x]))
+                              mapped (safe #(first (map - [x])))]
+                        [form got] [["source" (safe #(- x))] ["local" (safe #(neg x))]
+                                    ["comp" (safe #((comp - identity) x))] ["map" mapped]
+                                    ["sort key" (if (= general mapped) general
+                                                  (safe #(ffirst (sort-by (comp - val) [[x x]]))))]]
+                        :when (not= got general)]
+                    [form x got general])))"#
+    );
+    assert_eq!(support::result_of(&src, None), "[]");
+    // Every kind was met: numbers answered, the rest failed as the general entry does.
+    let answers = support::result_of(
+        &format!("(vec (map #(try (- %) (catch Exception e :error)) [{values}]))"),
+        None,
+    );
+    assert_eq!(
+        answers,
+        "[0 -1 7 -9223372036854775807 :error -0.0 0.0 -2.5 ##NaN ##-Inf ##Inf :error :error :error :error :error :error]"
+    );
+}
+
+#[test]
+fn negation_of_one_argument_is_one_step_and_its_errors_are_the_general_ones() {
+    // One call, one step: as a prim node of two arguments.
+    let one = support::outcome("(let [x 3] [(- x) (- x)])", limits(u64::MAX / 2));
+    let two = support::outcome("(let [x 3] [(- x 0) (- x 0)])", limits(u64::MAX / 2));
+    assert_eq!(one.0, "[-3 -3]");
+    assert_eq!(one.1, two.1);
+    for (budget, want) in [(1, "failed"), (2, "[-3 -3]")] {
+        let (got, _) = support::outcome("(let [x 3] [(- x) (- x)])", limits(budget));
+        assert!(got.starts_with(want), "{budget}: {got}");
+    }
+    for v in ["-9223372036854775808", "\"s\"", "nil"] {
+        let (fast, _) = support::outcome(&format!("(- {v})"), limits(u64::MAX / 2));
+        let (general, _) = support::outcome(&format!("(apply - [{v}])"), limits(u64::MAX / 2));
+        assert!(fast.starts_with("failed:"), "{v}: {fast}");
+        assert_eq!(fast, general, "{v}");
+    }
+}
+
+#[test]
+fn a_for_binding_over_maps_answers_as_a_destructured_one() {
+    // A plain name bound from a vector or list source is written over its slot (a map over a
+    // map without the general clone and drop). A destructuring pattern (`[x]` over one-element
+    // vectors) binds through the general path: both must bind the same values. Elements of
+    // every kind, maps beside maps and beside other values, kept in the result or dropped.
+    let mut rng = Rng(0xf0_0026);
+    let kinds = [
+        "{:a 1 :b 2}",
+        "{:a 2}",
+        "{\"a\" 3}",
+        "{}",
+        "1",
+        "nil",
+        "[1 {:a 5}]",
+        "\"s\"",
+        "{:a {:a 7}}",
+    ];
+    let bodies = [
+        "[X] x",
+        "[X :when (map? x)] (get x :a)",
+        "[X Y :when (= x y)] [x y]",
+        "[X :let [z x] x [1 2]] [x z]",
+        "[X :while (not= x nil)] (count (str x))",
+        "[X] (for [Y] [x y])",
+    ];
+    for case in 0..120 {
+        let n = rng.below(7);
+        let items: Vec<&str> = (0..n).map(|_| rng.pick(&kinds)).collect();
+        let src = format!("[{}]", items.join(" "));
+        let body = bodies[case % bodies.len()];
+        let fast = body
+            .replace('X', &format!("x {src}"))
+            .replace('Y', &format!("y {src}"));
+        let general = body
+            .replace('X', &format!("[x] (mapv vector {src})"))
+            .replace('Y', &format!("[y] (mapv vector {src})"));
+        let fast = format!("(vec (for {fast}))");
+        let general = format!("(vec (for {general}))");
+        let (want, _) = support::outcome(&general, limits(u64::MAX / 2));
+        let (got, steps) = support::outcome(&fast, limits(u64::MAX / 2));
+        assert_eq!(got, want, "{fast}");
+        let again = support::outcome(&fast, limits(steps));
+        assert_eq!(again, (got.clone(), steps), "{fast}");
+        let (short, _) = support::outcome(&fast, limits(steps - 1));
+        assert!(short.starts_with("failed:"), "{fast}: {short}");
+    }
+}
