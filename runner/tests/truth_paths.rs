@@ -99,17 +99,19 @@ fn filter_and_remove_answer_as_the_general_path_and_the_model() {
 fn a_quick_filter_ends_on_the_step_budget_where_the_general_one_does() {
     let src = "(let [c 1] (count (filter (fn [m] (= c (:k m)) #_end) \
                (mapv (fn [i] {:k (mod i 3)}) (range 300)))))";
-    let mut seen_fail = false;
-    for steps in (600..1400).step_by(7) {
-        let limits = Limits {
-            max_steps: steps,
-            ..Limits::default()
-        };
-        let quick = outcome(src, limits);
-        assert_eq!(quick, outcome(&general(src), limits), "{steps}");
-        seen_fail |= quick.0.contains("LimitExceeded");
+    let at = |steps| Limits {
+        max_steps: steps,
+        ..Limits::default()
+    };
+    // The run's full cost, then every budget around it, both ways.
+    let (text, steps) = outcome(src, Limits::default());
+    assert_eq!(text, "100");
+    assert!(steps > 600, "{steps}");
+    for n in steps - 40..=steps + 2 {
+        let quick = outcome(src, at(n));
+        assert_eq!(quick, outcome(&general(src), at(n)), "{n}");
+        assert_eq!(quick.0 == "100", n >= steps, "{n}: {quick:?}");
     }
-    assert!(seen_fail, "some budget ends the run");
 }
 
 /// Key fns over an element `x`: few groups, many groups, keys of every kind (nil, false,
