@@ -233,7 +233,7 @@ fn filter(i: &mut Interp<'_>, mut a: Vec<Value>, keep: bool) -> EvalResult {
         if let Value::Fn(l) = &pred {
             for x in xs.iter() {
                 if test1(i, l, x)? == keep {
-                    out.push(x.clone());
+                    out.push(share(x));
                 }
             }
             return Ok(list(out));
@@ -271,6 +271,16 @@ fn test1(i: &mut Interp<'_>, l: &Rc<Lambda>, x: &Value) -> EvalResult<bool> {
         }
         v => v.truthy(),
     })
+}
+
+/// A copy of `x` for a result: a map (the usual element of a filtered seq) shares its `Rc`
+/// inline; anything else goes to `Value`'s clone (out of line).
+#[inline(always)]
+fn share(x: &Value) -> Value {
+    match x {
+        Value::Map(m) => Value::Map(m.clone()),
+        _ => x.clone(),
+    }
 }
 
 fn keep(i: &mut Interp<'_>, mut a: Vec<Value>, indexed: bool) -> EvalResult {
