@@ -57,25 +57,8 @@ impl Analyzer<'_> {
     }
 
     fn map_pattern(&mut self, items: &[Form], whole: &Form) -> AResult<Pattern> {
-        let mut defaults: Vec<(Rc<str>, &Form)> = Vec::new();
         // :or is read first so defaults are known when the names are bound.
-        for pair in items.chunks(2) {
-            if let [k, v] = pair
-                && matches!(&k.kind, FormKind::Keyword(kw) if &**kw == "or")
-            {
-                let FormKind::Map(ds) = &v.kind else {
-                    return Err(err(v.pos, ":or needs a map of defaults", None));
-                };
-                for d in ds.chunks(2) {
-                    if let [name, dv] = d {
-                        let n = name
-                            .as_sym()
-                            .ok_or_else(|| err(name.pos, ":or keys must be symbols", None))?;
-                        defaults.push((Rc::from(n), dv));
-                    }
-                }
-            }
-        }
+        let defaults = or_defaults(items)?;
         let mut entries = Vec::new();
         // `:as` is bound first (as in Clojure): `:or` defaults may read it.
         let mut as_slot = None;
@@ -150,4 +133,27 @@ impl Analyzer<'_> {
             None => Ok(None),
         }
     }
+}
+
+/// A map pattern's `:or` defaults, by name (none without `:or`).
+fn or_defaults(items: &[Form]) -> AResult<Vec<(Rc<str>, &Form)>> {
+    let mut defaults = Vec::new();
+    for pair in items.chunks(2) {
+        if let [k, v] = pair
+            && matches!(&k.kind, FormKind::Keyword(kw) if &**kw == "or")
+        {
+            let FormKind::Map(ds) = &v.kind else {
+                return Err(err(v.pos, ":or needs a map of defaults", None));
+            };
+            for d in ds.chunks(2) {
+                if let [name, dv] = d {
+                    let n = name
+                        .as_sym()
+                        .ok_or_else(|| err(name.pos, ":or keys must be symbols", None))?;
+                    defaults.push((Rc::from(n), dv));
+                }
+            }
+        }
+    }
+    Ok(defaults)
 }

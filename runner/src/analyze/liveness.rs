@@ -105,22 +105,8 @@ fn visit_inner(e: &mut Expr, live: &mut Live, recur_live: Option<&Live>) {
             visit(&mut p.x, live, recur_live);
         }
         Expr::Def(_, v) | Expr::DefOnce(_, v) | Expr::Throw(v, _) => visit(v, live, recur_live),
-        Expr::And(xs) | Expr::Or(xs) => {
-            // Each operand may be the last one evaluated.
-            let after = live.clone();
-            for x in xs.iter_mut().rev() {
-                live.extend(after.iter().copied());
-                visit(x, live, recur_live);
-            }
-        }
-        Expr::Case(c) => {
-            let mut arms: Vec<&mut Expr> = c.clauses.iter_mut().map(|(_, b)| b).collect();
-            if let Some(d) = c.default.as_mut() {
-                arms.push(d);
-            }
-            branches(live, recur_live, arms.into_iter());
-            visit(&mut c.subject, live, recur_live);
-        }
+        Expr::And(xs) | Expr::Or(xs) => visit_either(xs, live, recur_live),
+        Expr::Case(c) => visit_case(c, live, recur_live),
         Expr::Try(t) => visit_try(t, live, recur_live),
         Expr::For(_) => {
             // The body repeats: keep everything it reads live, and mark nothing inside.
@@ -137,6 +123,26 @@ fn visit_inner(e: &mut Expr, live: &mut Live, recur_live: Option<&Live>) {
         | Expr::Memory(_)
         | Expr::History(_) => {}
     }
+}
+
+/// `and`/`or`: each operand may be the last one evaluated, so what is live after the form is
+/// live after each of them.
+fn visit_either(xs: &mut [Expr], live: &mut Live, recur_live: Option<&Live>) {
+    let after = live.clone();
+    for x in xs.iter_mut().rev() {
+        live.extend(after.iter().copied());
+        visit(x, live, recur_live);
+    }
+}
+
+/// `case`: its arms are branches, after the subject.
+fn visit_case(c: &mut Case, live: &mut Live, recur_live: Option<&Live>) {
+    let mut arms: Vec<&mut Expr> = c.clauses.iter_mut().map(|(_, b)| b).collect();
+    if let Some(d) = c.default.as_mut() {
+        arms.push(d);
+    }
+    branches(live, recur_live, arms.into_iter());
+    visit(&mut c.subject, live, recur_live);
 }
 
 fn visit_rev(xs: &mut [Expr], live: &mut Live, recur_live: Option<&Live>) {
@@ -374,22 +380,7 @@ fn walk_inner(e: &Expr, f: &mut dyn FnMut(&Expr)) {
                 walk(x, f);
             }
         }
-        Expr::For(fr) => {
-            for c in &fr.clauses {
-                match c {
-                    ForClause::Bind(p, x) => {
-                        walk(x, f);
-                        walk_pattern(p, f);
-                    }
-                    ForClause::Let(bs) => bs.iter().for_each(|(p, x)| {
-                        walk(x, f);
-                        walk_pattern(p, f);
-                    }),
-                    ForClause::When(x) | ForClause::While(x) => walk(x, f),
-                }
-            }
-            walk(&fr.body, f);
-        }
+        Expr::For(fr) => walk_for(fr, f),
         Expr::Const(_)
         | Expr::Local(_)
         | Expr::Move(_)
@@ -401,6 +392,24 @@ fn walk_inner(e: &Expr, f: &mut dyn FnMut(&Expr)) {
         | Expr::Memory(_)
         | Expr::History(_) => {}
     }
+}
+
+/// A `for`'s clauses in order (their collections, patterns and tests), then its body.
+fn walk_for(fr: &For, f: &mut dyn FnMut(&Expr)) {
+    for c in &fr.clauses {
+        match c {
+            ForClause::Bind(p, x) => {
+                walk(x, f);
+                walk_pattern(p, f);
+            }
+            ForClause::Let(bs) => bs.iter().for_each(|(p, x)| {
+                walk(x, f);
+                walk_pattern(p, f);
+            }),
+            ForClause::When(x) | ForClause::While(x) => walk(x, f),
+        }
+    }
+    walk(&fr.body, f);
 }
 
 fn walk_pattern(p: &Pattern, f: &mut dyn FnMut(&Expr)) {
