@@ -199,9 +199,9 @@ fn group_by_by_identity_matches_its_definition() {
 }
 
 /// `(update m k (fnil op d) x)` with a builtin number op is answered without the native's call
-/// layers (`hof::apply2_shallow`): over values of every kind (overflow, NaN, texts that are
-/// errors), each op and default must give what the definition, which calls the fnil itself,
-/// gives, and an error must read the same.
+/// layers (`hof::call_native2`, under `Interp::apply2`): over values of every kind (overflow,
+/// NaN, texts that are errors), each op and default must give what the definition, which calls
+/// the fnil itself, gives, and an error must read the same.
 #[test]
 fn update_through_a_fnil_of_a_number_op_answers_as_its_definition() {
     let src = r#"(defn safe [f] (try (pr-str (f)) (catch Exception e (str "error: " (ex-message e)))))

@@ -486,27 +486,19 @@ pub fn apply_native2(i: &mut Interp<'_>, n: &NativeFn, x: Value, y: Value) -> Ev
     }
 }
 
-/// `(f x y)` for a caller that calls `f` itself (`update`'s `(update m k (fnil + 0) x)`): a
-/// `fnil` over a builtin number op is answered here, without the call layers of
-/// [`Interp::apply2`] and [`apply_native2`]; anything else goes through them. The depth charge
-/// is theirs: the native's call is one level deeper, so it fails the depth limit where they
-/// would (checked first, then the general path gives the very error), and the op itself calls
-/// nothing, so no stack has to be grown for it. Its steps: none, as on their path.
-pub(crate) fn apply2_shallow(i: &mut Interp<'_>, f: &Value, x: Value, y: Value) -> EvalResult {
-    if let Value::Native(n) = f
-        && let NativeFn::Fnil(Value::Builtin(b), d) = &**n
-        && let super::Fast::Prim(op) = b.fast
+/// `(n x y)` for [`Interp::apply2`]: one call deeper, as `apply` charges it. A `fnil` over a
+/// builtin number op (`(update m k (fnil + 0) x)`, `(reduce (fnil + 0) ...)`) is answered
+/// without that level's frame and stack check: its op calls nothing, so only the depth limit
+/// applies, checked first (at the limit the general path gives the very error). Its steps:
+/// none, as on the general path.
+pub(crate) fn call_native2(i: &mut Interp<'_>, n: &NativeFn, x: Value, y: Value) -> EvalResult {
+    if let NativeFn::Fnil(f @ Value::Builtin(b), d) = n
+        && let super::Fast::Prim(_) = b.fast
         && i.depth < i.limits.max_depth
     {
-        let (x, y) = (fnil_arg(d, 0, x), fnil_arg(d, 1, y));
-        if let (Value::Int(a), Value::Int(c)) = (&x, &y)
-            && let Some(v) = op.ints(*a, *c)
-        {
-            return Ok(v);
-        }
-        return super::call2(i, b, x, y);
+        return i.apply2(f, fnil_arg(d, 0, x), fnil_arg(d, 1, y));
     }
-    i.apply2(f, x, y)
+    i.nested(|i| apply_native2(i, n, x, y))
 }
 
 /// Argument `k` of a call through `(fnil f defaults...)`: its default when it is nil and one

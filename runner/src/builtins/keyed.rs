@@ -152,7 +152,7 @@ fn apply_extra(
 ) -> EvalResult {
     match (extra.next(), extra.len()) {
         (None, _) => i.apply1(f, old),
-        (Some(x), 0) => super::hof::apply2_shallow(i, f, old, x),
+        (Some(x), 0) => i.apply2(f, old, x),
         (Some(x), rest) => {
             let mut args = Vec::with_capacity(2 + rest);
             args.push(old);

@@ -594,7 +594,7 @@ impl<'h> Interp<'h> {
                 (_, x, y) => crate::builtins::call2(self, b, x, y),
             },
             // `(update m k (fnil + 0) x)`: one call deeper, as `apply` charges it.
-            Value::Native(n) => self.nested(|i| crate::builtins::hof::apply_native2(i, n, x, y)),
+            Value::Native(n) => crate::builtins::hof::call_native2(self, n, x, y),
             _ => self.apply(f, vec![x, y]),
         }
     }
