@@ -492,11 +492,17 @@ pub fn apply_native2(i: &mut Interp<'_>, n: &NativeFn, x: Value, y: Value) -> Ev
 /// applies, checked first (at the limit the general path gives the very error). Its steps:
 /// none, as on the general path.
 pub(crate) fn call_native2(i: &mut Interp<'_>, n: &NativeFn, x: Value, y: Value) -> EvalResult {
-    if let NativeFn::Fnil(f @ Value::Builtin(b), d) = n
-        && let super::Fast::Prim(_) = b.fast
+    if let NativeFn::Fnil(Value::Builtin(b), d) = n
+        && let super::Fast::Prim(op) = b.fast
         && i.depth < i.limits.max_depth
     {
-        return i.apply2(f, fnil_arg(d, 0, x), fnil_arg(d, 1, y));
+        return match (fnil_arg(d, 0, x), fnil_arg(d, 1, y)) {
+            (Value::Int(a), Value::Int(c)) => match op.ints(a, c) {
+                Some(v) => Ok(v),
+                None => super::call2(i, b, Value::Int(a), Value::Int(c)),
+            },
+            (x, y) => super::call2(i, b, x, y),
+        };
     }
     i.nested(|i| apply_native2(i, n, x, y))
 }
