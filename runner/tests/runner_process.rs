@@ -96,7 +96,17 @@ fn imported_starts_the_programs_cpu_limit() {
     // Until the data is in, RLIMIT_CPU allows the import its allowance too (above); with
     // `Imported` it is the program's one second from the CPU used so far (rounded up to whole
     // seconds), hard one more: the allowance is gone before the program's first step.
-    r.send(&execute("(loop [] (recur))"));
+    // A step budget the loop cannot spend within its second, so the deadline ends it on a fast
+    // machine too (10,000,000 steps of this loop take about a second in a debug build).
+    let req = RunRequest {
+        program: "(loop [] (recur))".into(),
+        ..RunRequest::default()
+    };
+    let limits = Limits {
+        max_steps: u64::MAX / 2,
+        ..Limits::default()
+    };
+    r.send(&execute_frame(req, limits));
     assert_eq!(r.recv(), Some(RunnerToSupervisor::Imported));
     let limits = proc_file(r.pid(), "limits");
     let line = limits
