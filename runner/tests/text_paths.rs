@@ -6,6 +6,9 @@
 //!   end written twice (`$$`, the same language) is declined by the plan and found by the engine:
 //!   random patterns of that shape (some the plan declines) over random texts, and nil, must
 //!   give the same outcome both ways, and the first match of `re-seq`.
+//! - `str/split` at a one-byte separator walks a short text's bytes (`position` per piece) and
+//!   fills its pieces' vector inline: random texts, separators and limits must give what the
+//!   same separator as a class (`#"[,]"`, cut by the engine) gives, with the same steps.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "support/rng.rs"]
@@ -97,5 +100,21 @@ fn a_suffix_re_find_ends_on_the_step_budget_where_the_engine_does() {
         let fast = outcome(&planned, at(n));
         assert_eq!(fast, outcome(&general, at(n)), "{n}");
         assert_eq!(fast.0 == "60", n >= steps, "{n}: {fast:?}");
+    }
+}
+
+#[test]
+fn split_at_one_byte_answers_as_the_engine() {
+    let mut rng = Rng(0x5eed_0028);
+    for round in 0..300 {
+        let sep = rng.pick(&[" ", ",", "@", "a", ";"]);
+        let parts = ["a", " ", ",", "@", "é", ";", "bc", "  ", ",,", "x"];
+        let n = if round % 10 == 0 { 40 } else { rng.below(9) };
+        let body: String = (0..n).map(|_| rng.pick(&parts)).collect();
+        let limit = rng.pick(&["", " -1", " 0", " 1", " 2", " 3"]);
+        let program = |sep: &str| format!("(str/split \"{body}\" #\"{sep}\"{limit})");
+        let walked = outcome(&program(sep), Limits::default());
+        let general = outcome(&program(&format!("[{sep}]")), Limits::default());
+        assert_eq!(walked, general, "round {round}: {}", program(sep));
     }
 }

@@ -221,10 +221,10 @@ fn fixed_group(pattern: &str) -> Option<(usize, usize)> {
 #[inline]
 fn pair(s: &str, whole: (usize, usize), group: (usize, usize)) -> Value {
     let text = |(start, end): (usize, usize)| s.get(start..end).map(Value::str);
-    let mut out = PVec::new();
-    out.push_back(text(whole).unwrap_or_default());
-    out.push_back(text(group).unwrap_or_default());
-    Value::Vector(Coll::new(out))
+    let mut out = crate::pvec::Flat::new();
+    out.push(text(whole).unwrap_or_default());
+    out.push(text(group).unwrap_or_default());
+    Value::Vector(Coll::new(PVec::from_flat(out)))
 }
 
 /// A match with groups (from capture slots), as [`groups`] makes it from `Captures`.

@@ -262,8 +262,16 @@ fn split_with(s: &str, sep: Sep<'_>, limit: i64) -> Value {
             // over the bytes finds it, cheaper than the char searcher's `memchr` on short texts
             // (names, codes, CSV lines) and slower than it on long ones.
             Some(sep) if s.len() <= SHORT_TEXT => {
-                let at = s.bytes().enumerate().filter(move |&(_, b)| b == sep);
-                pieces(s, at.map(|(i, _)| (i, i + 1)), limit)
+                // Each search is a `position` over the rest (a tight loop), not a filter over
+                // every byte's index.
+                let bytes = s.as_bytes();
+                let mut from = 0;
+                let at = std::iter::from_fn(move || {
+                    let i = from + bytes.get(from..)?.iter().position(|&b| b == sep)?;
+                    from = i + 1;
+                    Some((i, from))
+                });
+                pieces(s, at, limit)
             }
             _ => pieces(s, s.match_indices(c).map(|(i, m)| (i, i + m.len())), limit),
         },
@@ -280,7 +288,7 @@ fn split_with(s: &str, sep: Sep<'_>, limit: i64) -> Value {
 /// The pieces of `s` between the `matches` (start, end), as Java's `split` with `limit` cuts them.
 fn pieces(s: &str, matches: impl Iterator<Item = (usize, usize)>, limit: i64) -> PVec {
     let max = usize::try_from(limit).unwrap_or(0);
-    let mut parts = PVec::new();
+    let mut parts = crate::pvec::Flat::new();
     let mut last = 0;
     for (start, end) in matches {
         if max > 0 && parts.len() + 1 >= max {
@@ -290,19 +298,19 @@ fn pieces(s: &str, matches: impl Iterator<Item = (usize, usize)>, limit: i64) ->
         if end == 0 {
             continue;
         }
-        parts.push_back(Value::str(s.get(last..start).unwrap_or("")));
+        parts.push(Value::str(s.get(last..start).unwrap_or("")));
         last = end;
     }
-    parts.push_back(Value::str(s.get(last..).unwrap_or("")));
+    parts.push(Value::str(s.get(last..).unwrap_or("")));
     if limit == 0 {
         while parts
             .last()
             .is_some_and(|p| matches!(p, Value::Str(t) if t.is_empty()))
         {
-            parts.pop_back();
+            parts.pop();
         }
     }
-    parts
+    PVec::from_flat(parts)
 }
 
 /// `replace` / `replace-first` with a string, char or regex pattern.
