@@ -9,6 +9,9 @@
 //! - `str/split` at a one-byte separator walks a short text's bytes (`position` per piece) and
 //!   fills its pieces' vector inline: random texts, separators and limits must give what the
 //!   same separator as a class (`#"[,]"`, cut by the engine) gives, with the same steps.
+//! - `upper-case`/`lower-case` of ASCII text change a copy of the exact length in place: random
+//!   texts must give what changing each character alone and joining gives, and the very string
+//!   back (`identical?`) when nothing changes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "support/rng.rs"]
@@ -116,5 +119,31 @@ fn split_at_one_byte_answers_as_the_engine() {
         let walked = outcome(&program(sep), Limits::default());
         let general = outcome(&program(&format!("[{sep}]")), Limits::default());
         assert_eq!(walked, general, "round {round}: {}", program(sep));
+    }
+}
+
+#[test]
+fn case_changes_answer_as_each_character_changed() {
+    let mut rng = Rng(0x5eed_0029);
+    let parts = [
+        "a", "Z", "q", "M", "0", "@", ".", " ", "ab", "CD", "é", "ß", "-",
+    ];
+    for round in 0..300 {
+        let body: String = (0..rng.below(14)).map(|_| rng.pick(&parts)).collect();
+        let (op, want) = if round % 2 == 0 {
+            ("str/upper-case", body.to_uppercase())
+        } else {
+            ("str/lower-case", body.to_lowercase())
+        };
+        let src = format!(
+            "(let [s \"{body}\" t ({op} s)] [(= t (apply str (map (fn [c] ({op} (str c))) s))) \
+             (= (identical? s t) (= s t)) t])"
+        );
+        let (text, _) = outcome(&src, Limits::default());
+        assert_eq!(
+            text,
+            format!("[true true \"{want}\"]"),
+            "round {round}: {src}"
+        );
     }
 }
