@@ -102,8 +102,8 @@ fn plan_of(r: &regex::Regex) -> Plan {
 /// the one candidate is the whole run, preceded by the literal, and it is the match.
 struct Suffix {
     lit: Box<[u8]>,
-    /// Bit `b` set: the byte `b` (ASCII) is in the class.
-    class: u128,
+    /// Whether each byte is in the class (only ASCII ones can be): a load per byte of the walk.
+    class: Box<[bool; 256]>,
     min: usize,
 }
 
@@ -151,7 +151,7 @@ impl Suffix {
     }
 
     fn has(&self, b: u8) -> bool {
-        b < 128 && (self.class >> b) & 1 == 1
+        self.class[usize::from(b)]
     }
 
     /// The match's start and its group's start in `s` (both end at its end), or `None`.
@@ -167,8 +167,8 @@ impl Suffix {
     }
 }
 
-/// The bytes of a class of ASCII characters only, as a bit set; `None` when it holds others.
-fn ascii_class(class: &regex_syntax::hir::Class) -> Option<u128> {
+/// The bytes of a class of ASCII characters only, as a table; `None` when it holds others.
+fn ascii_class(class: &regex_syntax::hir::Class) -> Option<Box<[bool; 256]>> {
     use regex_syntax::hir::Class;
     let ranges: Vec<(u32, u32)> = match class {
         Class::Unicode(c) => c
@@ -182,9 +182,18 @@ fn ascii_class(class: &regex_syntax::hir::Class) -> Option<u128> {
             .map(|r| (u32::from(r.start()), u32::from(r.end())))
             .collect(),
     };
-    ranges.into_iter().try_fold(0u128, |set, (lo, hi)| {
-        (hi < 128).then(|| (lo..=hi).fold(set, |set, b| set | (1u128 << b)))
-    })
+    let mut table = Box::new([false; 256]);
+    for (lo, hi) in ranges {
+        if hi >= 128 {
+            return None;
+        }
+        for b in lo..=hi {
+            if let Some(slot) = usize::try_from(b).ok().and_then(|b| table.get_mut(b)) {
+                *slot = true;
+            }
+        }
+    }
+    Some(table)
 }
 
 /// The byte offsets of a pattern's only group from the start and the end of every match, when
