@@ -15,8 +15,8 @@ use std::rc::{Rc, Weak};
 /// How `re-find` gets a pattern's groups.
 enum Plan {
     /// The pattern's one group sits at fixed byte offsets from its match's two ends (in
-    /// `@([a-z0-9.-]+)$`, one byte after the start and at the end): the search for the match
-    /// alone, much cheaper than filling capture slots, gives it.
+    /// `@(\w+)\.com$`, one byte after the start and four before the end): the search for the
+    /// match alone, much cheaper than filling capture slots, gives it.
     Fixed { front: usize, back: usize },
     /// The pattern is a literal and one group of a repeated ASCII class that runs to the end of
     /// the text (`@([a-z0-9.-]+)$`): answered by a walk back over the class, no engine at all.
@@ -151,7 +151,7 @@ impl Suffix {
     }
 
     fn has(&self, b: u8) -> bool {
-        self.class[usize::from(b)]
+        self.class.get(usize::from(b)).copied().unwrap_or(false)
     }
 
     /// The match's start and its group's start in `s` (both end at its end), or `None`.
