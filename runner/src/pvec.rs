@@ -38,7 +38,7 @@ pub struct PVec {
 /// Up to this many elements live inside the collection's own allocation (pairs, `[k v]`
 /// entries and small tuples like `[id sku amount]` are the commonest vectors; with 2 inline,
 /// pipeline p5's 3-tuples cost a second allocation each and 6.5 % more instructions).
-type Flat = smallvec::SmallVec<[Value; 3]>;
+pub type Flat = smallvec::SmallVec<[Value; 3]>;
 
 enum Repr {
     Flat(Flat),
@@ -70,6 +70,12 @@ impl PVec {
     /// is a few instructions) and hands it over; a long one's buffer is kept, not copied.
     pub fn from_vec(v: Vec<Value>) -> PVec {
         PVec::flat(Flat::from_vec(v))
+    }
+
+    /// The elements a builder pushed to a [`Flat`] of its own (a split's pieces, a match and
+    /// its group): a push there is inline, with no check of the form per element.
+    pub fn from_flat(v: Flat) -> PVec {
+        PVec::flat(v)
     }
 
     fn flat(v: Flat) -> PVec {

@@ -22,6 +22,7 @@ pub mod math;
 mod msort;
 pub mod pred;
 pub mod ptc;
+mod refind;
 pub mod regex;
 pub mod seqs;
 pub mod set;

@@ -6,15 +6,15 @@
 //! blow up time or memory. What surrounds the engine is Java's: `split` follows
 //! `Pattern.split` (a zero-width match at the start yields no empty first piece, trailing empty
 //! pieces are dropped unless a limit is given) and replacement strings follow
-//! `Matcher.appendReplacement` (`$1`, `${name}`, `\$`), with its errors.
+//! `Matcher.appendReplacement` (`$1`, `${name}`, `\$`), with its errors. How `re-find` finds
+//! a match's groups without the engine where it can is `refind.rs`.
 
 use super::{BuiltinDef, Fast, expected};
 use crate::def;
 use crate::error::{ErrorKind, EvalError, EvalResult};
 use crate::eval::Interp;
 use crate::value::{Coll, PVec, Value};
-use std::cell::RefCell;
-use std::rc::{Rc, Weak};
+use std::rc::Rc;
 
 /// Compiled-program size limit for one regex.
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
@@ -39,12 +39,12 @@ pub static TABLE: &[BuiltinDef] = &[
         2,
         "First match (with groups, a vector) or nil.",
         "(re-find #\"\\d+\" \"ab12\") ;=> \"12\"",
-        |_, a| Ok(re_find(
+        |_, a| Ok(super::refind::re_find(
             regex_arg(&a[0], "re-find")?,
             str_arg(&a[1], "re-find")?
         )),
         Fast::Two(|r, s| match (r, s) {
-            (Value::Regex(r), Value::Str(s)) => Some(Ok(re_find(r, s))),
+            (Value::Regex(r), Value::Str(s)) => Some(Ok(super::refind::re_find(r, s))),
             _ => None,
         })
     ),
@@ -99,7 +99,7 @@ fn str_arg<'v>(v: &'v Value, op: &str) -> EvalResult<&'v str> {
 }
 
 /// A match as Clojure returns it: the string, or a vector of the match and its groups.
-fn groups(c: &regex::Captures<'_>) -> Value {
+pub(super) fn groups(c: &regex::Captures<'_>) -> Value {
     if c.len() == 1 {
         return c.get(0).map(|m| Value::str(m.as_str())).unwrap_or_default();
     }
@@ -107,121 +107,6 @@ fn groups(c: &regex::Captures<'_>) -> Value {
         c.iter()
             .map(|m| m.map(|m| Value::str(m.as_str())).unwrap_or_default()),
     )
-}
-
-/// How `re-find` gets a pattern's groups.
-enum Plan {
-    /// The pattern's one group sits at fixed byte offsets from its match's two ends (in
-    /// `@([a-z0-9.-]+)$`, one byte after the start and at the end): the search for the match
-    /// alone, much cheaper than filling capture slots, gives it.
-    Fixed { front: usize, back: usize },
-    /// Anything else: the engine fills capture slots, reused from call to call.
-    Slots(regex::CaptureLocations),
-}
-
-/// How many patterns' plans `re-find` keeps (a loop alternating a few patterns plans each once).
-const PLANS: usize = 8;
-
-thread_local! {
-    /// The plans of the last patterns `re-find` ran with groups, most recent first, each with a
-    /// weak handle on its regex: the handle keeps the regex's allocation (so its address cannot
-    /// come back as another regex's, and a plan is only used with the very pattern it was made
-    /// for) but not the compiled regex, which goes when the program drops it, as without plans.
-    static HELD: RefCell<Vec<(Weak<regex::Regex>, Plan)>> = const { RefCell::new(Vec::new()) };
-}
-
-/// `re-find`: the first match, as [`groups`] shapes it; nil when there is none. Without groups
-/// only the match's span is searched for; with groups, by the pattern's [`Plan`].
-fn re_find(r: &Rc<regex::Regex>, s: &str) -> Value {
-    if r.captures_len() == 1 {
-        return r
-            .find(s)
-            .map(|m| Value::str(m.as_str()))
-            .unwrap_or_default();
-    }
-    HELD.with(|cell| {
-        let mut held = cell.borrow_mut();
-        let at = match held
-            .iter()
-            .position(|(h, _)| std::ptr::eq(h.as_ptr(), Rc::as_ptr(r)))
-        {
-            Some(at) => at,
-            None => {
-                held.truncate(PLANS - 1);
-                held.insert(0, (Rc::downgrade(r), plan_of(r)));
-                0
-            }
-        };
-        match held.get_mut(at).map(|(_, plan)| plan) {
-            Some(Plan::Fixed { front, back }) => r.find(s).map_or(Value::Nil, |m| {
-                let group = (m.start() + *front, m.end().saturating_sub(*back));
-                pair(s, (m.start(), m.end()), group)
-            }),
-            Some(Plan::Slots(locs)) => match r.captures_read(locs, s) {
-                Some(_) => located_groups(s, locs),
-                None => Value::Nil,
-            },
-            None => Value::Nil,
-        }
-    })
-}
-
-/// The plan for a pattern with groups: [`Plan::Fixed`] when [`fixed_group`] finds its one group
-/// at fixed offsets, else capture slots.
-fn plan_of(r: &regex::Regex) -> Plan {
-    match fixed_group(r.as_str()) {
-        Some((front, back)) if r.captures_len() == 2 => Plan::Fixed { front, back },
-        _ => Plan::Slots(r.capture_locations()),
-    }
-}
-
-/// The byte offsets of a pattern's only group from the start and the end of every match, when
-/// the pattern is a sequence of parts each matching text of one fixed byte length but that
-/// group (which holds no other group). Parsed as the `regex` crate parses it (the same default
-/// syntax); `None` whenever it cannot tell, so the general path answers.
-fn fixed_group(pattern: &str) -> Option<(usize, usize)> {
-    use regex_syntax::hir::{Hir, HirKind};
-    let hir = regex_syntax::parse(pattern).ok()?;
-    if hir.properties().explicit_captures_len() != 1 {
-        return None;
-    }
-    let parts: &[Hir] = match hir.kind() {
-        HirKind::Concat(parts) => parts,
-        _ => std::slice::from_ref(&hir),
-    };
-    let at = parts
-        .iter()
-        .position(|h| matches!(h.kind(), HirKind::Capture(_)))?;
-    let fixed_len = |hs: &[Hir]| {
-        hs.iter().try_fold(0usize, |n, h| {
-            let p = h.properties();
-            let len = p
-                .minimum_len()
-                .filter(|&min| Some(min) == p.maximum_len())?;
-            (p.explicit_captures_len() == 0).then_some(n + len)
-        })
-    };
-    let (before, rest) = parts.split_at(at);
-    Some((fixed_len(before)?, fixed_len(rest.get(1..)?)?))
-}
-
-/// `[match group]` of `s` at the two spans, as [`groups`] makes it from `Captures`.
-fn pair(s: &str, whole: (usize, usize), group: (usize, usize)) -> Value {
-    let text = |(start, end): (usize, usize)| s.get(start..end).map(Value::str);
-    let mut out = PVec::new();
-    out.push_back(text(whole).unwrap_or_default());
-    out.push_back(text(group).unwrap_or_default());
-    Value::Vector(Coll::new(out))
-}
-
-/// A match with groups (from capture slots), as [`groups`] makes it from `Captures`.
-fn located_groups(s: &str, locs: &regex::CaptureLocations) -> Value {
-    let mut out = PVec::new();
-    for g in 0..locs.len() {
-        let text = locs.get(g).and_then(|(start, end)| s.get(start..end));
-        out.push_back(text.map(Value::str).unwrap_or_default());
-    }
-    Value::Vector(Coll::new(out))
 }
 
 fn re_matches(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
@@ -377,8 +262,16 @@ fn split_with(s: &str, sep: Sep<'_>, limit: i64) -> Value {
             // over the bytes finds it, cheaper than the char searcher's `memchr` on short texts
             // (names, codes, CSV lines) and slower than it on long ones.
             Some(sep) if s.len() <= SHORT_TEXT => {
-                let at = s.bytes().enumerate().filter(move |&(_, b)| b == sep);
-                pieces(s, at.map(|(i, _)| (i, i + 1)), limit)
+                // Each search is a `position` over the rest (a tight loop), not a filter over
+                // every byte's index.
+                let bytes = s.as_bytes();
+                let mut from = 0;
+                let at = std::iter::from_fn(move || {
+                    let i = from + bytes.get(from..)?.iter().position(|&b| b == sep)?;
+                    from = i + 1;
+                    Some((i, from))
+                });
+                pieces(s, at, limit)
             }
             _ => pieces(s, s.match_indices(c).map(|(i, m)| (i, i + m.len())), limit),
         },
@@ -395,7 +288,7 @@ fn split_with(s: &str, sep: Sep<'_>, limit: i64) -> Value {
 /// The pieces of `s` between the `matches` (start, end), as Java's `split` with `limit` cuts them.
 fn pieces(s: &str, matches: impl Iterator<Item = (usize, usize)>, limit: i64) -> PVec {
     let max = usize::try_from(limit).unwrap_or(0);
-    let mut parts = PVec::new();
+    let mut parts = crate::pvec::Flat::new();
     let mut last = 0;
     for (start, end) in matches {
         if max > 0 && parts.len() + 1 >= max {
@@ -405,19 +298,19 @@ fn pieces(s: &str, matches: impl Iterator<Item = (usize, usize)>, limit: i64) ->
         if end == 0 {
             continue;
         }
-        parts.push_back(Value::str(s.get(last..start).unwrap_or("")));
+        parts.push(Value::str(s.get(last..start).unwrap_or("")));
         last = end;
     }
-    parts.push_back(Value::str(s.get(last..).unwrap_or("")));
+    parts.push(Value::str(s.get(last..).unwrap_or("")));
     if limit == 0 {
         while parts
             .last()
             .is_some_and(|p| matches!(p, Value::Str(t) if t.is_empty()))
         {
-            parts.pop_back();
+            parts.pop();
         }
     }
-    parts
+    PVec::from_flat(parts)
 }
 
 /// `replace` / `replace-first` with a string, char or regex pattern.
@@ -600,142 +493,6 @@ mod tests {
             ".", "a+", "\\s", "[,]", "(?i)a", "a|b", "^a", "a$", "-", "#", "~", "&", "",
         ] {
             assert_eq!(literal_text(syntax), None, "{syntax} is not plain text");
-        }
-    }
-
-    /// `re-find`'s fixed-offset plan answers as `captures` does, over patterns made of random
-    /// parts around one group (fixed and variable lengths, looks, case-insensitive letters whose
-    /// forms differ in length) and random texts; more patterns than `PLANS` interleave, so
-    /// plans are evicted and made again.
-    #[test]
-    fn fixed_group_plans_answer_as_captures() {
-        let fixed = [
-            "@", "a", "\\d", ".", "é", "^", "$", "\\b", "[a-z]", "(?:ab)", "\\.", "",
-        ];
-        let varying = ["x?", "(?i)k", "a+", "(?:é|e)", "\\w", "b*?"];
-        let group = [
-            "([a-z0-9.-]+)",
-            "(.*)",
-            "(\\w*?)",
-            "(é|e)",
-            "()",
-            "(a|bc)",
-            "(k)",
-        ];
-        let mut rng = crate::test_rng::Rng(0x5eed);
-        let part = |rng: &mut crate::test_rng::Rng| {
-            let from: &[&str] = if rng.below(4) == 0 { &varying } else { &fixed };
-            from[rng.below(from.len())]
-        };
-        let mut patterns = vec![r"@([a-z0-9.-]+)$".to_string()];
-        for _ in 0..40 {
-            let mut p = String::new();
-            for _ in 0..rng.below(3) {
-                p.push_str(part(&mut rng));
-            }
-            p.push_str(group[rng.below(group.len())]);
-            for _ in 0..rng.below(3) {
-                p.push_str(part(&mut rng));
-            }
-            patterns.push(p);
-        }
-        let regexes: Vec<Rc<regex::Regex>> =
-            patterns.iter().filter_map(|p| compile(p).ok()).collect();
-        let planned = regexes
-            .iter()
-            .filter(|r| matches!(plan_of(r), Plan::Fixed { .. }));
-        assert!(planned.count() >= 10, "the fixed plan is exercised");
-        let alphabet: Vec<char> = "a@b1.é-Kk xe\u{212A}c".chars().collect();
-        for _ in 0..5_000 {
-            let r = &regexes[rng.below(regexes.len())];
-            let text: String = (0..rng.below(12))
-                .map(|_| alphabet[rng.below(alphabet.len())])
-                .collect();
-            let general = r.captures(&text).map(|c| groups(&c)).unwrap_or_default();
-            assert_eq!(
-                re_find(r, &text),
-                general,
-                "(re-find #{:?} {text:?})",
-                r.as_str()
-            );
-        }
-    }
-
-    /// A plan holds its regex weakly: the compiled regex goes when the program drops it, and a
-    /// regex made later (perhaps where a dropped one was) never gets the dropped one's plan.
-    #[test]
-    fn plans_neither_keep_regexes_nor_outlive_them() {
-        let patterns = [r"@(\w+)$", r"(\d+)x", r"^(a)", r"b(.)", r"(\d)(\d)"];
-        for round in 0..60 {
-            let p = patterns[round % patterns.len()];
-            let r = compile(p).unwrap_or_else(|e| panic!("{p}: {e}"));
-            for text in ["ab@cd", "12x", "a", "bé", "123"] {
-                let general = r.captures(text).map(|c| groups(&c)).unwrap_or_default();
-                assert_eq!(re_find(&r, text), general, "(re-find #{p:?} {text:?})");
-            }
-            assert_eq!(Rc::strong_count(&r), 1, "only the program holds its regex");
-        }
-    }
-
-    #[test]
-    fn fixed_groups_are_found_only_where_they_are_fixed() {
-        assert_eq!(fixed_group(r"@([a-z0-9.-]+)$"), Some((1, 0)));
-        assert_eq!(fixed_group(r"(\d+)"), Some((0, 0)));
-        assert_eq!(fixed_group(r"é\.(x)ab$"), Some((3, 2)));
-        for other in [
-            r"a+(b)",
-            r"(a)(b)",
-            r"((a))",
-            r"(a)|b",
-            r"(?i)k(a)",
-            r"\d+",
-            r"(a)x?",
-            r"(a)..",
-            "(",
-        ] {
-            assert_eq!(fixed_group(other), None, "{other}");
-        }
-    }
-
-    /// `re-find` with reused capture slots (and a plain search without groups) answers as
-    /// `captures` does, however calls with different patterns interleave.
-    #[test]
-    fn re_find_answers_as_captures() {
-        let patterns = [
-            r"@([a-z0-9.-]+)$",
-            r"\d+",
-            r"(a)|(b)",
-            r"(x)?y",
-            r"(?<word>\w+)\s(\w+)?",
-            r"^$",
-            r"é(.)",
-        ];
-        let texts = [
-            "ada@example.com",
-            "a1b22",
-            "b",
-            "y",
-            "xy",
-            "hi there",
-            "",
-            "éa",
-            "@",
-        ];
-        let regexes: Vec<Rc<regex::Regex>> = patterns
-            .iter()
-            .map(|p| compile(p).unwrap_or_else(|e| panic!("{p}: {e}")))
-            .collect();
-        let mut rng = crate::test_rng::Rng(0x0f1d);
-        for _ in 0..500 {
-            let r = &regexes[rng.below(regexes.len())];
-            let text = texts[rng.below(texts.len())];
-            let general = r.captures(text).map(|c| groups(&c)).unwrap_or_default();
-            assert_eq!(
-                re_find(r, text),
-                general,
-                "(re-find #{:?} {text:?})",
-                r.as_str()
-            );
         }
     }
 }

@@ -308,10 +308,12 @@ fn case_of_text(v: &Value, case: Case) -> Option<Value> {
         Case::Lower => b.is_ascii_uppercase(),
     };
     Some(if s.bytes().any(|b| changes(&b)) {
-        let after = match case {
-            Case::Upper => s.to_ascii_uppercase(),
-            Case::Lower => s.to_ascii_lowercase(),
-        };
+        // Changed in place in a copy of the exact length: no `String` to shrink into a box.
+        let mut after: Box<str> = Box::from(&**s);
+        match case {
+            Case::Upper => after.make_ascii_uppercase(),
+            Case::Lower => after.make_ascii_lowercase(),
+        }
         Value::Str(crate::value::Text::from(after))
     } else {
         v.clone()

@@ -76,6 +76,12 @@ impl From<String> for Text {
     }
 }
 
+impl From<Box<str>> for Text {
+    fn from(s: Box<str>) -> Text {
+        Text(Rc::new(s))
+    }
+}
+
 impl From<&String> for Text {
     fn from(s: &String) -> Text {
         Text::from(s.as_str())
