@@ -13,6 +13,9 @@
 //!   local, through `comp` and through `map`;
 //! - a `for` binding of a plain name over a vector writes a map over the map in its slot; it
 //!   must bind what a destructuring pattern (the general bind) binds, at the same step budget.
+//! - a field of a local, `(:a o)`, as the operand of any call is read in place (its step, then
+//!   the keyword's read) without the node dispatch; it must answer, print, fail and charge steps
+//!   as a keyword held in a local, `(ka o)`, called through the general call path does.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "support/outcome.rs"]
@@ -233,5 +236,69 @@ fn a_for_binding_over_maps_answers_as_a_destructured_one() {
         assert_eq!(again, (got.clone(), steps), "{fast}");
         let (short, _) = support::outcome(&fast, limits(steps - 1));
         assert!(short.starts_with("failed:"), "{fast}: {short}");
+    }
+}
+
+/// Maps that have the keys, lack them, or are not maps at all (a keyword reads nil there).
+const RECORDS: [&str; 12] = [
+    "{:a 1 :b \"x\"}",
+    "{:a \"s\" :b :k}",
+    "{:b 2}",
+    "{\"a\" 1}",
+    "nil",
+    "[1 2]",
+    "\"str\"",
+    "#{:a}",
+    "{:a [1 2] :b nil}",
+    "{:a 2.5 :b \"Q\"}",
+    "{:a nil :c 3 :d 4 :e 5 :f 6 :g 7 :h 8 :i 9 :b 1}",
+    "7",
+];
+
+/// Operands of every kind of call: a builtin's one- and two-argument fast entries, its general
+/// entry, a lambda's arguments, a prim's operand, a capture read inside a nested fn, a print.
+const FIELD_FORMS: [&str; 12] = [
+    "(str (:a o))",
+    "(inc (:a o))",
+    "(get (:a o) 0)",
+    "(str/upper-case (:b o))",
+    "(+ 1 (count (:a o)))",
+    "((fn [x y] [y x]) (:a o) (:b o))",
+    "(assoc {} (:a o) (:b o))",
+    "(do (println (:a o)) (:b o))",
+    "((fn [] (str (:a o) (:b o))))",
+    "(vector (:a o) (:b o) (:a o) (:b o))",
+    "(max (:a o) 2)",
+    "(conj [(:a o)] (:b o))",
+];
+
+#[test]
+fn a_field_of_a_local_as_an_operand_answers_as_a_keyword_call() {
+    // `(:a o)` as an operand is read in place with the call's step, not dispatched as a node;
+    // `(ka o)`, a keyword in a local, is the general call path (one step too). Same text
+    // lengths, so errors name the same positions; results, prints, steps and budgets agree.
+    let mut rng = Rng(0xf1e1_0027);
+    for case in 0..240 {
+        let n = 1 + rng.below(3);
+        let body: Vec<&str> = (0..n).map(|_| rng.pick(&FIELD_FORMS)).collect();
+        let body = body.join(" ");
+        let (x, y) = (rng.pick(&RECORDS), rng.pick(&RECORDS));
+        let fast = format!("(let [ka :a kb :b f (fn [o] [{body}])] [(f {x}) (f {y})])");
+        let general = fast.replace("(:a o)", "(ka o)").replace("(:b o)", "(kb o)");
+        let (want, want_step) = support::outcome_step(&general, limits(u64::MAX / 2));
+        let (got, got_step) = support::outcome_step(&fast, limits(u64::MAX / 2));
+        assert_eq!(got, want, "{fast}");
+        assert_eq!(got_step.prints, want_step.prints, "{fast}");
+        let steps = want_step.usage.eval_steps;
+        assert_eq!(got_step.usage.eval_steps, steps, "{fast}");
+        if case % 6 == 0 {
+            for budget in [steps - 1, steps] {
+                assert_eq!(
+                    support::outcome(&fast, limits(budget)),
+                    support::outcome(&general, limits(budget)),
+                    "{fast} under {budget} steps"
+                );
+            }
+        }
     }
 }

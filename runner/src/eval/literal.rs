@@ -32,17 +32,12 @@ impl Interp<'_> {
         Ok(Value::Vector(Coll::new(out)))
     }
 
-    /// An element of a vector or record literal, or a `let`/`:let` value. A field of a local
-    /// (`(:id o)`) and a prim
-    /// (`(mod i 7)`) are evaluated as `eval` evaluates them (the call's step, the prim's step
-    /// and error position; the same reads) without its dispatch; anything else through it.
+    /// An element of a vector or record literal, or a `let`/`:let` value. A prim
+    /// (`(mod i 7)`) is evaluated as `eval` evaluates it (the prim's step and error position)
+    /// without its dispatch; anything else as an [`Interp::operand`] (a field of a local too).
     #[inline(always)]
     pub(super) fn literal_item(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
         match e {
-            Expr::Call(c) if super::prim::local_field(c).is_some() => {
-                self.tick()?;
-                Ok(self.field_of(c, env))
-            }
             Expr::Prim(p) => {
                 self.tick()?;
                 self.eval_prim(p, env).map_err(|e| e.at(p.pos))
