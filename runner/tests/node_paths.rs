@@ -16,6 +16,9 @@
 //! - a field of a local, `(:a o)`, as the operand of any call is read in place (its step, then
 //!   the keyword's read) without the node dispatch; it must answer, print, fail and charge steps
 //!   as a keyword held in a local, `(ka o)`, called through the general call path does.
+//! - an `if` (`when`, `if-not`) whose test is a prim evaluates it without a node of its own; it
+//!   must answer, print, fail (at the prim's position) and charge steps as the same builtin held
+//!   in a local and called through the general call path does.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "support/outcome.rs"]
@@ -288,6 +291,74 @@ fn a_field_of_a_local_as_an_operand_answers_as_a_keyword_call() {
         let (want, want_step) = support::outcome_step(&general, limits(u64::MAX / 2));
         let (got, got_step) = support::outcome_step(&fast, limits(u64::MAX / 2));
         assert_eq!(got, want, "{fast}");
+        assert_eq!(got_step.prints, want_step.prints, "{fast}");
+        let steps = want_step.usage.eval_steps;
+        assert_eq!(got_step.usage.eval_steps, steps, "{fast}");
+        if case % 6 == 0 {
+            for budget in [steps - 1, steps] {
+                assert_eq!(
+                    support::outcome(&fast, limits(budget)),
+                    support::outcome(&general, limits(budget)),
+                    "{fast} under {budget} steps"
+                );
+            }
+        }
+    }
+}
+
+/// Prim tests of every shape (a field beside a constant, two fields, a local, a constant) and
+/// every kind of operand (numbers, overflow, text, nil, collections, a zero divisor).
+const PRIM_TESTS: [&str; 12] = [
+    "(> (:a o) 1)",
+    "(= \"s\" (:a o))",
+    "(< (:a o) (:b o))",
+    "(>= o 2)",
+    "(= o (:b o))",
+    "(+ (:a o) 1)",
+    "(- 9223372036854775807 (:a o))",
+    "(mod (:a o) (:b o))",
+    "(quot 7 (:b o))",
+    "(<= 1 (:a o))",
+    "(* (:a o) 2.5)",
+    "(= (:a o) (:b o))",
+];
+
+const PRIM_ARGS: [&str; 10] = [
+    "{:a 1 :b 2}",
+    "{:a 5 :b 0}",
+    "{:a -3 :b 3}",
+    "{:a 2.5 :b 2}",
+    "{:a \"s\" :b \"s\"}",
+    "{:a nil :b 1}",
+    "{:a [1] :b [1]}",
+    "{:a -9223372036854775808 :b -1}",
+    "3",
+    "nil",
+];
+
+#[test]
+fn an_if_over_a_prim_test_answers_as_the_prim_called_through_a_local() {
+    // `(if (op x y) ...)` evaluates its prim test without a node of its own; the same builtin
+    // held in a local (`q`, one letter as every prim's name is not) takes the general call
+    // path. Same positions for errors; results, prints, steps and budgets agree.
+    let mut rng = Rng(0x1f_0027);
+    for case in 0..240 {
+        let test = rng.pick(&PRIM_TESTS);
+        let op = test.trim_start_matches('(').split(' ').next().unwrap_or_default();
+        let (x, y) = (rng.pick(&PRIM_ARGS), rng.pick(&PRIM_ARGS));
+        let form = match case % 3 {
+            0 => format!("(if {test} (do (println \"t\") 1) (do (println \"e\") 2))"),
+            1 => format!("(when {test} (println \"w\") o)"),
+            _ => format!("(if-not {test} :no (if {test} :yes :never))"),
+        };
+        // The local's name is as long as the prim's, so positions match.
+        let q = "q".repeat(op.len());
+        let fast = format!("(let [{q} {op} f (fn [o] {form})] [(f {x}) (f {y})])");
+        let general = fast.replace(&format!("({op} "), &format!("({q} "));
+        assert_ne!(fast, general);
+        let (want, want_step) = support::outcome_step(&general, limits(u64::MAX / 2));
+        let (got, got_step) = support::outcome_step(&fast, limits(u64::MAX / 2));
+        assert_eq!(got, want, "{fast}\n{general}");
         assert_eq!(got_step.prints, want_step.prints, "{fast}");
         let steps = want_step.usage.eval_steps;
         assert_eq!(got_step.usage.eval_steps, steps, "{fast}");

@@ -32,7 +32,8 @@ impl Interp<'_> {
         Ok(Value::Vector(Coll::new(out)))
     }
 
-    /// An element of a vector or record literal, or a `let`/`:let` value. A prim
+    /// An element of a vector or record literal, a `let`/`:let` value, an `if` or `:when`
+    /// test. A prim
     /// (`(mod i 7)`) is evaluated as `eval` evaluates it (the prim's step and error position)
     /// without its dispatch; anything else as an [`Interp::operand`] (a field of a local too).
     #[inline(always)]
