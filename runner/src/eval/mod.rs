@@ -84,6 +84,10 @@ pub struct Interp<'h> {
     pub(crate) limits: Limits,
     pub(crate) started: Instant,
     pub(crate) steps: u64,
+    /// The step count past which [`Interp::tick`] leaves its one compare: the budget, or the
+    /// last step of the current 1024-step block (the next one checks the deadline), whichever
+    /// comes first. Kept so by `tick_slow`; a count that stays at or below it is in one block.
+    pub(crate) tick_limit: u64,
     pub(crate) depth: u32,
     /// Nested compound expressions being evaluated (see [`Interp::eval`]).
     nest: u32,
@@ -103,6 +107,7 @@ impl<'h> Interp<'h> {
             limits,
             started: Instant::now(),
             steps: 0,
+            tick_limit: limits.max_steps.min(1023),
             depth: 0,
             nest: 0,
             prints: Prints::default(),
@@ -110,10 +115,22 @@ impl<'h> Interp<'h> {
         }
     }
 
-    /// Counts one evaluation step; checks the budget and, every 1024 steps, the deadline.
+    /// Counts one evaluation step; checks the budget and, every 1024 steps, the deadline. One
+    /// compare where it is inlined (every node and call); both checks in `tick_slow`.
     #[inline(always)]
     pub fn tick(&mut self) -> EvalResult<()> {
         self.steps += 1;
+        if self.steps > self.tick_limit {
+            return self.tick_slow();
+        }
+        Ok(())
+    }
+
+    /// The count passed `tick_limit`: past the budget, an error; at a multiple of 1024 (reached
+    /// by one step, not jumped over by `tick_n`), the deadline's check; then the next limit.
+    #[cold]
+    #[inline(never)]
+    fn tick_slow(&mut self) -> EvalResult<()> {
         if self.steps > self.limits.max_steps {
             return Err(EvalError::limit(
                 Limit::Steps,
@@ -123,6 +140,7 @@ impl<'h> Interp<'h> {
                 ),
             ));
         }
+        self.tick_limit = self.limits.max_steps.min(self.steps | 1023);
         if self.steps & 1023 == 0 {
             self.check_deadline()?;
         }
