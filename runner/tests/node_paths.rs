@@ -344,7 +344,11 @@ fn an_if_over_a_prim_test_answers_as_the_prim_called_through_a_local() {
     let mut rng = Rng(0x1f_0027);
     for case in 0..240 {
         let test = rng.pick(&PRIM_TESTS);
-        let op = test.trim_start_matches('(').split(' ').next().unwrap_or_default();
+        let op = test
+            .trim_start_matches('(')
+            .split(' ')
+            .next()
+            .unwrap_or_default();
         let (x, y) = (rng.pick(&PRIM_ARGS), rng.pick(&PRIM_ARGS));
         let form = match case % 3 {
             0 => format!("(if {test} (do (println \"t\") 1) (do (println \"e\") 2))"),
