@@ -19,6 +19,9 @@
 //! - an `if` (`when`, `if-not`) whose test is a prim evaluates it without a node of its own; it
 //!   must answer, print, fail (at the prim's position) and charge steps as the same builtin held
 //!   in a local and called through the general call path does.
+//! - a builtin call whose operands are leaves or fields of locals, as a `let`/`:let` value, a
+//!   literal's element or an `if` test, runs without a node of its own; it must answer, print,
+//!   fail and charge steps as the same call wrapped in `(do ...)` (a node) does.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "support/outcome.rs"]
@@ -367,6 +370,74 @@ fn an_if_over_a_prim_test_answers_as_the_prim_called_through_a_local() {
         let steps = want_step.usage.eval_steps;
         assert_eq!(got_step.usage.eval_steps, steps, "{fast}");
         if case % 6 == 0 {
+            for budget in [steps - 1, steps] {
+                assert_eq!(
+                    support::outcome(&fast, limits(budget)),
+                    support::outcome(&general, limits(budget)),
+                    "{fast} under {budget} steps"
+                );
+            }
+        }
+    }
+}
+
+/// Builtin calls whose operands are leaves or fields of locals: fast entries, the general
+/// entry, a lambda called by the builtin (printing), errors, and calls that are not eligible.
+const LEAF_CALLS: [&str; 12] = [
+    "(get m :a)",
+    "(count s)",
+    "(inc (:a m))",
+    "(str/upper-case s)",
+    "(nth v 5)",
+    "(subs s 1)",
+    "(conj v (:a m))",
+    "(mapv f v)",
+    "(assoc m :b s)",
+    "(str s (:a m) v)",
+    "(get-in m [:a])",
+    "(reduce f 0 v)",
+];
+
+const LEAF_ENVS: [&str; 5] = [
+    "m {:a 1} s \"ab\" v [1 2]",
+    "m {:a \"x\"} s \"\" v []",
+    "m nil s nil v nil",
+    "m {:b 2} s \"abc\" v [1 2 3 4 5 6]",
+    "m [1] s 5 v \"str\"",
+];
+
+#[test]
+fn a_builtin_call_of_leaves_as_a_literal_item_answers_as_a_node() {
+    // In a `let` value, a literal's element, an `if` test or a `:let` value, a builtin call
+    // whose operands are leaves runs without a node of its own; wrapped in `(do ...)` it runs
+    // as a node. Four spaces before and one after stand for the `(do ` and `)`, so positions
+    // match; results, errors, prints, steps and budgets agree.
+    let mut rng = Rng(0x1eaf_0027);
+    for case in 0..200 {
+        let (call, bound) = (rng.pick(&LEAF_CALLS), rng.pick(&LEAF_ENVS));
+        let form = match case % 5 {
+            0 => "(let [r CALL] r)".to_string(),
+            1 => "{:r CALL :k 1}".to_string(),
+            2 => "[CALL CALL]".to_string(),
+            3 => "(if CALL :t :f)".to_string(),
+            _ => "(vec (for [i [1 2] :let [r CALL]] [i r]))".to_string(),
+        };
+        let wrapped = format!("(do {call})");
+        let padded = format!("    {call} ");
+        let program = |c: &str| {
+            format!(
+                "(let [{bound} f (fn [a x] (println \"f\" a) (if (number? a) (+ a 1) a))] {})",
+                form.replace("CALL", c)
+            )
+        };
+        let (fast, general) = (program(&padded), program(&wrapped));
+        let (want, want_step) = support::outcome_step(&general, limits(u64::MAX / 2));
+        let (got, got_step) = support::outcome_step(&fast, limits(u64::MAX / 2));
+        assert_eq!(got, want, "{fast}");
+        assert_eq!(got_step.prints, want_step.prints, "{fast}");
+        let steps = want_step.usage.eval_steps;
+        assert_eq!(got_step.usage.eval_steps, steps, "{fast}");
+        if case % 4 == 0 {
             for budget in [steps - 1, steps] {
                 assert_eq!(
                     support::outcome(&fast, limits(budget)),

@@ -32,16 +32,22 @@ impl Interp<'_> {
         Ok(Value::Vector(Coll::new(out)))
     }
 
-    /// An element of a vector or record literal, a `let`/`:let` value, an `if` or `:when`
-    /// test. A prim
-    /// (`(mod i 7)`) is evaluated as `eval` evaluates it (the prim's step and error position)
-    /// without its dispatch; anything else as an [`Interp::operand`] (a field of a local too).
+    /// An element of a vector or record literal, a `let`/`:let` value, an `if` test. A prim
+    /// (`(mod i 7)`) and a builtin call of leaves (`(get by-id (:customer_id o))`) are
+    /// evaluated as `eval` evaluates them (the step, the error position) without its dispatch;
+    /// anything else as an [`Interp::operand`] (a field of a local too).
     #[inline(always)]
     pub(super) fn literal_item(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
         match e {
             Expr::Prim(p) => {
                 self.tick()?;
                 self.eval_prim(p, env).map_err(|e| e.at(p.pos))
+            }
+            Expr::Call(c)
+                if let Expr::Builtin(b) = &c.f
+                    && c.args.iter().all(is_leaf) =>
+            {
+                self.leaf_builtin_call(b, c, env)
             }
             e => self.operand(e, env),
         }
@@ -201,5 +207,14 @@ impl Interp<'_> {
             template: template.clone(),
             captures,
         })))
+    }
+}
+
+/// A leaf, or a field of a local: evaluated without a node of its own.
+fn is_leaf(e: &Expr) -> bool {
+    match e {
+        Expr::Const(_) | Expr::Local(_) | Expr::Move(_) | Expr::Capture(_) => true,
+        Expr::Call(c) => super::prim::local_field(c).is_some(),
+        _ => false,
     }
 }

@@ -313,11 +313,11 @@ impl<'h> Interp<'h> {
                 self.tick()?;
                 self.eval_prim(p, env).map_err(|e| e.at(p.pos))
             }
+            // A builtin named in the source: no callee value to build and drop.
+            Expr::Call(c) if let Expr::Builtin(b) = &c.f => self.builtin_call(b, c, env),
             Expr::Call(c) => {
                 self.tick()?;
                 let r = match &c.f {
-                    // A builtin named in the source: no callee value to build and drop.
-                    Expr::Builtin(b) => self.call_builtin(b, c, env),
                     // So is a keyword: `(:k m)`, the commonest call on records.
                     Expr::Const(kv @ Value::Keyword(k)) if c.args.len() == 1 => {
                         self.call_keyword(kv, k, c, env)
@@ -356,6 +356,32 @@ impl<'h> Interp<'h> {
         } else {
             self.eval(els, env)
         }
+    }
+
+    /// A call node of builtin `b`: its step, then the call, errors at the call's position.
+    #[inline(always)]
+    fn builtin_call(
+        &mut self,
+        b: &'static BuiltinDef,
+        c: &crate::analyze::Call,
+        env: Env<'_>,
+    ) -> EvalResult {
+        self.tick()?;
+        self.call_builtin(b, c, env).map_err(|e| e.at(c.pos))
+    }
+
+    /// [`Interp::builtin_call`] of a call whose operands are all leaves or fields of locals
+    /// (`(get by-id (:customer_id o))`), for `literal_item`: it evaluates no node beneath it,
+    /// so it needs no level of `eval_node`'s nesting count (a lambda the builtin calls checks
+    /// the stack on entry, as `nested` does for natives).
+    #[inline(never)]
+    pub(super) fn leaf_builtin_call(
+        &mut self,
+        b: &'static BuiltinDef,
+        c: &crate::analyze::Call,
+        env: Env<'_>,
+    ) -> EvalResult {
+        self.builtin_call(b, c, env)
     }
 
     /// A call expression: a lambda's arguments are evaluated straight into its new frame; a
