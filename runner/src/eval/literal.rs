@@ -53,6 +53,20 @@ impl Interp<'_> {
         }
     }
 
+    /// [`Interp::builtin_call`] of a call whose operands are all leaves or fields of locals
+    /// (`(get by-id (:customer_id o))`), for `literal_item`: it evaluates no node beneath it,
+    /// so it needs no level of `eval_node`'s nesting count (a lambda the builtin calls checks
+    /// the stack on entry, as `nested` does for natives).
+    #[inline(never)]
+    fn leaf_builtin_call(
+        &mut self,
+        b: &'static crate::builtins::BuiltinDef,
+        c: &crate::analyze::Call,
+        env: Env<'_>,
+    ) -> EvalResult {
+        self.builtin_call(b, c, env)
+    }
+
     pub(super) fn eval_set(&mut self, items: &[Expr], env: Env<'_>) -> EvalResult {
         let items = self.eval_all(items, env)?;
         let n = items.len();

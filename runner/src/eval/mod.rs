@@ -370,20 +370,6 @@ impl<'h> Interp<'h> {
         self.call_builtin(b, c, env).map_err(|e| e.at(c.pos))
     }
 
-    /// [`Interp::builtin_call`] of a call whose operands are all leaves or fields of locals
-    /// (`(get by-id (:customer_id o))`), for `literal_item`: it evaluates no node beneath it,
-    /// so it needs no level of `eval_node`'s nesting count (a lambda the builtin calls checks
-    /// the stack on entry, as `nested` does for natives).
-    #[inline(never)]
-    pub(super) fn leaf_builtin_call(
-        &mut self,
-        b: &'static BuiltinDef,
-        c: &crate::analyze::Call,
-        env: Env<'_>,
-    ) -> EvalResult {
-        self.builtin_call(b, c, env)
-    }
-
     /// A call expression: a lambda's arguments are evaluated straight into its new frame; a
     /// keyword looks its one argument up; anything else gets an argument vector.
     fn call(&mut self, f: &Value, c: &crate::analyze::Call, env: Env<'_>) -> EvalResult {
