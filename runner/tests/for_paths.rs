@@ -1,15 +1,21 @@
-//! Two shortcuts of the evaluator, each against its general path through the public `run`:
+//! Three shortcuts of the evaluator, each against its general path through the public `run`:
 //!
 //! - `for`/`doseq` walk a vector or list source in place (and bind a plain name straight into
 //!   its slot); any other source goes through a seq. The same clauses over the same elements
 //!   from a lazy source must give the same result, and the walk must stop at `max_iterations`
 //!   exactly as the seq walk does;
 //! - `(op (:j m) (:k n))` with both maps locals reads both fields in place: it must answer as
-//!   `apply` of the builtin to the two `get`s, and charge what the two calls would.
+//!   `apply` of the builtin to the two `get`s, and charge what the two calls would;
+//! - the `:when`s right after a plain binding over a vector are tested in the binding's loop
+//!   (an element they drop costs no call of the later clauses): they must answer, print, fail
+//!   and charge as the same tests after an empty `:let`, which the general clause loop takes.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "support/outcome.rs"]
 mod support;
+
+#[path = "support/rng.rs"]
+mod rng;
 
 use ptc_shared::{FailReason, Limits};
 use support::outcome;
@@ -128,6 +134,76 @@ fn two_fields_of_locals_answer_and_charge_as_the_calls() {
                 let by_apply = safe(&format!("(apply {op} [(get m :j) (get n :k)])"));
                 let (one, _) = outcome(&safe(&format!("({op} (:j m) (:k n))")), Limits::default());
                 assert_eq!(one, outcome(&by_apply, Limits::default()).0, "{op} {a} {b}");
+            }
+        }
+    }
+}
+
+/// `:when` tests: prims of every shape, a test that prints, one that fails for non-numbers,
+/// one that is not a prim.
+const WHENS: [&str; 8] = [
+    "(odd? x)",
+    "(> x 2)",
+    "(= \"s\" (:a x))",
+    "(do (println \"w\" x) (not= x 3))",
+    "(< (:a x) 5)",
+    "(not (nil? x))",
+    "(>= x y)",
+    "(map? x)",
+];
+
+const ITEMS: [&str; 9] = [
+    "1",
+    "2",
+    "3",
+    "4",
+    "7",
+    "nil",
+    "\"s\"",
+    "{:a 1}",
+    "{:a \"s\"}",
+];
+
+#[test]
+fn whens_after_a_binding_answer_as_whens_after_a_let() {
+    // The `:when`s right after a plain binding over a vector are tested in the binding's loop;
+    // after an empty `:let` (the same text length: seven spaces stand for it) they are tested
+    // as every other clause. Results, errors, prints, steps and the exact budget agree.
+    let mut rng = rng::Rng(0x4_0027);
+    for case in 0..200 {
+        let n = rng.below(6);
+        let items: Vec<&str> = (0..n).map(|_| rng.pick(&ITEMS)).collect();
+        let src = format!("[{}]", items.join(" "));
+        let whens: Vec<String> = (0..1 + rng.below(3))
+            .map(|_| format!(":when {}", rng.pick(&WHENS)))
+            .collect();
+        let whens = whens.join(" ");
+        let clauses = match case % 3 {
+            0 => format!("x {src} LET {whens}"),
+            1 => format!("y [2 3] x {src} LET {whens}"),
+            _ => format!("x {src} LET {whens} y [1 x] LET :when (= y x)"),
+        };
+        // `y` is bound before the tests only in the second shape.
+        let clauses = if case % 3 == 1 {
+            clauses
+        } else {
+            clauses.replace("(>= x y)", "(>= x 2)")
+        };
+        let general = format!("(vec (for [{}] [x]))", clauses.replace("LET", ":let []"));
+        let fast = general.replace(":let []", "       ");
+        let (want, want_step) = support::outcome_step(&general, Limits::default());
+        let (got, got_step) = support::outcome_step(&fast, Limits::default());
+        assert_eq!(got, want, "{fast}");
+        assert_eq!(got_step.prints, want_step.prints, "{fast}");
+        let steps = want_step.usage.eval_steps;
+        assert_eq!(got_step.usage.eval_steps, steps, "{fast}");
+        if case % 5 == 0 {
+            for budget in [steps - 1, steps] {
+                let limits = Limits {
+                    max_steps: budget,
+                    ..Limits::default()
+                };
+                assert_eq!(outcome(&fast, limits), outcome(&general, limits), "{fast}");
             }
         }
     }

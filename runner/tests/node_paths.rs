@@ -13,6 +13,15 @@
 //!   local, through `comp` and through `map`;
 //! - a `for` binding of a plain name over a vector writes a map over the map in its slot; it
 //!   must bind what a destructuring pattern (the general bind) binds, at the same step budget.
+//! - a field of a local, `(:a o)`, as the operand of any call is read in place (its step, then
+//!   the keyword's read) without the node dispatch; it must answer, print, fail and charge steps
+//!   as a keyword held in a local, `(ka o)`, called through the general call path does.
+//! - an `if` (`when`, `if-not`) whose test is a prim evaluates it without a node of its own; it
+//!   must answer, print, fail (at the prim's position) and charge steps as the same builtin held
+//!   in a local and called through the general call path does.
+//! - a builtin call whose operands are leaves or fields of locals, as a `let`/`:let` value, a
+//!   literal's element or an `if` test, runs without a node of its own; it must answer, print,
+//!   fail and charge steps as the same call wrapped in `(do ...)` (a node) does.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "support/outcome.rs"]
@@ -233,5 +242,209 @@ fn a_for_binding_over_maps_answers_as_a_destructured_one() {
         assert_eq!(again, (got.clone(), steps), "{fast}");
         let (short, _) = support::outcome(&fast, limits(steps - 1));
         assert!(short.starts_with("failed:"), "{fast}: {short}");
+    }
+}
+
+/// Maps that have the keys, lack them, or are not maps at all (a keyword reads nil there).
+const RECORDS: [&str; 12] = [
+    "{:a 1 :b \"x\"}",
+    "{:a \"s\" :b :k}",
+    "{:b 2}",
+    "{\"a\" 1}",
+    "nil",
+    "[1 2]",
+    "\"str\"",
+    "#{:a}",
+    "{:a [1 2] :b nil}",
+    "{:a 2.5 :b \"Q\"}",
+    "{:a nil :c 3 :d 4 :e 5 :f 6 :g 7 :h 8 :i 9 :b 1}",
+    "7",
+];
+
+/// Operands of every kind of call: a builtin's one- and two-argument fast entries, its general
+/// entry, a lambda's arguments, a prim's operand, a capture read inside a nested fn, a print.
+const FIELD_FORMS: [&str; 12] = [
+    "(str (:a o))",
+    "(inc (:a o))",
+    "(get (:a o) 0)",
+    "(str/upper-case (:b o))",
+    "(+ 1 (count (:a o)))",
+    "((fn [x y] [y x]) (:a o) (:b o))",
+    "(assoc {} (:a o) (:b o))",
+    "(do (println (:a o)) (:b o))",
+    "((fn [] (str (:a o) (:b o))))",
+    "(vector (:a o) (:b o) (:a o) (:b o))",
+    "(max (:a o) 2)",
+    "(conj [(:a o)] (:b o))",
+];
+
+#[test]
+fn a_field_of_a_local_as_an_operand_answers_as_a_keyword_call() {
+    // `(:a o)` as an operand is read in place with the call's step, not dispatched as a node;
+    // `(ka o)`, a keyword in a local, is the general call path (one step too). Same text
+    // lengths, so errors name the same positions; results, prints, steps and budgets agree.
+    let mut rng = Rng(0xf1e1_0027);
+    for case in 0..240 {
+        let n = 1 + rng.below(3);
+        let body: Vec<&str> = (0..n).map(|_| rng.pick(&FIELD_FORMS)).collect();
+        let body = body.join(" ");
+        let (x, y) = (rng.pick(&RECORDS), rng.pick(&RECORDS));
+        let fast = format!("(let [ka :a kb :b f (fn [o] [{body}])] [(f {x}) (f {y})])");
+        let general = fast.replace("(:a o)", "(ka o)").replace("(:b o)", "(kb o)");
+        let (want, want_step) = support::outcome_step(&general, limits(u64::MAX / 2));
+        let (got, got_step) = support::outcome_step(&fast, limits(u64::MAX / 2));
+        assert_eq!(got, want, "{fast}");
+        assert_eq!(got_step.prints, want_step.prints, "{fast}");
+        let steps = want_step.usage.eval_steps;
+        assert_eq!(got_step.usage.eval_steps, steps, "{fast}");
+        if case % 6 == 0 {
+            for budget in [steps - 1, steps] {
+                assert_eq!(
+                    support::outcome(&fast, limits(budget)),
+                    support::outcome(&general, limits(budget)),
+                    "{fast} under {budget} steps"
+                );
+            }
+        }
+    }
+}
+
+/// Prim tests of every shape (a field beside a constant, two fields, a local, a constant) and
+/// every kind of operand (numbers, overflow, text, nil, collections, a zero divisor).
+const PRIM_TESTS: [&str; 12] = [
+    "(> (:a o) 1)",
+    "(= \"s\" (:a o))",
+    "(< (:a o) (:b o))",
+    "(>= o 2)",
+    "(= o (:b o))",
+    "(+ (:a o) 1)",
+    "(- 9223372036854775807 (:a o))",
+    "(mod (:a o) (:b o))",
+    "(quot 7 (:b o))",
+    "(<= 1 (:a o))",
+    "(* (:a o) 2.5)",
+    "(= (:a o) (:b o))",
+];
+
+const PRIM_ARGS: [&str; 10] = [
+    "{:a 1 :b 2}",
+    "{:a 5 :b 0}",
+    "{:a -3 :b 3}",
+    "{:a 2.5 :b 2}",
+    "{:a \"s\" :b \"s\"}",
+    "{:a nil :b 1}",
+    "{:a [1] :b [1]}",
+    "{:a -9223372036854775808 :b -1}",
+    "3",
+    "nil",
+];
+
+#[test]
+fn an_if_over_a_prim_test_answers_as_the_prim_called_through_a_local() {
+    // `(if (op x y) ...)` evaluates its prim test without a node of its own; the same builtin
+    // held in a local (`q`, one letter as every prim's name is not) takes the general call
+    // path. Same positions for errors; results, prints, steps and budgets agree.
+    let mut rng = Rng(0x1f_0027);
+    for case in 0..240 {
+        let test = rng.pick(&PRIM_TESTS);
+        let op = test
+            .trim_start_matches('(')
+            .split(' ')
+            .next()
+            .unwrap_or_default();
+        let (x, y) = (rng.pick(&PRIM_ARGS), rng.pick(&PRIM_ARGS));
+        let form = match case % 3 {
+            0 => format!("(if {test} (do (println \"t\") 1) (do (println \"e\") 2))"),
+            1 => format!("(when {test} (println \"w\") o)"),
+            _ => format!("(if-not {test} :no (if {test} :yes :never))"),
+        };
+        // The local's name is as long as the prim's, so positions match.
+        let q = "q".repeat(op.len());
+        let fast = format!("(let [{q} {op} f (fn [o] {form})] [(f {x}) (f {y})])");
+        let general = fast.replace(&format!("({op} "), &format!("({q} "));
+        assert_ne!(fast, general);
+        let (want, want_step) = support::outcome_step(&general, limits(u64::MAX / 2));
+        let (got, got_step) = support::outcome_step(&fast, limits(u64::MAX / 2));
+        assert_eq!(got, want, "{fast}\n{general}");
+        assert_eq!(got_step.prints, want_step.prints, "{fast}");
+        let steps = want_step.usage.eval_steps;
+        assert_eq!(got_step.usage.eval_steps, steps, "{fast}");
+        if case % 6 == 0 {
+            for budget in [steps - 1, steps] {
+                assert_eq!(
+                    support::outcome(&fast, limits(budget)),
+                    support::outcome(&general, limits(budget)),
+                    "{fast} under {budget} steps"
+                );
+            }
+        }
+    }
+}
+
+/// Builtin calls whose operands are leaves or fields of locals: fast entries, the general
+/// entry, a lambda called by the builtin (printing), errors, and calls that are not eligible.
+const LEAF_CALLS: [&str; 12] = [
+    "(get m :a)",
+    "(count s)",
+    "(inc (:a m))",
+    "(str/upper-case s)",
+    "(nth v 5)",
+    "(subs s 1)",
+    "(conj v (:a m))",
+    "(mapv f v)",
+    "(assoc m :b s)",
+    "(str s (:a m) v)",
+    "(get-in m [:a])",
+    "(reduce f 0 v)",
+];
+
+const LEAF_ENVS: [&str; 5] = [
+    "m {:a 1} s \"ab\" v [1 2]",
+    "m {:a \"x\"} s \"\" v []",
+    "m nil s nil v nil",
+    "m {:b 2} s \"abc\" v [1 2 3 4 5 6]",
+    "m [1] s 5 v \"str\"",
+];
+
+#[test]
+fn a_builtin_call_of_leaves_as_a_literal_item_answers_as_a_node() {
+    // In a `let` value, a literal's element, an `if` test or a `:let` value, a builtin call
+    // whose operands are leaves runs without a node of its own; wrapped in `(do ...)` it runs
+    // as a node. Four spaces before and one after stand for the `(do ` and `)`, so positions
+    // match; results, errors, prints, steps and budgets agree.
+    let mut rng = Rng(0x1eaf_0027);
+    for case in 0..200 {
+        let (call, bound) = (rng.pick(&LEAF_CALLS), rng.pick(&LEAF_ENVS));
+        let form = match case % 5 {
+            0 => "(let [r CALL] r)".to_string(),
+            1 => "{:r CALL :k 1}".to_string(),
+            2 => "[CALL CALL]".to_string(),
+            3 => "(if CALL :t :f)".to_string(),
+            _ => "(vec (for [i [1 2] :let [r CALL]] [i r]))".to_string(),
+        };
+        let wrapped = format!("(do {call})");
+        let padded = format!("    {call} ");
+        let program = |c: &str| {
+            format!(
+                "(let [{bound} f (fn [a x] (println \"f\" a) (if (number? a) (+ a 1) a))] {})",
+                form.replace("CALL", c)
+            )
+        };
+        let (fast, general) = (program(&padded), program(&wrapped));
+        let (want, want_step) = support::outcome_step(&general, limits(u64::MAX / 2));
+        let (got, got_step) = support::outcome_step(&fast, limits(u64::MAX / 2));
+        assert_eq!(got, want, "{fast}");
+        assert_eq!(got_step.prints, want_step.prints, "{fast}");
+        let steps = want_step.usage.eval_steps;
+        assert_eq!(got_step.usage.eval_steps, steps, "{fast}");
+        if case % 4 == 0 {
+            for budget in [steps - 1, steps] {
+                assert_eq!(
+                    support::outcome(&fast, limits(budget)),
+                    support::outcome(&general, limits(budget)),
+                    "{fast} under {budget} steps"
+                );
+            }
+        }
     }
 }

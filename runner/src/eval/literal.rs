@@ -32,23 +32,39 @@ impl Interp<'_> {
         Ok(Value::Vector(Coll::new(out)))
     }
 
-    /// An element of a vector or record literal, or a `let`/`:let` value. A field of a local
-    /// (`(:id o)`) and a prim
-    /// (`(mod i 7)`) are evaluated as `eval` evaluates them (the call's step, the prim's step
-    /// and error position; the same reads) without its dispatch; anything else through it.
+    /// An element of a vector or record literal, a `let`/`:let` value, an `if` test. A prim
+    /// (`(mod i 7)`) and a builtin call of leaves (`(get by-id (:customer_id o))`) are
+    /// evaluated as `eval` evaluates them (the step, the error position) without its dispatch;
+    /// anything else as an [`Interp::operand`] (a field of a local too).
     #[inline(always)]
     pub(super) fn literal_item(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
         match e {
-            Expr::Call(c) if super::prim::local_field(c).is_some() => {
-                self.tick()?;
-                Ok(self.field_of(c, env))
-            }
             Expr::Prim(p) => {
                 self.tick()?;
                 self.eval_prim(p, env).map_err(|e| e.at(p.pos))
             }
+            Expr::Call(c)
+                if let Expr::Builtin(b) = &c.f
+                    && c.args.iter().all(is_leaf) =>
+            {
+                self.leaf_builtin_call(b, c, env)
+            }
             e => self.operand(e, env),
         }
+    }
+
+    /// [`Interp::builtin_call`] of a call whose operands are all leaves or fields of locals
+    /// (`(get by-id (:customer_id o))`), for `literal_item`: it evaluates no node beneath it,
+    /// so it needs no level of `eval_node`'s nesting count (a lambda the builtin calls checks
+    /// the stack on entry, as `nested` does for natives).
+    #[inline(never)]
+    fn leaf_builtin_call(
+        &mut self,
+        b: &'static crate::builtins::BuiltinDef,
+        c: &crate::analyze::Call,
+        env: Env<'_>,
+    ) -> EvalResult {
+        self.builtin_call(b, c, env)
     }
 
     pub(super) fn eval_set(&mut self, items: &[Expr], env: Env<'_>) -> EvalResult {
@@ -205,5 +221,14 @@ impl Interp<'_> {
             template: template.clone(),
             captures,
         })))
+    }
+}
+
+/// A leaf, or a field of a local: evaluated without a node of its own.
+fn is_leaf(e: &Expr) -> bool {
+    match e {
+        Expr::Const(_) | Expr::Local(_) | Expr::Move(_) | Expr::Capture(_) => true,
+        Expr::Call(c) => super::prim::local_field(c).is_some(),
+        _ => false,
     }
 }

@@ -195,11 +195,12 @@ impl Interp<'_> {
     }
 
     /// Answer `v` of a quick fn whose body charges `steps`, with them charged, unless one of
-    /// them would end the run or check the deadline.
+    /// them would end the run or check the deadline (pass `tick_limit`: the budget, or the
+    /// end of the current 1024-step block).
     #[inline(always)]
     fn quick_steps(&mut self, v: Value, steps: u64) -> Option<Value> {
         let after = self.steps.checked_add(steps)?;
-        if after > self.limits.max_steps || after >> 10 != self.steps >> 10 {
+        if after > self.tick_limit {
             return None;
         }
         self.steps = after;

@@ -177,11 +177,13 @@ impl Interp<'_> {
                         self.bind(p, v, env)?;
                     }
                 }
-                ForClause::When(t) => {
-                    if !truthy(self.eval_test(t, env)?) {
-                        return Ok(ForFlow::Continue);
+                ForClause::When(_) => match self.for_whens(f, i, env)? {
+                    Some(next) => {
+                        i = next;
+                        continue;
                     }
-                }
+                    None => return Ok(ForFlow::Continue),
+                },
                 ForClause::While(t) => {
                     if !truthy(self.eval(t, env)?) {
                         return Ok(ForFlow::Break);
@@ -190,6 +192,19 @@ impl Interp<'_> {
             }
             i += 1;
         }
+    }
+
+    /// The `:when` clauses from `i` on, in order: the index of the first clause that is not one
+    /// (or the end), or `None` as soon as a test fails.
+    #[inline(always)]
+    fn for_whens(&mut self, f: &For, mut i: usize, env: Env<'_>) -> EvalResult<Option<usize>> {
+        while let Some(ForClause::When(t)) = f.clauses.get(i) {
+            if !truthy(self.eval_test(t, env)?) {
+                return Ok(None);
+            }
+            i += 1;
+        }
+        Ok(Some(i))
     }
 
     /// The body, for one combination of bound values: one step, its value kept by `for`.
@@ -229,9 +244,14 @@ impl Interp<'_> {
                     return Err(walked_too_far(f.collect, self.limits.max_iterations));
                 }
                 let flow = match p {
+                    // The `:when`s right after the binding are tested here: an element they
+                    // drop costs no call of the clauses after them.
                     Pattern::Bind(slot) => {
                         self.put_slot(env, *slot, x);
-                        self.for_clause(f, i + 1, env, out)?
+                        match self.for_whens(f, i + 1, env)? {
+                            Some(next) => self.for_clause(f, next, env, out)?,
+                            None => ForFlow::Continue,
+                        }
                     }
                     p => self.for_element(f, i, p, x.clone(), env, out)?,
                 };
