@@ -522,6 +522,10 @@ fn sort_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
         (&a[0], None, &a[1])
     };
     let xs = i.seq_vec(coll)?;
+    if let Value::Native(_) = keyfn {
+        let items = native_keys(i, keyfn, xs)?;
+        return Ok(Value::list(sort_keyed(i, items, cmp)?));
+    }
     let mut items = Vec::with_capacity(xs.len());
     let hint = Default::default();
     for x in xs {
@@ -532,6 +536,26 @@ fn sort_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
         items.push((k, x));
     }
     Ok(Value::list(sort_keyed(i, items, cmp)?))
+}
+
+/// The `sort-by` keys of `xs` through a native fn (`(juxt (comp - val) key)`): each its pure
+/// answer where it has one, else the call. Its own loop, so that the keyword and lambda keys'
+/// loop stays as it was.
+#[inline(never)]
+fn native_keys(
+    i: &mut Interp<'_>,
+    keyfn: &Value,
+    xs: Vec<Value>,
+) -> EvalResult<Vec<(Value, Value)>> {
+    let mut items = Vec::with_capacity(xs.len());
+    for x in xs {
+        let k = match super::hof::pure1(i, keyfn, &x, 0) {
+            Some(k) => k?,
+            None => i.apply1(keyfn, x.clone())?,
+        };
+        items.push((k, x));
+    }
+    Ok(items)
 }
 
 // Value hashes and compares without its lazy-seq cache, the only interior mutability.
