@@ -39,15 +39,19 @@ impl Key {
     }
 }
 
+fn int(n: usize) -> i64 {
+    i64::try_from(n).unwrap()
+}
+
 /// Integer keys in one of the shapes programs make (and some they rarely do).
 fn int_key(rng: &mut Rng, shape: usize, i: usize) -> i64 {
-    let i = i as i64;
+    let i = int(i);
     match shape {
         0 => i,
         1 => 1000 + i,
         2 => 500 - i,
-        3 => rng.below(60) as i64 - 20,
-        4 => rng.below(400) as i64,
+        3 => int(rng.below(60)) - 20,
+        4 => int(rng.below(400)),
         5 => [i64::MIN, i64::MAX, 0, -1, 1][rng.below(5)],
         _ => i * 3 - 90,
     }
@@ -76,7 +80,7 @@ fn case(rng: &mut Rng) -> (String, String, String, String) {
     let (mut into, mut chain) = (Vec::new(), Vec::new());
     for i in 0..n {
         let k = key(rng, shape, i);
-        let v = i as i64;
+        let v = int(i);
         if i < n / 2 {
             into.push((k, v));
             set(&mut model, k, v);
