@@ -5,7 +5,9 @@
 //! `comp`s add three levels and nothing else): random entries, key fns and comparators must give
 //! the same printed result or error and the same steps, budgets at steps-1 and steps end alike,
 //! and with the sort `n` calls deep the outcome must be the general path's `n - 3` calls deep
-//! (where `max_depth` fires is unchanged).
+//! (where `max_depth` fires is unchanged). Over a flat map (`value::flat`) such a sort reads
+//! the entries in insertion order when no two keys tie (`core::sort_flat_map`): random maps,
+//! with and without ties, must give the general path's result and steps.
 #![allow(clippy::unwrap_used)]
 
 #[path = "support/outcome.rs"]
@@ -131,4 +133,80 @@ fn the_depth_limit_fires_where_the_general_path_fires() {
         }
         assert!(failed > 0 && failed < 13, "{key}: the limit was crossed");
     }
+}
+
+/// A flat map's entries sorted without reading the map in order, against the general path
+/// (the same map, the key fn behind `comp`s that `pure1` declines).
+#[test]
+fn flat_maps_sort_as_the_general_path() {
+    let mut rng = Rng(0x5eed_f1a7);
+    let free = Limits {
+        max_steps: u64::MAX / 2,
+        ..Limits::default()
+    };
+    let keys = [
+        "(juxt (comp - val) key)",
+        "(comp - val)",
+        "(juxt val key)",
+        "(juxt (comp - val))",
+        "(juxt (comp inc val) key)",
+    ];
+    let (mut sorted, mut tied) = (0, 0);
+    for round in 0..300 {
+        let n = 9 + rng.below(30);
+        let spread = 1 + rng.below(60);
+        let entries: Vec<String> = (0..n)
+            .map(|j| {
+                let k = if round % 2 == 0 {
+                    j.to_string()
+                } else {
+                    format!("\"s{}\"", rng.below(1000))
+                };
+                let odd = if round % 3 == 0 { 40 } else { 4000 };
+                let v = match rng.below(odd) {
+                    0 => "##NaN".to_string(),
+                    1 => "\"x\"".to_string(),
+                    2 => "nil".to_string(),
+                    _ => format!("{}.5", rng.below(spread)),
+                };
+                format!("[{k} {v}]")
+            })
+            .collect();
+        let (key, cmp) = (rng.pick(&keys), rng.pick(&CMPS));
+        let program = |fast: bool| {
+            let f = if fast { "k" } else { "g" };
+            format!(
+                "(let [k {key} g (comp (comp (comp k identity) identity) identity) \
+                 m (into {{}} [{}])] \
+                 (try (vec (sort-by {f} {cmp} m)) (catch Exception e (ex-message e))))",
+                entries.join(" ")
+            )
+        };
+        let (fast, general) = (program(true), program(false));
+        let (want, steps) = outcome(&general, free);
+        assert_eq!(
+            outcome(&fast, free),
+            (want.clone(), steps),
+            "round {round}: {fast}"
+        );
+        sorted += usize::from(want.starts_with('['));
+        tied += usize::from(spread < n);
+        if round % 6 == 0 {
+            for max_steps in [steps - 1, steps] {
+                let tight = Limits {
+                    max_steps,
+                    ..Limits::default()
+                };
+                assert_eq!(
+                    outcome(&fast, tight),
+                    outcome(&general, tight),
+                    "round {round} at {max_steps} steps: {fast}"
+                );
+            }
+        }
+    }
+    assert!(
+        sorted > 100 && tied > 50,
+        "sorted {sorted}, with ties {tied}"
+    );
 }

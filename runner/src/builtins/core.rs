@@ -521,11 +521,15 @@ fn sort_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     } else {
         (&a[0], None, &a[1])
     };
-    let xs = i.seq_vec(coll)?;
     if let Value::Native(_) = keyfn {
+        if let Some(sorted) = sort_flat_map(i, keyfn, cmp, coll) {
+            return Ok(Value::list(sorted?));
+        }
+        let xs = i.seq_vec(coll)?;
         let items = native_keys(i, keyfn, xs)?;
         return Ok(Value::list(sort_keyed(i, items, cmp)?));
     }
+    let xs = i.seq_vec(coll)?;
     let mut items = Vec::with_capacity(xs.len());
     let hint = Default::default();
     for x in xs {
@@ -556,6 +560,60 @@ fn native_keys(
         items.push((k, x));
     }
     Ok(items)
+}
+
+/// `sort-by` of a flat map (`value::flat`, a map grown by `reduce` or `into`) by a pure key fn
+/// (`hof::pure1`) and a comparator `native_order` knows, without reading the map in order
+/// (which builds its persistent tree: ~700 instructions an entry). When no two keys compare
+/// equal, the sorted result does not depend on the order the entries were read in, so they
+/// are read in insertion order. `None`, with nothing charged, when the general path must decide:
+/// a key fn part that declines or fails, keys `native_order` does not take, or a tie (whose
+/// order is the map's). Charged as the general path charges: a step per entry (`seq_vec`),
+/// then `sort_keyed`'s; the keys cost none.
+fn sort_flat_map(
+    i: &mut Interp<'_>,
+    keyfn: &Value,
+    cmp: Option<&Value>,
+    coll: &Value,
+) -> Option<EvalResult<Vec<Value>>> {
+    let Value::Map(m) = coll else { return None };
+    let crate::value::MapImpl::Flat(flat) = &**m else {
+        return None;
+    };
+    let mut items = Vec::with_capacity(flat.len());
+    for (k, v) in flat.entries() {
+        let entry = Value::vector([k.clone(), v.clone()]);
+        let key = super::hof::pure1(i, keyfn, &entry, 0)?.ok()?;
+        items.push((key, entry));
+    }
+    let order = super::msort::native_order(&items, cmp)?;
+    let distinct = order.windows(2).all(|w| match w {
+        [a, b] => match (items.get(*a), items.get(*b)) {
+            (Some((x, _)), Some((y, _))) => matches!(super::math::compare(x, y), Ok(c) if c != 0),
+            _ => false,
+        },
+        _ => false,
+    });
+    if !distinct {
+        return None;
+    }
+    let charge = |i: &mut Interp<'_>, n: usize| -> EvalResult<()> {
+        for _ in 0..n {
+            i.tick()?;
+        }
+        i.tick_n(n as u64)
+    };
+    Some(charge(i, items.len()).map(|()| {
+        order
+            .into_iter()
+            .map(|k| {
+                items
+                    .get_mut(k)
+                    .map(|(_, v)| std::mem::take(v))
+                    .unwrap_or_default()
+            })
+            .collect()
+    }))
 }
 
 // Value hashes and compares without its lazy-seq cache, the only interior mutability.

@@ -15,7 +15,9 @@
 //! map therefore never removes (a `dissoc` of a present key makes it the trie first) and keeps
 //! its entries in first-insertion order, replacing values in place; the trie of the same history
 //! is then the trie built by inserting the entries in that order, and that is what every ordered
-//! read walks ([`FlatMap::tree`], built once and kept). Invariants:
+//! read walks ([`FlatMap::tree`], built once and kept). (A `sort-by` whose result cannot depend
+//! on the order, pure keys none of which tie, reads the entries as they are:
+//! `builtins::core::sort_flat_map`.) Invariants:
 //!
 //! - `entries` holds distinct keys, in the order they were first inserted since the map was
 //!   made (empty, or from a small map's entries in their order, exactly as a small map that
