@@ -167,6 +167,7 @@ fn flat_maps_sort_as_the_general_path() {
                     0 => "##NaN".to_string(),
                     1 => "\"x\"".to_string(),
                     2 => "nil".to_string(),
+                    _ if round % 4 == 1 => rng.below(spread).to_string(),
                     _ => format!("{}.5", rng.below(spread)),
                 };
                 format!("[{k} {v}]")

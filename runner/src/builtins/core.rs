@@ -586,17 +586,7 @@ fn sort_flat_map(
         let key = super::hof::pure1(i, keyfn, &entry, 0)?.ok()?;
         items.push((key, entry));
     }
-    let order = super::msort::native_order(&items, cmp)?;
-    let distinct = order.windows(2).all(|w| match w {
-        [a, b] => match (items.get(*a), items.get(*b)) {
-            (Some((x, _)), Some((y, _))) => matches!(super::math::compare(x, y), Ok(c) if c != 0),
-            _ => false,
-        },
-        _ => false,
-    });
-    if !distinct {
-        return None;
-    }
+    let order = super::msort::native_order_untied(&items, cmp)?;
     let charge = |i: &mut Interp<'_>, n: usize| -> EvalResult<()> {
         for _ in 0..n {
             i.tick()?;
