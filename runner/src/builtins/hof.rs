@@ -657,6 +657,17 @@ fn apply(i: &mut Interp<'_>, mut a: Vec<Value>) -> EvalResult {
             &last,
         ));
     }
-    a.extend(i.seq_vec(&last)?);
+    match last {
+        // What `seq_vec` charges and gives, with the elements of a vector or list held only
+        // here (`(apply max (map :total rows))`) moved instead of copied and dropped.
+        Value::Vector(xs) | Value::List(xs) => {
+            i.tick_n(xs.len() as u64)?;
+            match xs.into_unique() {
+                Ok(owned) => a.extend(owned),
+                Err(shared) => a.extend(shared.iter().cloned()),
+            }
+        }
+        other => a.extend(i.seq_vec(&other)?),
+    }
     i.apply(&f, a)
 }
