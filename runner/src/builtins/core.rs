@@ -521,6 +521,14 @@ fn sort_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     } else {
         (&a[0], None, &a[1])
     };
+    if let Value::Native(_) = keyfn {
+        if let Some(sorted) = sort_flat_map(i, keyfn, cmp, coll) {
+            return Ok(Value::list(sorted?));
+        }
+        let xs = i.seq_vec(coll)?;
+        let items = native_keys(i, keyfn, xs)?;
+        return Ok(Value::list(sort_keyed(i, items, cmp)?));
+    }
     let xs = i.seq_vec(coll)?;
     let mut items = Vec::with_capacity(xs.len());
     let hint = Default::default();
@@ -532,6 +540,70 @@ fn sort_by(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
         items.push((k, x));
     }
     Ok(Value::list(sort_keyed(i, items, cmp)?))
+}
+
+/// The `sort-by` keys of `xs` through a native fn (`(juxt (comp - val) key)`): each its pure
+/// answer where it has one, else the call. Its own loop, so that the keyword and lambda keys'
+/// loop stays as it was.
+#[inline(never)]
+fn native_keys(
+    i: &mut Interp<'_>,
+    keyfn: &Value,
+    xs: Vec<Value>,
+) -> EvalResult<Vec<(Value, Value)>> {
+    let mut items = Vec::with_capacity(xs.len());
+    for x in xs {
+        let k = match super::hof::pure1(i, keyfn, &x, 0) {
+            Some(k) => k?,
+            None => i.apply1(keyfn, x.clone())?,
+        };
+        items.push((k, x));
+    }
+    Ok(items)
+}
+
+/// `sort-by` of a flat map (`value::flat`, a map grown by `reduce` or `into`) by a pure key fn
+/// (`hof::pure1`) and a comparator `native_order` knows, without reading the map in order
+/// (which builds its persistent tree: ~700 instructions an entry). When no two keys compare
+/// equal, the sorted result does not depend on the order the entries were read in, so they
+/// are read in insertion order. `None`, with nothing charged, when the general path must decide:
+/// a key fn part that declines or fails, keys `native_order` does not take, or a tie (whose
+/// order is the map's). Charged as the general path charges: a step per entry (`seq_vec`),
+/// then `sort_keyed`'s; the keys cost none.
+fn sort_flat_map(
+    i: &mut Interp<'_>,
+    keyfn: &Value,
+    cmp: Option<&Value>,
+    coll: &Value,
+) -> Option<EvalResult<Vec<Value>>> {
+    let Value::Map(m) = coll else { return None };
+    let crate::value::MapImpl::Flat(flat) = &**m else {
+        return None;
+    };
+    let mut items = Vec::with_capacity(flat.len());
+    for (k, v) in flat.entries() {
+        let entry = Value::vector([k.clone(), v.clone()]);
+        let key = super::hof::pure1(i, keyfn, &entry, 0)?.ok()?;
+        items.push((key, entry));
+    }
+    let order = super::msort::native_order_untied(&items, cmp)?;
+    let charge = |i: &mut Interp<'_>, n: usize| -> EvalResult<()> {
+        for _ in 0..n {
+            i.tick()?;
+        }
+        i.tick_n(n as u64)
+    };
+    Some(charge(i, items.len()).map(|()| {
+        order
+            .into_iter()
+            .map(|k| {
+                items
+                    .get_mut(k)
+                    .map(|(_, v)| std::mem::take(v))
+                    .unwrap_or_default()
+            })
+            .collect()
+    }))
 }
 
 // Value hashes and compares without its lazy-seq cache, the only interior mutability.

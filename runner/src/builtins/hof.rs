@@ -477,6 +477,58 @@ pub fn apply_native1(i: &mut Interp<'_>, n: &NativeFn, x: Value) -> EvalResult {
     }
 }
 
+/// How many native levels [`pure1`] looks through: a `juxt` of `comp`s of builtins, as sort
+/// keys are written (`(juxt (comp - val) key)`), with room for one more.
+const PURE_LEVELS: u32 = 3;
+
+/// `(f x)` when nothing it calls can observe the interpreter: a keyword, a builtin's one-operand
+/// fast answer (`Fast::One`, a number op's), or a `juxt` or `comp` of such fns, answered
+/// without entering each native's level (`Interp::nested`: the depth count and stack check per
+/// native per element). `level` is how many natives deep `f` is; a native is answered only
+/// where `nested` would let it in (`depth + level` below `max_depth`), so the depth limit fires
+/// on the general path. `None` when any part declines: nothing observable has happened (no
+/// step, print or error; the parts are pure), and the caller calls `f` as usual.
+#[inline(never)]
+pub(crate) fn pure1(i: &Interp<'_>, f: &Value, x: &Value, level: u32) -> Option<EvalResult> {
+    match f {
+        Value::Keyword(_) => Some(Ok(super::coll::get(x, f).unwrap_or_default())),
+        Value::Builtin(b) => match b.fast {
+            super::Fast::One(g) => g(x),
+            super::Fast::Prim(op) => op.apply1(x),
+            _ => None,
+        },
+        Value::Native(n)
+            if level < PURE_LEVELS && i.depth.saturating_add(level) < i.limits.max_depth =>
+        {
+            match &**n {
+                NativeFn::Juxt(fs) => {
+                    // Built in place: up to three values live in the vector itself.
+                    let mut out = crate::value::PVec::new();
+                    for f in fs {
+                        match pure1(i, f, x, level + 1)? {
+                            Ok(v) => out.push_back(v),
+                            Err(e) => return Some(Err(e)),
+                        }
+                    }
+                    Some(Ok(Value::Vector(crate::value::Coll::new(out))))
+                }
+                NativeFn::Comp(fs) => {
+                    let mut v = x.clone();
+                    for f in fs.iter().rev() {
+                        match pure1(i, f, &v, level + 1)? {
+                            Ok(next) => v = next,
+                            Err(e) => return Some(Err(e)),
+                        }
+                    }
+                    Some(Ok(v))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
 /// Calls a native with two arguments (`Interp::apply2`, already one call deeper): `(update m
 /// k (fnil + 0) x)` per element without argument vectors, anything else as [`apply_native`].
 pub fn apply_native2(i: &mut Interp<'_>, n: &NativeFn, x: Value, y: Value) -> EvalResult {
@@ -605,6 +657,17 @@ fn apply(i: &mut Interp<'_>, mut a: Vec<Value>) -> EvalResult {
             &last,
         ));
     }
-    a.extend(i.seq_vec(&last)?);
+    match last {
+        // What `seq_vec` charges and gives, with the elements of a vector or list held only
+        // here (`(apply max (map :total rows))`) moved instead of copied and dropped.
+        Value::Vector(xs) | Value::List(xs) => {
+            i.tick_n(xs.len() as u64)?;
+            match xs.into_unique() {
+                Ok(owned) => a.extend(owned),
+                Err(shared) => a.extend(shared.iter().cloned()),
+            }
+        }
+        other => a.extend(i.seq_vec(&other)?),
+    }
     i.apply(&f, a)
 }

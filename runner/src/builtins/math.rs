@@ -491,7 +491,10 @@ fn chain(args: Vec<Value>, op: &str, ok: fn(Ordering) -> bool) -> EvalResult {
 
 /// `max`/`min`: the later argument wins unless it compares `lose` against the best so far
 /// (so ties return the later one, as in Clojure: `(max 1 1.0)` is `1.0`); NaN is contagious.
-fn extreme(args: Vec<Value>, op: &str, lose: Ordering) -> EvalResult {
+fn extreme(mut args: Vec<Value>, op: &str, lose: Ordering) -> EvalResult {
+    if let Some(i) = plain_extreme(&args, lose) {
+        return Ok(args.swap_remove(i));
+    }
     let mut it = args.into_iter();
     let mut best = it.next().unwrap_or_default();
     let mut nan = match to_f64(&best, op)? {
@@ -507,6 +510,37 @@ fn extreme(args: Vec<Value>, op: &str, lose: Ordering) -> EvalResult {
         }
     }
     Ok(nan.unwrap_or(best))
+}
+
+/// Where [`extreme`]'s winner is when every argument is a double without NaN, or every one an
+/// integer (`(apply max (map :total rows))`): compared in place, by the same rule, instead of
+/// each argument moved through `best` and compared through `num_cmp`. `None` for anything else
+/// (mixed kinds, NaN, errors), which [`extreme`] decides.
+fn plain_extreme(args: &[Value], lose: Ordering) -> Option<usize> {
+    let mut best = 0;
+    match args.first()? {
+        Value::Float(first) => {
+            let mut b = *first;
+            for (i, x) in args.iter().enumerate() {
+                let Value::Float(f) = x else { return None };
+                match f.partial_cmp(&b)? {
+                    o if o == lose => {}
+                    _ => (b, best) = (*f, i),
+                }
+            }
+        }
+        Value::Int(first) => {
+            let mut b = *first;
+            for (i, x) in args.iter().enumerate() {
+                let Value::Int(n) = x else { return None };
+                if n.cmp(&b) != lose {
+                    (b, best) = (*n, i);
+                }
+            }
+        }
+        _ => return None,
+    }
+    Some(best)
 }
 
 fn sign(v: &Value, op: &str) -> EvalResult<Ordering> {

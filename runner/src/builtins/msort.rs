@@ -16,7 +16,8 @@
 //! ordered by position it is strict, so the standard library's unstable sort (no scratch
 //! buffer) gives the merge's stable permutation and cannot panic. Any other keys (nil, NaN,
 //! large integers beside doubles, mixed kinds or lengths, things that do not compare) take the
-//! general path, which alone defines errors.
+//! general path, which alone defines errors. [`native_order_untied`] also declines keys of which
+//! two are equal: without ties the order does not depend on the items' positions.
 
 use crate::value::Value;
 use std::cmp::Ordering;
@@ -62,6 +63,17 @@ enum Keys {
 /// without calling the comparator, or `None` when the general merge must decide (see the
 /// module header). Numbers only for `<` and `>`, which reject anything else.
 pub fn native_order(items: &[(Value, Value)], cmp: Option<&Value>) -> Option<Vec<usize>> {
+    order_of(items, cmp, false)
+}
+
+/// [`native_order`] when no two keys are equal, else `None`: then the order does not depend on
+/// the items' positions (`sort-by` of a map read in any order, `core::sort_flat_map`).
+pub fn native_order_untied(items: &[(Value, Value)], cmp: Option<&Value>) -> Option<Vec<usize>> {
+    order_of(items, cmp, true)
+}
+
+/// [`native_order`], or `None` on a tie when `untied`: each kind's own comparison tells.
+fn order_of(items: &[(Value, Value)], cmp: Option<&Value>, untied: bool) -> Option<Vec<usize>> {
     let (desc, numbers_only) = match cmp {
         None => (false, false),
         Some(Value::Keyword(k)) if &**k == "asc" => (false, false),
@@ -71,8 +83,8 @@ pub fn native_order(items: &[(Value, Value)], cmp: Option<&Value>) -> Option<Vec
         Some(Value::Builtin(b)) if b.name == ">" => (true, true),
         _ => return None,
     };
-    if !numbers_only && let Some(order) = tuple_order(items, desc) {
-        return Some(order);
+    if !numbers_only && let Some(order) = tuple_order(items, desc, untied) {
+        return order;
     }
     let keys = items.iter().map(|(k, _)| k);
     let mut order: Vec<usize> = match classify(keys, numbers_only)? {
@@ -83,6 +95,9 @@ pub fn native_order(items: &[(Value, Value)], cmp: Option<&Value>) -> Option<Vec
                 ks.sort_unstable_by_key(|k| (std::cmp::Reverse(k.0), k.1));
             } else {
                 ks.sort_unstable();
+            }
+            if untied && ks.windows(2).any(|w| matches!(w, [a, b] if a.0 == b.0)) {
+                return None;
             }
             return Some(ks.into_iter().map(|(_, i)| i).collect());
         }
@@ -95,6 +110,13 @@ pub fn native_order(items: &[(Value, Value)], cmp: Option<&Value>) -> Option<Vec
                 ks.sort_unstable_by(|a, b| by(b, a).then(a.1.cmp(&b.1)));
             } else {
                 ks.sort_unstable_by(|a, b| by(a, b).then(a.1.cmp(&b.1)));
+            }
+            if untied
+                && ks
+                    .windows(2)
+                    .any(|w| matches!(w, [a, b] if by(a, b).is_eq()))
+            {
+                return None;
             }
             return Some(ks.into_iter().map(|(_, i)| i).collect());
         }
@@ -109,6 +131,13 @@ pub fn native_order(items: &[(Value, Value)], cmp: Option<&Value>) -> Option<Vec
         order.sort_unstable_by(|&a, &b| by(b, a).then(a.cmp(&b)));
     } else {
         order.sort_unstable_by(|&a, &b| by(a, b).then(a.cmp(&b)));
+    }
+    if untied
+        && order
+            .windows(2)
+            .any(|w| matches!(w, [a, b] if by(*a, *b).is_eq()))
+    {
+        return None;
     }
     Some(order)
 }
@@ -141,8 +170,8 @@ impl Cell<'_> {
 /// every column is of one kind `classify` would sort natively (`(juxt (comp - val) key)`):
 /// `compare` orders vectors of one length element by element, so this is the lexicographic
 /// order of the columns, total, and the standard stable sort gives the merge's permutation.
-/// `None` for any other keys (the general merge decides).
-fn tuple_order(items: &[(Value, Value)], desc: bool) -> Option<Vec<usize>> {
+/// `None` for any other keys (the general merge decides); `Some(None)` for a tie when `untied`.
+fn tuple_order(items: &[(Value, Value)], desc: bool, untied: bool) -> Option<Option<Vec<usize>>> {
     let n = match items.first() {
         Some((Value::Vector(v), _)) if (1..=MAX_TUPLE).contains(&v.len()) => v.len(),
         _ => return None,
@@ -179,7 +208,14 @@ fn tuple_order(items: &[(Value, Value)], desc: bool) -> Option<Vec<usize>> {
     } else {
         rows.sort_unstable_by(|a, b| by(&a.0, &b.0).then(a.1.cmp(&b.1)));
     }
-    Some(rows.into_iter().map(|(_, i)| i).collect())
+    if untied
+        && rows
+            .windows(2)
+            .any(|w| matches!(w, [a, b] if by(&a.0, &b.0).is_eq()))
+    {
+        return Some(None);
+    }
+    Some(Some(rows.into_iter().map(|(_, i)| i).collect()))
 }
 
 /// The one kind all keys share, with the numbers extracted, or `None` (see [`native_order`]).

@@ -15,7 +15,9 @@
 //! map therefore never removes (a `dissoc` of a present key makes it the trie first) and keeps
 //! its entries in first-insertion order, replacing values in place; the trie of the same history
 //! is then the trie built by inserting the entries in that order, and that is what every ordered
-//! read walks ([`FlatMap::tree`], built once and kept). Invariants:
+//! read walks ([`FlatMap::tree`], built once and kept). (A `sort-by` whose result cannot depend
+//! on the order, pure keys none of which tie, reads the entries as they are:
+//! `builtins::core::sort_flat_map`.) Invariants:
 //!
 //! - `entries` holds distinct keys, in the order they were first inserted since the map was
 //!   made (empty, or from a small map's entries in their order, exactly as a small map that
@@ -25,6 +27,14 @@
 //!   ordered read costs O(n) once per map, never once per update.
 //! - Copying one for an update while shared (`Rc::make_mut` calls `MapImpl`'s `Clone`) gives the
 //!   tree, which the shared original keeps: the conversion happens at most once per map.
+//!
+//! Keys that are all integers close together (ids, indexes: `(into {} (map (fn [c] [(:id c) c])
+//! customers))`) are found without hashing: while every key is an integer and the keys span at
+//! most [`DENSE_SLACK`] slots per key (plus [`DENSE_MIN`]), the index is a table of positions by
+//! key ([`Dense`]), one subtraction and one load a lookup where hashing and probing took about
+//! 80 instructions. The first key that breaks this hashes every entry once, and the map keeps the
+//! hash index from then on. An integer equals only an integer (`=`), so while the index is dense
+//! no other key can be present.
 //!
 //! Equality and hashing do not depend on order and read the entries directly. A replaced value
 //! keeps the key already there, as a small map and Clojure's maps do (`imbl`'s insert stores the
@@ -40,10 +50,94 @@ use std::hash::BuildHasher;
 #[derive(Default)]
 pub struct FlatMap {
     entries: Vec<(Value, Value)>,
-    /// Positions in `entries`, hashed by their keys.
-    index: HashTable<usize>,
+    /// Where each key's entry is in `entries`.
+    index: Index,
     /// The persistent map of the same history: the order of every ordered read.
     tree: OnceCell<PHashMap>,
+}
+
+/// A flat map's index of positions; see the module header.
+enum Index {
+    /// Every key is an integer, and the keys are dense.
+    Dense(Dense),
+    /// Positions in `entries`, hashed by their keys.
+    Hashed(HashTable<usize>),
+}
+
+impl Default for Index {
+    /// No keys yet: all of them (none) are integers.
+    fn default() -> Index {
+        Index::Dense(Dense::default())
+    }
+}
+
+/// A dense index holds at most this many slots per key (plus [`DENSE_MIN`]): four bytes each, no
+/// more than a hash index's buckets take.
+const DENSE_SLACK: usize = 4;
+const DENSE_MIN: usize = 32;
+
+/// Positions of integer keys by value: key `k` at `up[k - lo]` from the first key `lo` upward,
+/// at `down[lo - 1 - k]` below it, each the entry's position plus one (0: no such key). Both
+/// sides grow only at their far end, so keys inserted in any order cost amortized O(1).
+#[derive(Default)]
+struct Dense {
+    lo: i64,
+    up: Vec<u32>,
+    down: Vec<u32>,
+}
+
+impl Dense {
+    /// The side and slot of key `k`, if it is within an `i64` distance of `lo`.
+    #[inline]
+    fn place(&self, k: i64) -> Option<(bool, usize)> {
+        let d = k.checked_sub(self.lo)?;
+        match u64::try_from(d) {
+            Ok(up) => Some((true, usize::try_from(up).ok()?)),
+            // `-1 - d` is at most `i64::MAX`: no overflow.
+            Err(_) => Some((false, usize::try_from(-1 - d).ok()?)),
+        }
+    }
+
+    #[inline]
+    fn find(&self, k: i64) -> Option<usize> {
+        let (up, i) = self.place(k)?;
+        let side = if up { &self.up } else { &self.down };
+        let at = side.get(i)?.checked_sub(1)?;
+        usize::try_from(at).ok()
+    }
+
+    /// Records absent key `k` at position `at` (the map's `at + 1`-th key); `false`, changing
+    /// nothing, when the keys would no longer be dense.
+    fn add(&mut self, k: i64, at: usize) -> bool {
+        let Some(slot) = at.checked_add(1).and_then(|n| u32::try_from(n).ok()) else {
+            return false;
+        };
+        if at == 0 {
+            self.lo = k;
+        }
+        let Some((up, i)) = self.place(k) else {
+            return false;
+        };
+        let (side, other) = if up {
+            (&mut self.up, self.down.len())
+        } else {
+            (&mut self.down, self.up.len())
+        };
+        if i >= side.len() {
+            let limit = DENSE_SLACK.saturating_mul(at + 1).saturating_add(DENSE_MIN);
+            if i.saturating_add(1).saturating_add(other) > limit {
+                return false;
+            }
+            side.resize(i + 1, 0);
+        }
+        match side.get_mut(i) {
+            Some(s) => {
+                *s = slot;
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 /// The index's hash of a key. It only has to agree with `=` on keys (equal keys hash equally):
@@ -88,13 +182,36 @@ impl FlatMap {
         self.entries.is_empty()
     }
 
+    /// Where key `k`'s entry is. A dense lookup is a few instructions, inlined into the
+    /// callers; hashing and probing are out of line.
+    #[inline]
     fn position(&self, k: &Value) -> Option<usize> {
+        match (&self.index, k) {
+            (Index::Dense(d), Value::Int(i)) => d.find(*i),
+            (Index::Dense(_), _) => None,
+            (Index::Hashed(index), _) => self.hashed_position(index, k),
+        }
+    }
+
+    #[inline(never)]
+    fn hashed_position(&self, index: &HashTable<usize>, k: &Value) -> Option<usize> {
         let entries = &self.entries;
-        self.index
+        index
             .find(key_hash(k), |&i| {
                 entries.get(i).is_some_and(|(key, _)| same_key(key, k))
             })
             .copied()
+    }
+
+    /// The hash index of `entries`, each hashed once (a dense index is left for good).
+    fn hash_index(entries: &[(Value, Value)]) -> HashTable<usize> {
+        let mut index = HashTable::with_capacity(entries.len() + 1);
+        for (i, (k, _)) in entries.iter().enumerate() {
+            index.insert_unique(key_hash(k), i, |&j| {
+                entries.get(j).map_or(0, |(key, _)| key_hash(key))
+            });
+        }
+        index
     }
 
     pub fn get(&self, k: &Value) -> Option<&Value> {
@@ -114,9 +231,27 @@ impl FlatMap {
     /// Inserts or replaces (a replaced value keeps its key's position). Only for a map whose
     /// tree has not been built (see [`FlatMap::has_tree`]).
     pub fn insert(&mut self, k: Value, v: Value) {
+        if let Index::Dense(d) = &mut self.index {
+            if let Value::Int(i) = k {
+                if let Some(at) = d.find(i) {
+                    if let Some(slot) = self.entries.get_mut(at) {
+                        slot.1 = v;
+                    }
+                    return;
+                }
+                if d.add(i, self.entries.len()) {
+                    self.entries.push((k, v));
+                    return;
+                }
+            }
+            self.index = Index::Hashed(Self::hash_index(&self.entries));
+        }
+        let Index::Hashed(index) = &mut self.index else {
+            return;
+        };
         let h = key_hash(&k);
         let entries = &mut self.entries;
-        match self.index.find(h, |&i| {
+        match index.find(h, |&i| {
             entries.get(i).is_some_and(|(key, _)| same_key(key, &k))
         }) {
             Some(&i) => {
@@ -126,7 +261,7 @@ impl FlatMap {
             }
             None => {
                 let at = entries.len();
-                self.index.insert_unique(h, at, |&i| {
+                index.insert_unique(h, at, |&i| {
                     entries.get(i).map_or(0, |(key, _)| key_hash(key))
                 });
                 entries.push((k, v));
