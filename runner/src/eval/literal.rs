@@ -35,7 +35,8 @@ impl Interp<'_> {
     /// An element of a vector or record literal, a `let`/`:let` value, an `if` test. A prim
     /// (`(mod i 7)`) and a builtin call of leaves (`(get by-id (:customer_id o))`) are
     /// evaluated as `eval` evaluates them (the step, the error position) without its dispatch;
-    /// anything else as an [`Interp::operand`] (a field of a local too).
+    /// anything else as an [`Interp::operand`]. (A field of a local read here in place, as the
+    /// base did, measured 7 % more CPU time on p3 for 1 % fewer instructions: see `operand`.)
     #[inline(always)]
     pub(super) fn literal_item(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
         match e {
@@ -54,9 +55,10 @@ impl Interp<'_> {
     }
 
     /// [`Interp::builtin_call`] of a call whose operands are all leaves or fields of locals
-    /// (`(get by-id (:customer_id o))`), for `literal_item`: it evaluates no node beneath it,
-    /// so it needs no level of `eval_node`'s nesting count (a lambda the builtin calls checks
-    /// the stack on entry, as `nested` does for natives).
+    /// (`(get by-id (:customer_id o))`), for `literal_item`: no operand nests further than one
+    /// field read (which goes through `eval_node`, counting its own level), so the call needs
+    /// no level of `eval_node`'s nesting count of its own (a lambda the builtin calls checks the
+    /// stack on entry, as `nested` does for natives).
     #[inline(never)]
     fn leaf_builtin_call(
         &mut self,

@@ -220,19 +220,16 @@ impl<'h> Interp<'h> {
 
     /// Evaluates an operand: constants and locals, the usual leaves, are read without a full
     /// `eval` dispatch. (A capture here too measured +0.4 % on interp p5 for 0.02 % on p3; the
-    /// capture that matters, `get`'s map, is read in place by `call_builtin`.) So is a field of
-    /// a local, `(:name o)` (the call's step, then the read `call_keyword` makes; it cannot
-    /// fail): it nests nothing, so it needs no level of `eval_node`'s nesting count.
+    /// capture that matters, `get`'s map, is read in place by `call_builtin`.) A field of a
+    /// local here too, `(:name o)`, took 1.4 % fewer instructions on p4 but 8 % more CPU time:
+    /// a fourth arm made this match an indirect jump, mispredicted on every operand (branch
+    /// `s27-node`, BENCHMARKS.md).
     #[inline(always)]
     fn operand(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
         match e {
             Expr::Const(v) => Ok(v.clone()),
             Expr::Local(i) => Ok(self.slot(env, *i)),
             Expr::Move(i) => Ok(self.take_slot(env, *i)),
-            Expr::Call(c) if prim::local_field(c).is_some() => {
-                self.tick()?;
-                Ok(self.field_of(c, env))
-            }
             _ => self.eval(e, env),
         }
     }
