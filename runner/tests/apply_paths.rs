@@ -15,7 +15,7 @@ mod rng;
 
 use ptc_shared::Limits;
 use rng::Rng;
-use support::outcome_printed;
+use support::{assert_same_at_budget, outcome_printed};
 
 const ITEMS: [&str; 9] = ["0", "1", "-3", "2.5", "-0.0", "7", "\"a\"", "nil", "[1 2]"];
 
@@ -75,17 +75,7 @@ fn apply_answers_as_with_a_shared_collection() {
             "round {round}: {moved}"
         );
         if round % 8 == 0 {
-            for max_steps in [steps - 1, steps] {
-                let tight = Limits {
-                    max_steps,
-                    ..Limits::default()
-                };
-                assert_eq!(
-                    outcome_printed(&moved, tight),
-                    outcome_printed(&shared, tight),
-                    "round {round} at {max_steps} steps: {moved}"
-                );
-            }
+            assert_same_at_budget(&moved, &shared, steps, outcome_printed);
         }
     }
 }

@@ -15,7 +15,7 @@ mod rng;
 
 use ptc_shared::Limits;
 use rng::Rng;
-use support::outcome;
+use support::{assert_same_at_budget, outcome};
 
 /// Spreads integer keys far apart; odd, so multiplying by it (wrapping) keeps keys distinct.
 const ODD: i64 = 1_000_003;
@@ -190,17 +190,7 @@ fn integer_keyed_maps_answer_as_the_model_and_as_the_hash_index() {
             "round {round}: {dense}"
         );
         if round % 10 == 0 {
-            for max_steps in [steps - 1, steps] {
-                let tight = Limits {
-                    max_steps,
-                    ..Limits::default()
-                };
-                assert_eq!(
-                    outcome(&dense, tight),
-                    outcome(&spread, tight),
-                    "round {round} at {max_steps} steps: {dense}"
-                );
-            }
+            assert_same_at_budget(&dense, &spread, steps, outcome);
         }
     }
 }

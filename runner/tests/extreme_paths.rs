@@ -16,7 +16,7 @@ mod rng;
 
 use ptc_shared::Limits;
 use rng::Rng;
-use support::outcome;
+use support::{assert_same_at_budget, outcome};
 
 const FLOATS: [&str; 8] = ["0.0", "-0.0", "1.5", "-2.25", "7.0", "1.5", "3.75", "-0.0"];
 const INTS: [&str; 7] = ["0", "-1", "5", "12", "5", "-40", "3"];
@@ -88,17 +88,7 @@ fn max_and_min_answer_as_the_general_path_and_the_model() {
             );
         }
         if round % 8 == 0 {
-            for max_steps in [steps - 1, steps] {
-                let tight = Limits {
-                    max_steps,
-                    ..Limits::default()
-                };
-                assert_eq!(
-                    outcome(&fast, tight),
-                    outcome(&general, tight),
-                    "round {round} at {max_steps} steps: {fast}"
-                );
-            }
+            assert_same_at_budget(&fast, &general, steps, outcome);
         }
     }
     assert!(plain > 300, "plain rounds: {plain}");

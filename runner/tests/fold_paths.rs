@@ -16,6 +16,7 @@ mod rng;
 #[path = "support/outcome.rs"]
 mod support;
 
+use support::assert_same_at_budget;
 use support::outcome_printed as outcome;
 
 use ptc_shared::Limits;
@@ -157,17 +158,7 @@ fn folded_builders_answer_and_charge_as_the_general_path() {
         }
         // The budget fires at the same step on both paths.
         if case % 8 == 0 {
-            for max_steps in [steps - 1, steps] {
-                let tight = Limits {
-                    max_steps,
-                    ..Limits::default()
-                };
-                assert_eq!(
-                    outcome(&folded, tight),
-                    outcome(&general, tight),
-                    "case {case} at {max_steps} steps: {folded}"
-                );
-            }
+            assert_same_at_budget(&folded, &general, steps, outcome);
         }
     }
     assert!(folded_some > 100, "too few cases ran to a result");

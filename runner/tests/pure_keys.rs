@@ -18,7 +18,7 @@ mod rng;
 
 use ptc_shared::Limits;
 use rng::Rng;
-use support::outcome;
+use support::{assert_same_at_budget, outcome};
 
 /// What an entry's key or value mostly is: numbers of both kinds.
 const NUMS: [&str; 7] = ["0", "1", "-3", "7", "2.5", "-0.5", "9"];
@@ -91,17 +91,7 @@ fn native_sort_keys_answer_as_the_general_path() {
         );
         sorted += usize::from(want.starts_with('['));
         if round % 8 == 0 {
-            for max_steps in [steps - 1, steps] {
-                let tight = Limits {
-                    max_steps,
-                    ..Limits::default()
-                };
-                assert_eq!(
-                    outcome(&fast, tight),
-                    outcome(&general, tight),
-                    "round {round} at {max_steps} steps: {fast}"
-                );
-            }
+            assert_same_at_budget(&fast, &general, steps, outcome);
         }
     }
     assert!(sorted > 100, "too few rounds sorted: {sorted}");
@@ -193,17 +183,7 @@ fn flat_maps_sort_as_the_general_path() {
         sorted += usize::from(want.starts_with('['));
         tied += usize::from(spread < n);
         if round % 6 == 0 {
-            for max_steps in [steps - 1, steps] {
-                let tight = Limits {
-                    max_steps,
-                    ..Limits::default()
-                };
-                assert_eq!(
-                    outcome(&fast, tight),
-                    outcome(&general, tight),
-                    "round {round} at {max_steps} steps: {fast}"
-                );
-            }
+            assert_same_at_budget(&fast, &general, steps, outcome);
         }
     }
     assert!(

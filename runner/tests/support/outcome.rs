@@ -62,3 +62,26 @@ pub fn result_of(src: &str, context: Option<ptc_runner::value::Value>) -> String
     assert!(step.fail.is_none(), "{src}: {:?}", step.fail);
     step.return_value.map(|v| v.to_string()).unwrap_or_default()
 }
+
+/// Asserts that `fast` and `general` end alike, as `see` reads them, under a step budget of
+/// `steps - 1` and of `steps` (the count the general path charged): a fast path must charge the
+/// same steps at the same points, so both fail at one step short and both finish at the count.
+#[allow(dead_code)]
+pub fn assert_same_at_budget(
+    fast: &str,
+    general: &str,
+    steps: u64,
+    see: fn(&str, Limits) -> (String, u64),
+) {
+    for max_steps in [steps - 1, steps] {
+        let tight = Limits {
+            max_steps,
+            ..Limits::default()
+        };
+        assert_eq!(
+            see(fast, tight),
+            see(general, tight),
+            "at {max_steps} steps: {fast}"
+        );
+    }
+}
