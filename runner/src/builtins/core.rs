@@ -484,16 +484,7 @@ fn sort_keyed(
     i.tick_n(items.len() as u64)?;
     // Keys that order natively (numbers, texts under a builtin comparator): no call per pair.
     if let Some(order) = super::msort::native_order(&items, cmp) {
-        let mut items = items;
-        return Ok(order
-            .into_iter()
-            .map(|k| {
-                items
-                    .get_mut(k)
-                    .map(|(_, v)| std::mem::take(v))
-                    .unwrap_or_default()
-            })
-            .collect());
+        return Ok(values_in_order(items, order));
     }
     // Not std's sort: it may panic on a comparator that is not a total order (see msort).
     let items = super::msort::sort_by(items, |(kx, _), (ky, _)| ordering(i, cmp, kx, ky))?;
@@ -562,6 +553,20 @@ fn native_keys(
     Ok(items)
 }
 
+/// The values of `items` at the positions `order` lists (each once: a sort's permutation),
+/// moved out in that order.
+fn values_in_order(mut items: Vec<(Value, Value)>, order: Vec<usize>) -> Vec<Value> {
+    order
+        .into_iter()
+        .map(|k| {
+            items
+                .get_mut(k)
+                .map(|(_, v)| std::mem::take(v))
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
 /// `sort-by` of a flat map (`value::flat`, a map grown by `reduce` or `into`) by a pure key fn
 /// (`hof::pure1`) and a comparator `native_order` knows, without reading the map in order
 /// (which builds its persistent tree: ~700 instructions an entry). When no two keys compare
@@ -593,17 +598,7 @@ fn sort_flat_map(
         }
         i.tick_n(n as u64)
     };
-    Some(charge(i, items.len()).map(|()| {
-        order
-            .into_iter()
-            .map(|k| {
-                items
-                    .get_mut(k)
-                    .map(|(_, v)| std::mem::take(v))
-                    .unwrap_or_default()
-            })
-            .collect()
-    }))
+    Some(charge(i, items.len()).map(|()| values_in_order(items, order)))
 }
 
 // Value hashes and compares without its lazy-seq cache, the only interior mutability.
