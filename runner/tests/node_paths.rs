@@ -77,6 +77,26 @@ fn limits(max_steps: u64) -> Limits {
     }
 }
 
+/// Runs `fast` and `general` with the step budget out of reach and asserts the same result,
+/// prints and steps; with `at_budget`, also the same end one step short of that count and at it.
+fn assert_same_runs(fast: &str, general: &str, at_budget: bool) {
+    let (want, want_step) = support::outcome_step(general, limits(u64::MAX / 2));
+    let (got, got_step) = support::outcome_step(fast, limits(u64::MAX / 2));
+    assert_eq!(got, want, "{fast}\n{general}");
+    assert_eq!(got_step.prints, want_step.prints, "{fast}");
+    let steps = want_step.usage.eval_steps;
+    assert_eq!(got_step.usage.eval_steps, steps, "{fast}");
+    if at_budget {
+        for budget in [steps - 1, steps] {
+            assert_eq!(
+                support::outcome(fast, limits(budget)),
+                support::outcome(general, limits(budget)),
+                "{fast} under {budget} steps"
+            );
+        }
+    }
+}
+
 #[test]
 fn a_captured_first_argument_answers_as_a_local_one() {
     let mut rng = Rng(0x5eed_0026);
@@ -91,21 +111,7 @@ fn a_captured_first_argument_answers_as_a_local_one() {
         let local = format!(
             "(let [c {a} f (fn [d] [({op} d {key}) ({op} d {k}) (count [d])])] [(f c) (f c)])"
         );
-        let (want, want_step) = support::outcome_step(&local, limits(u64::MAX / 2));
-        let (got, got_step) = support::outcome_step(&captured, limits(u64::MAX / 2));
-        assert_eq!(got, want, "{captured}");
-        assert_eq!(got_step.prints, want_step.prints, "{captured}");
-        let steps = want_step.usage.eval_steps;
-        assert_eq!(got_step.usage.eval_steps, steps, "{captured}");
-        if case % 8 == 0 {
-            for budget in [steps - 1, steps] {
-                assert_eq!(
-                    support::outcome(&captured, limits(budget)),
-                    support::outcome(&local, limits(budget)),
-                    "{captured} under {budget} steps"
-                );
-            }
-        }
+        assert_same_runs(&captured, &local, case % 8 == 0);
     }
 }
 
@@ -291,21 +297,7 @@ fn a_field_of_a_local_as_an_operand_answers_as_a_keyword_call() {
         let (x, y) = (rng.pick(&RECORDS), rng.pick(&RECORDS));
         let fast = format!("(let [ka :a kb :b f (fn [o] [{body}])] [(f {x}) (f {y})])");
         let general = fast.replace("(:a o)", "(ka o)").replace("(:b o)", "(kb o)");
-        let (want, want_step) = support::outcome_step(&general, limits(u64::MAX / 2));
-        let (got, got_step) = support::outcome_step(&fast, limits(u64::MAX / 2));
-        assert_eq!(got, want, "{fast}");
-        assert_eq!(got_step.prints, want_step.prints, "{fast}");
-        let steps = want_step.usage.eval_steps;
-        assert_eq!(got_step.usage.eval_steps, steps, "{fast}");
-        if case % 6 == 0 {
-            for budget in [steps - 1, steps] {
-                assert_eq!(
-                    support::outcome(&fast, limits(budget)),
-                    support::outcome(&general, limits(budget)),
-                    "{fast} under {budget} steps"
-                );
-            }
-        }
+        assert_same_runs(&fast, &general, case % 6 == 0);
     }
 }
 
@@ -363,21 +355,7 @@ fn an_if_over_a_prim_test_answers_as_the_prim_called_through_a_local() {
         let fast = format!("(let [{q} {op} f (fn [o] {form})] [(f {x}) (f {y})])");
         let general = fast.replace(&format!("({op} "), &format!("({q} "));
         assert_ne!(fast, general);
-        let (want, want_step) = support::outcome_step(&general, limits(u64::MAX / 2));
-        let (got, got_step) = support::outcome_step(&fast, limits(u64::MAX / 2));
-        assert_eq!(got, want, "{fast}\n{general}");
-        assert_eq!(got_step.prints, want_step.prints, "{fast}");
-        let steps = want_step.usage.eval_steps;
-        assert_eq!(got_step.usage.eval_steps, steps, "{fast}");
-        if case % 6 == 0 {
-            for budget in [steps - 1, steps] {
-                assert_eq!(
-                    support::outcome(&fast, limits(budget)),
-                    support::outcome(&general, limits(budget)),
-                    "{fast} under {budget} steps"
-                );
-            }
-        }
+        assert_same_runs(&fast, &general, case % 6 == 0);
     }
 }
 
@@ -431,20 +409,6 @@ fn a_builtin_call_of_leaves_as_a_literal_item_answers_as_a_node() {
             )
         };
         let (fast, general) = (program(&padded), program(&wrapped));
-        let (want, want_step) = support::outcome_step(&general, limits(u64::MAX / 2));
-        let (got, got_step) = support::outcome_step(&fast, limits(u64::MAX / 2));
-        assert_eq!(got, want, "{fast}");
-        assert_eq!(got_step.prints, want_step.prints, "{fast}");
-        let steps = want_step.usage.eval_steps;
-        assert_eq!(got_step.usage.eval_steps, steps, "{fast}");
-        if case % 4 == 0 {
-            for budget in [steps - 1, steps] {
-                assert_eq!(
-                    support::outcome(&fast, limits(budget)),
-                    support::outcome(&general, limits(budget)),
-                    "{fast} under {budget} steps"
-                );
-            }
-        }
+        assert_same_runs(&fast, &general, case % 4 == 0);
     }
 }
