@@ -293,10 +293,22 @@ mod tests {
             .iter()
             .filter(|r| matches!(plan_of(r), Plan::Fixed { .. }));
         assert!(planned.count() >= 10, "the fixed plan is exercised");
-        let alphabet: Vec<char> = "a@b1.é-Kk xe\u{212A}c".chars().collect();
-        for _ in 0..5_000 {
+        answers_as_captures(&regexes, "a@b1.é-Kk xe\u{212A}c", 12, 5_000, &mut rng);
+    }
+
+    /// `rounds` random texts of up to `max_len` characters of `alphabet`, each searched by a
+    /// random one of `regexes`: `re_find`'s plan must answer as the engine's `captures`.
+    fn answers_as_captures(
+        regexes: &[Rc<regex::Regex>],
+        alphabet: &str,
+        max_len: usize,
+        rounds: usize,
+        rng: &mut crate::test_rng::Rng,
+    ) {
+        let alphabet: Vec<char> = alphabet.chars().collect();
+        for _ in 0..rounds {
             let r = &regexes[rng.below(regexes.len())];
-            let text: String = (0..rng.below(12))
+            let text: String = (0..rng.below(max_len))
                 .map(|_| alphabet[rng.below(alphabet.len())])
                 .collect();
             let general = r.captures(&text).map(|c| groups(&c)).unwrap_or_default();
@@ -345,20 +357,7 @@ mod tests {
             .filter(|r| matches!(plan_of(r), Plan::Suffix(_)))
             .count();
         assert!(planned >= 20, "the suffix plan is exercised ({planned})");
-        let alphabet: Vec<char> = "a@b1.é-Kxc\n_".chars().collect();
-        for _ in 0..20_000 {
-            let r = &regexes[rng.below(regexes.len())];
-            let text: String = (0..rng.below(10))
-                .map(|_| alphabet[rng.below(alphabet.len())])
-                .collect();
-            let general = r.captures(&text).map(|c| groups(&c)).unwrap_or_default();
-            assert_eq!(
-                re_find(r, &text),
-                general,
-                "(re-find #{:?} {text:?})",
-                r.as_str()
-            );
-        }
+        answers_as_captures(&regexes, "a@b1.é-Kxc\n_", 10, 20_000, &mut rng);
     }
 
     #[test]
