@@ -16,8 +16,8 @@ mod rng;
 #[path = "support/outcome.rs"]
 mod support;
 
-use support::assert_same_at_budget;
 use support::outcome_printed as outcome;
+use support::{assert_same_at_budget, assert_same_outcome};
 
 use ptc_shared::Limits;
 use rng::Rng;
@@ -147,12 +147,7 @@ fn folded_builders_answer_and_charge_as_the_general_path() {
             max_steps: u64::MAX / 2,
             ..Limits::default()
         };
-        let (want, steps) = outcome(&general, free);
-        assert_eq!(
-            outcome(&folded, free),
-            (want.clone(), steps),
-            "case {case}: {folded}"
-        );
+        let (want, steps) = assert_same_outcome(&folded, &general, free, outcome);
         if !want.starts_with("failed") {
             folded_some += 1;
         }

@@ -18,7 +18,7 @@ mod rng;
 
 use ptc_shared::Limits;
 use rng::Rng;
-use support::{assert_same_at_budget, outcome};
+use support::{assert_same_at_budget, assert_same_outcome, outcome};
 
 /// What an entry's key or value mostly is: numbers of both kinds.
 const NUMS: [&str; 7] = ["0", "1", "-3", "7", "2.5", "-0.5", "9"];
@@ -83,12 +83,7 @@ fn native_sort_keys_answer_as_the_general_path() {
         let xs = xs.join(" ");
         let (key, cmp) = (rng.pick(&KEYS), rng.pick(&CMPS));
         let (fast, general) = (program(key, cmp, &xs, true), program(key, cmp, &xs, false));
-        let (want, steps) = outcome(&general, free);
-        assert_eq!(
-            outcome(&fast, free),
-            (want.clone(), steps),
-            "round {round}: {fast}"
-        );
+        let (want, steps) = assert_same_outcome(&fast, &general, free, outcome);
         sorted += usize::from(want.starts_with('['));
         if round % 8 == 0 {
             assert_same_at_budget(&fast, &general, steps, outcome);
@@ -174,12 +169,7 @@ fn flat_maps_sort_as_the_general_path() {
             )
         };
         let (fast, general) = (program(true), program(false));
-        let (want, steps) = outcome(&general, free);
-        assert_eq!(
-            outcome(&fast, free),
-            (want.clone(), steps),
-            "round {round}: {fast}"
-        );
+        let (want, steps) = assert_same_outcome(&fast, &general, free, outcome);
         sorted += usize::from(want.starts_with('['));
         tied += usize::from(spread < n);
         if round % 6 == 0 {

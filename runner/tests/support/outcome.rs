@@ -85,3 +85,17 @@ pub fn assert_same_at_budget(
         );
     }
 }
+
+/// Asserts that `fast` ends as `general` does under `limits`, as `see` reads them (the result
+/// and the steps charged), and gives back the general path's reading for the test's own counts.
+#[allow(dead_code)]
+pub fn assert_same_outcome(
+    fast: &str,
+    general: &str,
+    limits: Limits,
+    see: fn(&str, Limits) -> (String, u64),
+) -> (String, u64) {
+    let want = see(general, limits);
+    assert_eq!(see(fast, limits), want, "{fast}\nagainst {general}");
+    want
+}
