@@ -484,4 +484,37 @@ mod tests {
         }
         assert_eq!(entries(&m), want);
     }
+
+    /// The dense index's bound, hit exactly: with `n` keys in, a new key `k` above them keeps
+    /// the table while it needs at most `DENSE_SLACK * (n + 1) + DENSE_MIN` slots, and the first
+    /// key past that moves the map to the hash index (for good), every key still found.
+    #[test]
+    fn the_dense_index_holds_its_slot_bound_and_leaves_at_it() {
+        use super::{DENSE_MIN, DENSE_SLACK, FlatMap, Index};
+        let dense = |m: &FlatMap| matches!(m.index, Index::Dense(_));
+        let int = |k: usize| Value::Int(i64::try_from(k).unwrap_or(0));
+        for n in [1usize, 9, 40] {
+            let filled = |extra: usize| {
+                let mut m = FlatMap::default();
+                for k in 0..n {
+                    m.insert(int(k), Value::Nil);
+                }
+                let last = DENSE_SLACK * (n + 1) + DENSE_MIN - 1 + extra;
+                m.insert(int(last), Value::Int(1));
+                (m, last)
+            };
+            let (within, last) = filled(0);
+            assert!(dense(&within), "{n} keys and {last}");
+            let (mut past, last) = filled(1);
+            assert!(!dense(&past), "{n} keys and {last}");
+            for m in [&within, &past] {
+                assert_eq!(m.len(), n + 1);
+                assert!(m.get(&int(0)).is_some() && m.get(&int(n - 1)).is_some());
+            }
+            assert_eq!(past.get(&int(last)), Some(&Value::Int(1)));
+            past.insert(int(0), Value::Int(2));
+            assert!(!dense(&past), "the hash index stays");
+            assert_eq!(past.get(&int(0)), Some(&Value::Int(2)));
+        }
+    }
 }
