@@ -91,20 +91,30 @@ def test_cancelling_an_arun_task_cancels_the_run(client):
 
 
 def test_busy_from_a_full_daemon(daemon_factory):
+    # The one slot is held by a run whose tool waits for the test, so the second run surely
+    # finds it taken. (A spinning program raced the first quick run for the slot, and lost
+    # whenever it was admitted second: then it was the Busy one and every quick run passed.)
     d = daemon_factory("per_uid_max = 1\nper_uid_queue = 0")
     client = ptc.Client.connect(d.socket)
-    slow = threading.Thread(target=client.run, args=("(loop [] (recur))",))
+    entered, release = threading.Event(), threading.Event()
+
+    def hold():
+        entered.set()
+        release.wait(10)
+        return 1
+
+    held = []
+    slow = threading.Thread(
+        target=lambda: held.append(client.run("(tool/hold)", tools={"hold": hold})))
     slow.start()
     try:
-        steps = []
-        for _ in range(50):
-            steps.append(client.run("(+ 1 2)"))
-            if not steps[-1].ok:
-                break
+        assert entered.wait(10), "the holding run reached its tool"
         with pytest.raises(ptc.Busy):
-            steps[-1].raise_for_fail()
+            client.run("(+ 1 2)").raise_for_fail()
     finally:
+        release.set()
         slow.join()
+    assert held[0].value == 1
 
 
 def test_permission_denied_for_a_policy_this_uid_may_not_use(daemon_factory):
