@@ -159,3 +159,22 @@ fn equality_and_compare_of_deeply_nested_values_do_not_overflow() {
         ])
     );
 }
+
+/// Dropping data nested 100,000 levels deep defers the deeper levels instead of recursing, also
+/// for pairs that hold a scalar beside the nested vector and for copies of a shared vector
+/// (`assoc`): a drop-time flatness check that asked whether *any* element is scalar, instead of
+/// every one, would recurse and overflow the stack here.
+#[test]
+fn deep_nests_of_pairs_and_tree_vectors_drop_without_overflow() {
+    let v = value(
+        "(let [base [0 0]
+               pairs (reduce (fn [acc _] [1 acc]) [] (range 100000))
+               trees (reduce (fn [acc _] (assoc base 1 acc)) [] (range 100000))]
+           [(count pairs) (count trees) (first (second trees))])",
+        2_000_000,
+    );
+    assert_eq!(
+        v,
+        Value::Vector(vec![Value::Int(2), Value::Int(2), Value::Int(0)])
+    );
+}

@@ -230,9 +230,13 @@ fn fixed_group(pattern: &str) -> Option<(usize, usize)> {
 #[inline]
 fn pair(s: &str, whole: (usize, usize), group: (usize, usize)) -> Value {
     let text = |(start, end): (usize, usize)| s.get(start..end).map(Value::str);
-    let mut out = crate::pvec::Flat::new();
-    out.push(text(whole).unwrap_or_default());
-    out.push(text(group).unwrap_or_default());
+    // Written into the inline buffer whole: no length check per push.
+    let both = [
+        text(whole).unwrap_or_default(),
+        text(group).unwrap_or_default(),
+        Value::Nil,
+    ];
+    let out = crate::pvec::Flat::from_buf_and_len(both, 2);
     Value::Vector(Coll::new(PVec::from_flat(out)))
 }
 

@@ -196,7 +196,18 @@ enum Sep<'a> {
 }
 
 impl<'a> Sep<'a> {
+    /// The usual one-byte separator (`#" "`, `#","`) is told in the caller's code (one table
+    /// load); other patterns are read out of line.
+    #[inline]
     fn of_regex(r: &'a regex::Regex) -> Sep<'a> {
+        match r.as_str().as_bytes() {
+            [b] if plain_byte(*b) => Sep::Char(char::from(*b)),
+            _ => Sep::of_pattern(r),
+        }
+    }
+
+    #[inline(never)]
+    fn of_pattern(r: &'a regex::Regex) -> Sep<'a> {
         literal_text(r.as_str()).map_or(Sep::Regex(r), Sep::of_text)
     }
 
@@ -216,11 +227,7 @@ impl<'a> Sep<'a> {
 fn literal_text(pattern: &str) -> Option<&str> {
     // The usual one-byte separator (`#" "`, `#","`) is decided by a table, not a char walk.
     if let [b] = pattern.as_bytes() {
-        return PLAIN_BYTE
-            .get(usize::from(*b))
-            .copied()
-            .unwrap_or(false)
-            .then_some(pattern);
+        return plain_byte(*b).then_some(pattern);
     }
     (!pattern.is_empty() && pattern.chars().all(plain)).then_some(pattern)
 }
@@ -228,6 +235,11 @@ fn literal_text(pattern: &str) -> Option<&str> {
 /// A character that is never regex syntax.
 fn plain(c: char) -> bool {
     c.is_alphanumeric() || " ,;:/@_=!%'\"<>".contains(c)
+}
+
+/// [`plain`] of a one-byte pattern's byte.
+fn plain_byte(b: u8) -> bool {
+    PLAIN_BYTE.get(usize::from(b)).copied().unwrap_or(false)
 }
 
 /// [`plain`] of each ASCII byte, for the one-byte patterns.

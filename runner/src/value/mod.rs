@@ -219,12 +219,24 @@ pub trait Contents: Default {
 const FLAT_CHECK: usize = 16;
 
 impl Contents for PVec {
+    /// A flat form is read as a slice: the usual pair or tuple is two or three tag tests, with
+    /// no iterator over the two forms and no registers saved for the tree's walk.
+    #[inline]
     fn is_flat(&self) -> bool {
-        self.len() <= FLAT_CHECK && self.iter().all(Value::is_scalar)
+        match self.as_slice() {
+            Some(xs) => xs.len() <= FLAT_CHECK && xs.iter().all(Value::is_scalar),
+            None => tree_is_flat(self),
+        }
     }
     fn drain_into(self, out: &mut Vec<Value>) {
         out.extend(self);
     }
+}
+
+/// [`Contents::is_flat`] of a vector in the persistent form (rarely dropped small).
+#[inline(never)]
+fn tree_is_flat(v: &PVec) -> bool {
+    v.len() <= FLAT_CHECK && v.iter().all(Value::is_scalar)
 }
 
 /// An exception value, as thrown by `throw` / `ex-info` or produced by a caught error.
