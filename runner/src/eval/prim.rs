@@ -160,7 +160,7 @@ pub fn scalars_equal(a: &Value, b: &Value) -> Option<bool> {
 /// A constant beside a field, decoded at analysis so that the commonest tests
 /// (`(= "paid" (:status o))`, `(> (:total o) 250)`) are compared without `Prim::apply`'s
 /// dispatch on both operands' kinds.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum Fixed {
     /// A string, under `=`.
     Text(crate::value::Text),
@@ -272,7 +272,11 @@ impl Interp<'_> {
     /// `(op x c)`, `x` a local: `(mod i 7)`, two integers, without the call of the general
     /// answer.
     #[inline(never)]
-    fn prim_slot_const(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
+    pub(super) fn prim_slot_const(
+        &mut self,
+        p: &crate::analyze::PrimCall,
+        env: Env<'_>,
+    ) -> EvalResult {
         // Small on purpose (the rest is a tail call): two integers, read in place. A moved
         // integer is left in its slot: it holds nothing, and liveness guarantees the slot is
         // not read again before it is written.
@@ -331,7 +335,7 @@ impl Interp<'_> {
 
     /// The shapes without a field or a local beside a constant.
     #[inline(never)]
-    fn prim_other(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
+    pub(super) fn prim_other(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
         match (p.shape, &p.x, &p.y) {
             (Shape::Fields, Expr::Call(fx), Expr::Call(fy)) => self.prim_fields(p, fx, fy, env),
             (Shape::ConstAny, Expr::Const(c), y) => {
@@ -364,7 +368,7 @@ impl Interp<'_> {
     /// as `Expr::Call` charges it; a moved `m` is taken from its slot and dropped here. The
     /// usual case (a local record the hint knows, a decoded constant) is answered first.
     #[inline(never)]
-    fn prim_field(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
+    pub(super) fn prim_field(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
         let (f, field_first) = match (&p.x, &p.y) {
             (Expr::Call(f), _) if p.shape == Shape::FieldConst => (f, true),
             (_, Expr::Call(f)) => (f, false),
