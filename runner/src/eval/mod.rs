@@ -544,7 +544,7 @@ impl<'h> Interp<'h> {
             this: Some(l),
         };
         let r = match &arity.code {
-            Some(code) => self.run_code(code, arity, env),
+            Some(code) => self.run_code(code, arity, &env),
             None => stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
                 // The usual body, run once: no parameter patterns, no `recur`.
                 if !arity.patterns.is_empty() {
@@ -565,13 +565,13 @@ impl<'h> Interp<'h> {
     /// stays inlined where it was (with the choice inside it, it was not: +24 instructions a
     /// call).
     #[inline(never)]
-    fn run_code(&mut self, code: &compile::Code, arity: &Arity, env: Env<'_>) -> EvalResult {
+    fn run_code(&mut self, code: &compile::Code, arity: &Arity, env: &Env<'_>) -> EvalResult {
         stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
             if !arity.patterns.is_empty() {
-                return self.run_body(arity, env);
+                return self.run_body(arity, *env);
             }
             match code.run(self, env) {
-                Err(EvalError::Recur) => self.recur_and_run(arity, env),
+                Err(EvalError::Recur) => self.recur_and_run(arity, *env),
                 other => other,
             }
         })
@@ -581,7 +581,7 @@ impl<'h> Interp<'h> {
     #[inline(always)]
     fn body(&mut self, arity: &Arity, env: Env<'_>) -> EvalResult {
         match &arity.code {
-            Some(code) => code.run(self, env),
+            Some(code) => code.run(self, &env),
             None => self.eval(&arity.body, env),
         }
     }
