@@ -134,7 +134,7 @@ impl Interp<'_> {
                 .get(env.base + i as usize)
                 .map(look)
                 .unwrap_or_default()),
-            Place::Capture(i) => Ok(env.captures.get(i as usize).map(look).unwrap_or_default()),
+            Place::Capture(i) => Ok(env.captures().get(i as usize).map(look).unwrap_or_default()),
             Place::Elsewhere => Ok(look(&arg.value(self, env)?)),
         }
     }
@@ -155,7 +155,7 @@ impl Interp<'_> {
             // make and drop. Captures cannot change, so reading it after `y` reads the same.
             (Fast::Two(g), [x, y]) if let Place::Capture(i) = x.place() => {
                 let y = y.value(self, env)?;
-                let x = env.captures.get(i as usize).unwrap_or(&Value::Nil);
+                let x = env.captures().get(i as usize).unwrap_or(&Value::Nil);
                 match g(x, &y) {
                     Some(r) => r,
                     None => crate::builtins::call(self, b, vec![x.clone(), y]),

@@ -144,7 +144,7 @@ fn node(e: &Expr, level: u32) -> Box<Run> {
         }
         Expr::Capture(i) => {
             let i = *i as usize;
-            Box::new(move |_, env| Ok(env.captures.get(i).cloned().unwrap_or_default()))
+            Box::new(move |_, env| Ok(env.captures().get(i).cloned().unwrap_or_default()))
         }
         Expr::If(b) => {
             let (t, then, els) = (child(&b.0, next), child(&b.1, next), child(&b.2, next));
@@ -277,7 +277,7 @@ fn keyword_call(kv: Value, k: Text, arg: &Expr, next: u32, pos: Pos) -> Box<Run>
             Box::new(move |it, env| {
                 it.tick()?;
                 Ok(env
-                    .captures
+                    .captures()
                     .get(i)
                     .map(|m| keyword_of(m, &kv, &k, &hint))
                     .unwrap_or_default())

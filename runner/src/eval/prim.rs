@@ -409,7 +409,7 @@ impl Interp<'_> {
                 .stack
                 .get(env.base + *i as usize)
                 .unwrap_or(&Value::Nil),
-            Expr::Capture(i) => env.captures.get(*i as usize).unwrap_or(&Value::Nil),
+            Expr::Capture(i) => env.captures().get(*i as usize).unwrap_or(&Value::Nil),
             Expr::Move(i) => {
                 held = self.take_slot(env, *i);
                 &held
@@ -457,7 +457,7 @@ impl Interp<'_> {
         match arg {
             Expr::Move(i) => look(&self.take_slot(env, *i)),
             Expr::Local(i) => self.stack.get(env.base + *i as usize).and_then(look),
-            Expr::Capture(i) => env.captures.get(*i as usize).and_then(look),
+            Expr::Capture(i) => env.captures().get(*i as usize).and_then(look),
             _ => None,
         }
         .unwrap_or_default()
