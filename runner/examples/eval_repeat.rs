@@ -4,9 +4,7 @@
 //!
 //! Usage: `eval_repeat PROGRAM N [CONTEXT.json]` (the context as the pipelines bench writes it).
 //! With `PTC_IMPORT_EACH=1` the context is handed over encoded, as a runner receives it, so
-//! every evaluation also imports it (what the `aggregate/100k` bench measures). With
-//! `PTC_COMPILE=1` fn bodies are compiled to closures (`ptc_runner::eval::compile`), so one
-//! binary times both ways with the same code placement.
+//! every evaluation also imports it (what the `aggregate/100k` bench measures).
 //!
 //! It allocates through the runner's own `#[global_allocator]` (the very `heap.rs` and
 //! `alloc.rs` of `ptc-runner`, armed with an unlimited budget: counting and free lists on, as in
@@ -58,7 +56,6 @@ fn main() {
         Value::from_json_text(&text).expect("context is JSON")
     });
     let each = std::env::var_os("PTC_IMPORT_EACH").is_some();
-    ptc_runner::eval::compile::set_enabled(std::env::var_os("PTC_COMPILE").is_some());
     let mut request = RunRequest::default();
     let mut context_value = None;
     match context {

@@ -10,7 +10,7 @@ use crate::value::Value;
 use std::rc::Rc;
 
 /// An analyzed expression.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub enum Expr {
     Const(Value),
     /// A slot of the current frame.
@@ -65,7 +65,7 @@ pub enum Expr {
 }
 
 /// `(op x y)` for a builtin `op` with an inline integer path; other operands go to `builtin`.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct PrimCall {
     pub op: crate::eval::prim::Prim,
     pub builtin: &'static BuiltinDef,
@@ -92,27 +92,13 @@ pub struct Call {
     pub hint: crate::value::KeyHint,
 }
 
-/// A copy of a call (for the compiled code's walked nodes) finds its keys afresh: a hint is only
-/// where the last read found its key, so a new one changes no answer.
-impl Clone for Call {
-    fn clone(&self) -> Call {
-        Call {
-            f: self.f.clone(),
-            args: self.args.clone(),
-            pos: self.pos,
-            name: self.name.clone(),
-            hint: crate::value::KeyHint::default(),
-        }
-    }
-}
-
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Let {
     pub bindings: Vec<(Pattern, Expr)>,
     pub body: Expr,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Loop {
     /// Raw slots the loop values live in (recur writes these).
     pub slots: Vec<u32>,
@@ -123,7 +109,7 @@ pub struct Loop {
 }
 
 /// A destructuring pattern.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub enum Pattern {
     Bind(u32),
     Seq {
@@ -137,7 +123,7 @@ pub enum Pattern {
     },
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct MapEntryPat {
     pub key: Value,
     pub pattern: Pattern,
@@ -164,12 +150,9 @@ pub struct Arity {
     /// Destructuring of the raw slots of pattern parameters.
     pub patterns: Vec<(Pattern, u32)>,
     pub body: Expr,
-    /// `body` compiled to closures (`eval::compile`), run instead of walking it; `None` where
-    /// compilation is switched off.
-    pub code: Option<crate::eval::compile::Code>,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Case {
     pub subject: Expr,
     pub clauses: Vec<(Vec<Value>, Expr)>,
@@ -177,7 +160,7 @@ pub struct Case {
     pub pos: Pos,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Try {
     pub body: Expr,
     /// Tried in order; the first whose class matches handles the error.
@@ -186,7 +169,7 @@ pub struct Try {
 }
 
 /// `(catch Class name handler...)`.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Catch {
     pub class: ExClass,
     /// Slot bound to the caught exception.
@@ -237,7 +220,7 @@ impl ExClass {
 }
 
 /// `for` / `doseq`: nested iteration clauses then a body.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct For {
     pub clauses: Vec<ForClause>,
     pub body: Expr,
@@ -246,7 +229,7 @@ pub struct For {
     pub pos: Pos,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub enum ForClause {
     Bind(Pattern, Expr),
     Let(Vec<(Pattern, Expr)>),

@@ -270,9 +270,6 @@ impl Analyzer<'_> {
             quick: None,
         };
         t.quick = crate::eval::quick::Quick::of(&t);
-        for a in &mut t.arities {
-            a.code = crate::eval::compile::arity(a);
-        }
         Ok(Expr::Fn(Rc::new(t), captures))
     }
 
@@ -316,7 +313,6 @@ impl Analyzer<'_> {
             raw,
             patterns,
             body,
-            code: None,
         })
     }
 

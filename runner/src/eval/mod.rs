@@ -1,5 +1,4 @@
-//! The evaluator: walks analyzed `Expr` trees. (A fn body can instead run as closures compiled
-//! from its tree, `compile`, off by default; call nodes are written once for both, `call`.)
+//! The evaluator: walks analyzed `Expr` trees.
 //!
 //! Frames live on one value stack: a call reserves `frame_size` slots at `base`, locals are
 //! `stack[base + slot]`, and closures copy what they capture when created (values are immutable,
@@ -10,8 +9,6 @@
 //! 1024 steps; nesting of calls is capped by `max_depth` (and `stacker` grows the Rust stack on
 //! demand, so the cap, not the thread's stack size, is what stops deep recursion).
 
-mod call;
-pub mod compile;
 pub mod lazy;
 mod lazy_drop;
 mod literal;
@@ -23,7 +20,7 @@ mod special;
 
 use crate::analyze::{Arity, Expr, FnTemplate};
 use crate::api::ToolHost;
-use crate::builtins::Fast;
+use crate::builtins::{BuiltinDef, Fast};
 use crate::error::{EvalError, EvalResult, Limit};
 use crate::value::Value;
 use ptc_shared::Limits;
@@ -58,25 +55,12 @@ impl Drop for Lambda {
     }
 }
 
-/// The evaluation environment of the code being run: where its frame starts, and the closure
-/// running (its captures; none at the top level). Two words, so it is passed in registers: a
-/// 32-byte `Env` went through memory at every call, copied with 16-byte loads from the
-/// 8-byte stores that had just built it (a store-forwarding stall per call).
+/// The evaluation environment of the code being run: where its frame starts, its captures.
 #[derive(Clone, Copy)]
 pub(crate) struct Env<'a> {
     pub base: usize,
+    pub captures: &'a [Value],
     pub this: Option<&'a Rc<Lambda>>,
-}
-
-impl<'a> Env<'a> {
-    /// The values the running closure captured.
-    #[inline(always)]
-    pub fn captures(self) -> &'a [Value] {
-        match self.this {
-            Some(l) => &l.captures,
-            None => &[],
-        }
-    }
 }
 
 /// What a run printed, with caps on each entry and on the total.
@@ -187,7 +171,11 @@ impl<'h> Interp<'h> {
     pub(crate) fn run_program(&mut self, forms: &[Expr], frame_size: u32) -> EvalResult {
         let base = self.stack.len();
         self.stack.resize(base + frame_size as usize, Value::Nil);
-        let env = Env { base, this: None };
+        let env = Env {
+            base,
+            captures: &[],
+            this: None,
+        };
         let mut last = Value::Nil;
         for f in forms {
             last = self.eval(f, env)?;
@@ -289,7 +277,7 @@ impl<'h> Interp<'h> {
             Expr::Const(v) => Ok(v.clone()),
             Expr::Local(i) => Ok(self.slot(env, *i)),
             Expr::Move(i) => Ok(self.take_slot(env, *i)),
-            Expr::Capture(i) => Ok(env.captures().get(*i as usize).cloned().unwrap_or_default()),
+            Expr::Capture(i) => Ok(env.captures.get(*i as usize).cloned().unwrap_or_default()),
             Expr::SelfFn => Ok(env.this.map(|l| Value::Fn(l.clone())).unwrap_or_default()),
             Expr::Global(name, pos) => self.global(name, *pos),
             Expr::Builtin(b) => Ok(Value::Builtin(b)),
@@ -329,11 +317,11 @@ impl<'h> Interp<'h> {
                 let r = match &c.f {
                     // So is a keyword: `(:k m)`, the commonest call on records.
                     Expr::Const(kv @ Value::Keyword(k)) if c.args.len() == 1 => {
-                        self.call_keyword(kv, k, &c.hint, c.args.first(), env)
+                        self.call_keyword(kv, k, c, env)
                     }
                     f => {
                         let f = self.eval(f, env)?;
-                        self.call(&f, &c.args, &c.hint, &c.name, env)
+                        self.call(&f, c, env)
                     }
                 };
                 r.map_err(|e| e.at(c.pos))
@@ -365,6 +353,134 @@ impl<'h> Interp<'h> {
         } else {
             self.eval(els, env)
         }
+    }
+
+    /// A call node of builtin `b`: its step, then the call, errors at the call's position.
+    #[inline(always)]
+    fn builtin_call(
+        &mut self,
+        b: &'static BuiltinDef,
+        c: &crate::analyze::Call,
+        env: Env<'_>,
+    ) -> EvalResult {
+        self.tick()?;
+        self.call_builtin(b, c, env).map_err(|e| e.at(c.pos))
+    }
+
+    /// A call expression: a lambda's arguments are evaluated straight into its new frame; a
+    /// keyword looks its one argument up; anything else gets an argument vector.
+    fn call(&mut self, f: &Value, c: &crate::analyze::Call, env: Env<'_>) -> EvalResult {
+        match (f, c.args.as_slice()) {
+            (Value::Fn(l), _) => {
+                let base = self.stack.len();
+                for a in &c.args {
+                    match self.operand(a, env) {
+                        Ok(v) => self.stack.push(v),
+                        Err(e) => {
+                            self.stack.truncate(base);
+                            return Err(e);
+                        }
+                    }
+                }
+                self.enter_lambda(l, base)
+            }
+            // `(:k m)`: looked up where this call found `:k` last time.
+            (Value::Keyword(k), [arg]) => match self.eval(arg, env)? {
+                Value::Map(m) => Ok(m
+                    .get_keyword_hinted(k, &c.hint)
+                    .cloned()
+                    .unwrap_or_default()),
+                m => Ok(crate::builtins::coll::get(&m, f).unwrap_or_default()),
+            },
+            // Hot builtins with a fast path take their arguments without an argument vector.
+            (Value::Builtin(b), [x]) if matches!(b.fast, Fast::One(_) | Fast::Prim(_)) => {
+                let x = self.eval(x, env)?;
+                crate::builtins::call1(self, b, x)
+            }
+            (Value::Builtin(b), [x, y]) if matches!(b.fast, Fast::Two(_) | Fast::Prim(_)) => {
+                let x = self.eval(x, env)?;
+                let y = self.eval(y, env)?;
+                crate::builtins::call2(self, b, x, y)
+            }
+            _ => {
+                let args = self.eval_all(&c.args, env)?;
+                self.apply_named(f, args, &c.name)
+            }
+        }
+    }
+
+    /// `(:k m)` written in the source: looked up where this call found `:k` last time. Out of
+    /// line, so that `eval`'s own code stays as small as it was.
+    #[inline(never)]
+    fn call_keyword(
+        &mut self,
+        kv: &Value,
+        k: &crate::value::Text,
+        c: &crate::analyze::Call,
+        env: Env<'_>,
+    ) -> EvalResult {
+        let look = |m: &Value| {
+            match m {
+                Value::Map(map) => map.get_keyword_hinted(k, &c.hint).cloned(),
+                other => crate::builtins::coll::get(other, kv),
+            }
+            .unwrap_or_default()
+        };
+        // A local or captured map is read where it is: no clone of it to make and drop.
+        match c.args.first() {
+            Some(Expr::Local(i)) => Ok(self
+                .stack
+                .get(env.base + *i as usize)
+                .map(look)
+                .unwrap_or_default()),
+            Some(Expr::Capture(i)) => {
+                Ok(env.captures.get(*i as usize).map(look).unwrap_or_default())
+            }
+            Some(arg) => Ok(look(&self.operand(arg, env)?)),
+            None => Ok(Value::Nil),
+        }
+    }
+
+    /// A call of a builtin: its fast path when the arity matches one, else an argument vector.
+    fn call_builtin(
+        &mut self,
+        b: &'static BuiltinDef,
+        c: &crate::analyze::Call,
+        env: Env<'_>,
+    ) -> EvalResult {
+        match (b.fast, c.args.as_slice()) {
+            (Fast::One(_) | Fast::Prim(_), [x]) => {
+                let x = self.operand(x, env)?;
+                crate::builtins::call1(self, b, x)
+            }
+            // A captured first operand (`(get by-id k)`) is read where it is: no clone of it to
+            // make and drop. Captures cannot change, so reading it after `y` reads the same.
+            (Fast::Two(g), [Expr::Capture(i), y]) => {
+                let y = self.operand(y, env)?;
+                let x = env.captures.get(*i as usize).unwrap_or(&Value::Nil);
+                match g(x, &y) {
+                    Some(r) => r,
+                    None => crate::builtins::call(self, b, vec![x.clone(), y]),
+                }
+            }
+            (Fast::Two(_) | Fast::Prim(_), [x, y]) => {
+                let x = self.operand(x, env)?;
+                let y = self.operand(y, env)?;
+                crate::builtins::call2(self, b, x, y)
+            }
+            _ => {
+                let args = self.eval_all(&c.args, env)?;
+                crate::builtins::call(self, b, args)
+            }
+        }
+    }
+
+    fn eval_all(&mut self, xs: &[Expr], env: Env<'_>) -> EvalResult<Vec<Value>> {
+        let mut out = Vec::with_capacity(xs.len());
+        for x in xs {
+            out.push(self.operand(x, env)?);
+        }
+        Ok(out)
     }
 
     fn context_get(&self, k: &str) -> Value {
@@ -549,49 +665,22 @@ impl<'h> Interp<'h> {
         self.depth += 1;
         let env = Env {
             base,
+            captures: &l.captures,
             this: Some(l),
         };
-        let r = match &arity.code {
-            Some(code) => self.run_code(code, arity, &env),
-            None => stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
-                // The usual body, run once: no parameter patterns, no `recur`.
-                if !arity.patterns.is_empty() {
-                    return self.run_body(arity, env);
-                }
-                match self.eval(&arity.body, env) {
-                    Err(EvalError::Recur) => self.recur_and_run(arity, env),
-                    other => other,
-                }
-            }),
-        };
+        let r = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
+            // The usual body, run once: no parameter patterns, no `recur`.
+            if !arity.patterns.is_empty() {
+                return self.run_body(arity, env);
+            }
+            match self.eval(&arity.body, env) {
+                Err(EvalError::Recur) => self.recur_and_run(arity, env),
+                other => other,
+            }
+        });
         self.depth -= 1;
         self.stack.truncate(base);
         r
-    }
-
-    /// `enter_lambda`'s run of a compiled body, out of line: the walked body's closure above
-    /// stays inlined where it was (with the choice inside it, it was not: +24 instructions a
-    /// call).
-    #[inline(never)]
-    fn run_code(&mut self, code: &compile::Code, arity: &Arity, env: &Env<'_>) -> EvalResult {
-        stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
-            if !arity.patterns.is_empty() {
-                return self.run_body(arity, *env);
-            }
-            match code.run(self, env) {
-                Err(EvalError::Recur) => self.recur_and_run(arity, *env),
-                other => other,
-            }
-        })
-    }
-
-    /// Runs an arity's body once: its compiled code, or the walk of its tree.
-    #[inline(always)]
-    fn body(&mut self, arity: &Arity, env: Env<'_>) -> EvalResult {
-        match &arity.code {
-            Some(code) => code.run(self, &env),
-            None => self.eval(&arity.body, env),
-        }
     }
 
     /// A call with no arity for `n` arguments: its frame dropped, the error built.
@@ -637,7 +726,7 @@ impl<'h> Interp<'h> {
             if !arity.patterns.is_empty() {
                 self.bind_params(arity, env)?;
             }
-            match self.body(arity, env) {
+            match self.eval(&arity.body, env) {
                 Err(EvalError::Recur) => self.recur_params(arity, env)?,
                 other => return other,
             }

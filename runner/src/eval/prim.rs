@@ -160,7 +160,7 @@ pub fn scalars_equal(a: &Value, b: &Value) -> Option<bool> {
 /// A constant beside a field, decoded at analysis so that the commonest tests
 /// (`(= "paid" (:status o))`, `(> (:total o) 250)`) are compared without `Prim::apply`'s
 /// dispatch on both operands' kinds.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub enum Fixed {
     /// A string, under `=`.
     Text(crate::value::Text),
@@ -272,11 +272,7 @@ impl Interp<'_> {
     /// `(op x c)`, `x` a local: `(mod i 7)`, two integers, without the call of the general
     /// answer.
     #[inline(never)]
-    pub(super) fn prim_slot_const(
-        &mut self,
-        p: &crate::analyze::PrimCall,
-        env: Env<'_>,
-    ) -> EvalResult {
+    fn prim_slot_const(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
         // Small on purpose (the rest is a tail call): two integers, read in place. A moved
         // integer is left in its slot: it holds nothing, and liveness guarantees the slot is
         // not read again before it is written.
@@ -335,7 +331,7 @@ impl Interp<'_> {
 
     /// The shapes without a field or a local beside a constant.
     #[inline(never)]
-    pub(super) fn prim_other(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
+    fn prim_other(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
         match (p.shape, &p.x, &p.y) {
             (Shape::Fields, Expr::Call(fx), Expr::Call(fy)) => self.prim_fields(p, fx, fy, env),
             (Shape::ConstAny, Expr::Const(c), y) => {
@@ -368,7 +364,7 @@ impl Interp<'_> {
     /// as `Expr::Call` charges it; a moved `m` is taken from its slot and dropped here. The
     /// usual case (a local record the hint knows, a decoded constant) is answered first.
     #[inline(never)]
-    pub(super) fn prim_field(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
+    fn prim_field(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
         let (f, field_first) = match (&p.x, &p.y) {
             (Expr::Call(f), _) if p.shape == Shape::FieldConst => (f, true),
             (_, Expr::Call(f)) => (f, false),
@@ -409,7 +405,7 @@ impl Interp<'_> {
                 .stack
                 .get(env.base + *i as usize)
                 .unwrap_or(&Value::Nil),
-            Expr::Capture(i) => env.captures().get(*i as usize).unwrap_or(&Value::Nil),
+            Expr::Capture(i) => env.captures.get(*i as usize).unwrap_or(&Value::Nil),
             Expr::Move(i) => {
                 held = self.take_slot(env, *i);
                 &held
@@ -457,7 +453,7 @@ impl Interp<'_> {
         match arg {
             Expr::Move(i) => look(&self.take_slot(env, *i)),
             Expr::Local(i) => self.stack.get(env.base + *i as usize).and_then(look),
-            Expr::Capture(i) => env.captures().get(*i as usize).and_then(look),
+            Expr::Capture(i) => env.captures.get(*i as usize).and_then(look),
             _ => None,
         }
         .unwrap_or_default()
