@@ -162,7 +162,7 @@ impl<T: Contents> Drop for Coll<T> {
 /// The contents of a collection its last owner drops: nested values through a work list.
 #[inline(never)]
 fn drop_contents<T: Contents>(inner: &mut T) {
-    if !inner.is_flat() {
+    if !inner.release_flat() {
         drop_nested(std::mem::take(inner), |c, out| c.drain_into(out));
     }
 }
@@ -213,6 +213,38 @@ pub trait Contents: Default {
     fn is_flat(&self) -> bool;
     /// Moves every element (keys and values of a map) to `out`.
     fn drain_into(self, out: &mut Vec<Value>);
+    /// For the last owner's drop: true when nothing that may nest is left, after giving back
+    /// in place what can be (see [`release_inline`]); false leaves the rest to the work list.
+    fn release_flat(&mut self) -> bool {
+        self.is_flat()
+    }
+}
+
+/// Gives back the values of a small vector kept inline (not spilled) for their last owner: a
+/// text's count inline, a number nothing, so `Value`'s out-of-line drop is not called once per
+/// value; the emptied buffer, which owns no heap memory, is then forgotten. At the first value
+/// that may hold others it stops (false): the values met so far are nil, the rest are dropped
+/// as usual by whoever holds the vector.
+#[inline]
+pub(crate) fn release_inline<A: smallvec::Array<Item = Value>>(
+    vals: &mut smallvec::SmallVec<A>,
+) -> bool {
+    if vals.spilled() {
+        return false;
+    }
+    for v in vals.iter_mut() {
+        match v {
+            Value::Nil | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Char(_) => {}
+            Value::Str(_) | Value::Keyword(_) | Value::Symbol(_) => {
+                if let Value::Str(t) | Value::Keyword(t) | Value::Symbol(t) = std::mem::take(v) {
+                    drop(t);
+                }
+            }
+            _ => return false,
+        }
+    }
+    std::mem::forget(std::mem::take(vals));
+    true
 }
 
 /// Collections up to this length are checked for flatness when dropped.
@@ -230,6 +262,15 @@ impl Contents for PVec {
     }
     fn drain_into(self, out: &mut Vec<Value>) {
         out.extend(self);
+    }
+    /// A pair or tuple held inline (`[id sku amt]`, a split's pieces) gives its values back in
+    /// place; anything else is checked by [`Contents::is_flat`].
+    #[inline]
+    fn release_flat(&mut self) -> bool {
+        match self.inline_mut() {
+            Some(vals) => release_inline(vals),
+            None => self.is_flat(),
+        }
     }
 }
 
