@@ -344,6 +344,12 @@ impl Value {
     pub fn list(items: impl IntoIterator<Item = Value>) -> Value {
         Value::List(Coll::new(items.into_iter().collect()))
     }
+    /// A list of the elements a builder pushed to a plain `Vec` (a push there is a few
+    /// instructions, where `PVec::push_back` checks its form each time): a long one's buffer
+    /// becomes the list's, not copied as [`Value::list`] copies what it collects.
+    pub fn list_of(items: Vec<Value>) -> Value {
+        Value::List(Coll::new(PVec::from_vec(items)))
+    }
     pub fn map(m: MapImpl) -> Value {
         Value::Map(Coll::new(m))
     }
