@@ -152,6 +152,8 @@ fn apply_extra(
 ) -> EvalResult {
     match (extra.next(), extra.len()) {
         (None, _) => i.apply1(f, old),
+        // `(fnil + 0)`, the usual fn of a counting `update`: straight to the native's entry.
+        (Some(x), 0) if let Value::Native(n) = f => super::hof::call_native2(i, n, old, x),
         (Some(x), 0) => i.apply2(f, old, x),
         (Some(x), rest) => {
             let mut args = Vec::with_capacity(2 + rest);
