@@ -402,14 +402,20 @@ fn reduce_coll(
     for x in it {
         i.tick()?;
         if let Some(op) = prim {
-            if let (Value::Int(a), Value::Int(b)) = (&acc, &x)
-                && let Some(v) = op.ints(*a, *b)
-            {
-                acc = v;
-                continue;
-            }
-            // Other numbers: the prim's answer, as `call2` would take it (never a `reduced`).
-            if let Some(r) = op.apply(&acc, &x) {
+            // Two numbers hold nothing: the old accumulator and the element are forgotten, not
+            // passed to `Value`'s out-of-line drop (two calls an element of `(reduce + xs)`).
+            if number(&acc) && number(&x) {
+                let r = match (&acc, &x) {
+                    (Value::Int(a), Value::Int(b)) => op.ints(*a, *b).map(Ok),
+                    _ => None,
+                };
+                // Other numbers: the prim's answer, as `call2` would take it (never a `reduced`).
+                if let Some(r) = r.or_else(|| op.apply(&acc, &x)) {
+                    std::mem::forget(std::mem::replace(&mut acc, r?));
+                    std::mem::forget(x);
+                    continue;
+                }
+            } else if let Some(r) = op.apply(&acc, &x) {
                 acc = r?;
                 continue;
             }
@@ -421,6 +427,12 @@ fn reduce_coll(
         }
     }
     Ok(acc)
+}
+
+/// Whether `v` is a number (which holds nothing to drop).
+#[inline(always)]
+fn number(v: &Value) -> bool {
+    matches!(v, Value::Int(_) | Value::Float(_))
 }
 
 fn reduce_kv(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
