@@ -71,6 +71,13 @@ impl Groups {
             && let Some((_, v)) = self.groups.iter_mut().find(|(key, _)| identical(key, &k))
         {
             v.push(x);
+            // The key is the group's very text or integer: its count given back inline, not
+            // through `Value`'s out-of-line drop.
+            match k {
+                Value::Str(t) | Value::Keyword(t) => drop(t),
+                Value::Int(_) => std::mem::forget(k),
+                k => drop(k),
+            }
             return Ok(());
         }
         let h = key_hash(&k);
