@@ -319,7 +319,10 @@ fn keep_coll(i: &mut Interp<'_>, f: &Value, xs: &PVec) -> EvalResult {
             Value::Fn(l) => i.apply1_fn(l, x)?,
             _ => i.apply1_ref(f, x, &hint)?,
         };
-        if !y.is_nil() {
+        if let Value::Nil = y {
+            // Nothing to give back: not passed to `Value`'s out-of-line drop.
+            std::mem::forget(y);
+        } else {
             if out.len() as u64 >= i.limits.max_iterations {
                 return Err(too_long(i));
             }
