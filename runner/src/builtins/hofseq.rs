@@ -408,12 +408,16 @@ fn reduce_coll(
             // Two numbers hold nothing: the old accumulator and the element are forgotten, not
             // passed to `Value`'s out-of-line drop (two calls an element of `(reduce + xs)`).
             if number(&acc) && number(&x) {
+                // The prim's answer, as `call2` would take it (never a `reduced`): integers
+                // inline (an overflow through `apply`), doubles (`:total`s) inline too.
                 let r = match (&acc, &x) {
-                    (Value::Int(a), Value::Int(b)) => op.ints(*a, *b).map(Ok),
-                    _ => None,
+                    (Value::Int(a), Value::Int(b)) => match op.ints(*a, *b) {
+                        Some(v) => Some(Ok(v)),
+                        None => op.apply(&acc, &x),
+                    },
+                    _ => op.apply_inline(&acc, &x),
                 };
-                // Other numbers: the prim's answer, as `call2` would take it (never a `reduced`).
-                if let Some(r) = r.or_else(|| op.apply(&acc, &x)) {
+                if let Some(r) = r {
                     std::mem::forget(std::mem::replace(&mut acc, r?));
                     std::mem::forget(x);
                     continue;
