@@ -13,6 +13,9 @@
 //! - `update` with `(fnil op d)` over doubles answers in `hof::call_native2`, called straight
 //!   from `update`; calling the fnil from a fn, `(fn [a b] ((fnil op d) a b))`, goes through
 //!   the native's general entry, one step more per call.
+//! - `(map :k xs)` over a vector or list reads each map's field in place and copies a number
+//!   inline (`builtins::hofseq::map`); `(map (fn [x] (:k x)) xs)`, the general path, charges
+//!   one step more per element (its body's node): the results and that count must agree.
 #![allow(clippy::unwrap_used)]
 
 #[path = "support/rng.rs"]
@@ -193,5 +196,56 @@ fn update_through_a_fnil_over_doubles_answers_as_the_fnil_called_from_a_fn() {
         if !fast_out.starts_with("failed") {
             assert_eq!(general_steps, fast_steps + n as u64, "{fast}");
         }
+    }
+}
+
+/// Elements a keyword is mapped over: records, small and text-keyed maps (the keyword finds the
+/// text key), maps without the key, and values that are not maps.
+const ELEMS: [&str; 13] = [
+    "{:k 1.5 :j 2}",
+    "{:j 0 :k 7}",
+    "{:k \"s\" :j nil}",
+    "{:k {:k 1}}",
+    "{:k nil}",
+    "{\"k\" 2.5}",
+    "{\"k\" 9 :k -1}",
+    "{:j 1}",
+    "(hash-map :k 9223372036854775807)",
+    "nil",
+    "[1 2]",
+    "3",
+    "\"k\"",
+];
+
+#[test]
+fn map_of_a_keyword_answers_as_the_keyword_called_from_a_fn() {
+    let mut rng = Rng(0x6e7_a11);
+    for round in 0..150 {
+        let n = rng.below(7);
+        let xs: Vec<&str> = (0..n).map(|_| rng.pick(&ELEMS)).collect();
+        let xs = xs.join(" ");
+        let (open, close) = if rng.below(2) == 0 {
+            ("[", "]")
+        } else {
+            ("(list ", ")")
+        };
+        let fast = format!("(map :k {open}{xs}{close})");
+        let general = format!("(map (fn [x] (:k x)) {open}{xs}{close})");
+        let (fast_out, fast_steps) = outcome(&fast, free());
+        let (general_out, general_steps) = outcome(&general, free());
+        assert_eq!(fast_out, general_out, "round {round}: {fast}");
+        assert_eq!(general_steps, fast_steps + n as u64, "{fast}");
+        let at = |max_steps| {
+            outcome(
+                &fast,
+                Limits {
+                    max_steps,
+                    ..free()
+                },
+            )
+            .0
+        };
+        assert!(at(fast_steps - 1).contains("step budget"), "{fast}");
+        assert_eq!(at(fast_steps), fast_out, "{fast}");
     }
 }

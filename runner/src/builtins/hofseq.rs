@@ -176,6 +176,19 @@ fn map(i: &mut Interp<'_>, mut a: Vec<Value>) -> EvalResult {
             return Ok(list(out));
         }
         let hint = Default::default();
+        // `(map :total rows)`: `apply1_ref`'s read of a map, the field copied by `share_field`
+        // (inline for the usual numbers and maps) instead of `Value`'s out-of-line clone.
+        if let Value::Keyword(k) = &f {
+            for x in xs.iter() {
+                out.push(match x {
+                    Value::Map(m) => m
+                        .get_keyword_hinted(k, &hint)
+                        .map_or(Value::Nil, share_field),
+                    _ => i.apply1_ref(&f, x, &hint)?,
+                });
+            }
+            return Ok(list(out));
+        }
         for x in xs.iter() {
             out.push(i.apply1_ref(&f, x, &hint)?);
         }
@@ -280,6 +293,18 @@ fn share(x: &Value) -> Value {
     match x {
         Value::Map(m) => Value::Map(m.clone()),
         _ => x.clone(),
+    }
+}
+
+/// A copy of a field for a result: a number (the usual field summed or compared) copied
+/// inline, anything else as [`share`] copies it. (`share` itself with these arms measured
+/// 1.6 % more instructions on p1's `filter`s.)
+#[inline(always)]
+fn share_field(x: &Value) -> Value {
+    match x {
+        Value::Float(f) => Value::Float(*f),
+        Value::Int(n) => Value::Int(*n),
+        _ => share(x),
     }
 }
 
