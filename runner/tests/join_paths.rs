@@ -16,6 +16,10 @@
 //! - `(map :k xs)` over a vector or list reads each map's field in place and copies a number
 //!   inline (`builtins::hofseq::map`); `(map (fn [x] (:k x)) xs)`, the general path, charges
 //!   one step more per element (its body's node): the results and that count must agree.
+//! - `(group-by :k xs)` reads a map's key in place and, among a few groups, puts the element in
+//!   the group of that very key without copying it (`builtins::groups`); against
+//!   `(group-by (fn [x] (:k x)) xs)`, one step more per element, the groups, their order and
+//!   their elements' order must agree.
 #![allow(clippy::unwrap_used)]
 
 #[path = "support/rng.rs"]
@@ -247,5 +251,38 @@ fn map_of_a_keyword_answers_as_the_keyword_called_from_a_fn() {
         };
         assert!(at(fast_steps - 1).contains("step budget"), "{fast}");
         assert_eq!(at(fast_steps), fast_out, "{fast}");
+    }
+}
+
+#[test]
+fn group_by_a_keyword_answers_as_the_keyword_called_from_a_fn() {
+    // Keys shared by several elements (one text, integers, keywords), keys equal but not the
+    // same text, missing keys and elements that are not maps.
+    let elems = [
+        "{:k s :n 1}",
+        "{:n 2 :k s}",
+        "{:k \"a\"}",
+        "{:k 1}",
+        "{:k 1.0}",
+        "{:k :x :n 3}",
+        "{\"k\" s}",
+        "{:n 4}",
+        "{:k nil}",
+        "(hash-map :k 2)",
+        "nil",
+        "[1]",
+    ];
+    let mut rng = Rng(0x960_0b1);
+    for round in 0..150 {
+        let n = rng.below(12);
+        let xs: Vec<&str> = (0..n).map(|_| rng.pick(&elems)).collect();
+        let xs = xs.join(" ");
+        let wrap = |g: &str| format!("(let [s (str \"a\")] (group-by {g} [{xs}]))");
+        let fast = wrap(":k");
+        let general = wrap("(fn [x] (:k x))");
+        let (fast_out, fast_steps) = outcome(&fast, free());
+        let (general_out, general_steps) = outcome(&general, free());
+        assert_eq!(fast_out, general_out, "round {round}: {fast}");
+        assert_eq!(general_steps, fast_steps + n as u64, "{fast}");
     }
 }
