@@ -181,9 +181,11 @@ fn map(i: &mut Interp<'_>, mut a: Vec<Value>) -> EvalResult {
         if let Value::Keyword(k) = &f {
             for x in xs.iter() {
                 out.push(match x {
-                    Value::Map(m) => m
-                        .get_keyword_hinted(k, &hint)
-                        .map_or(Value::Nil, share_field),
+                    // (Not `map_or(Value::Nil, ..)`: its unused nil is dropped out of line.)
+                    Value::Map(m) => match m.get_keyword_hinted(k, &hint) {
+                        Some(v) => share_field(v),
+                        None => Value::Nil,
+                    },
                     _ => i.apply1_ref(&f, x, &hint)?,
                 });
             }
