@@ -532,6 +532,27 @@ fn memory_exceeded_reports_the_first_allocation_past_the_budget() {
     assert_eq!(end(r.wait()), End::Code(exit_code::MEMORY));
 }
 
+/// A record is dropped by its own `Drop` (`value::record`), which forgets the numbers and gives
+/// back the texts' counts itself: 300,000 records with a fresh text each (one with a vector too)
+/// made and dropped in turn fit a 6 MiB budget, which a leaked text apiece (~19 MB) would not
+/// (mutation testing: forgetting every value, texts included).
+#[test]
+fn records_made_and_dropped_in_turn_give_their_texts_back() {
+    let mut r = start_with(
+        "(loop [i 0 n 0] \
+           (if (< i 300000) \
+             (recur (inc i) (+ n (count (:s {:s (str \"item-\" i) :n i :f 1.5})) \
+                               (count (:v {:s (str \"v-\" i) :v [i (str i)]})))) \
+             n))",
+        Value::Nil,
+        small_heap(),
+    );
+    let step = finished(&mut r);
+    assert!(step.fail.is_none(), "{:?}", step.fail);
+    assert_eq!(step.return_value, Some(Value::Int(3_188_890 + 600_000)));
+    assert_eq!(end(r.wait()), End::Code(0));
+}
+
 /// Granted data: a context far larger than the heap is imported under the grant, the program
 /// then has its own heap on top, and `usage.memory_bytes` counts only what the program added
 /// (mutation testing: `open_grant` and `peak` were not pinned by a runner test).
