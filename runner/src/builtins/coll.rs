@@ -21,7 +21,7 @@ pub static TABLE: &[BuiltinDef] = &[
         |_, a| Ok(get(&a[0], &a[1])
             .or_else(|| a.get(2).cloned())
             .unwrap_or_default()),
-        Fast::Two(|m, k| Some(Ok(get(m, k).unwrap_or_default())))
+        Fast::Two(|m, k| Some(Ok(get2(m, k))))
     ),
     def!(
         "get-in",
@@ -304,6 +304,24 @@ pub fn get(coll: &Value, k: &Value) -> Option<Value> {
         Value::Set(s) => s.contains(k).then(|| k.clone()),
         _ => None,
     }
+}
+
+/// `(get m k)` for the fast entry: an integer key of a flat map (`(get by-id id)`, an index
+/// `into {}` built) is found and its value shared inline, where `get` takes three calls
+/// (`get_lenient`, the index, `Value`'s clone); anything else is `get`'s answer. An integer
+/// key has no lenient second key, so the flat map's own lookup is `get_lenient`'s.
+#[inline]
+fn get2(m: &Value, k: &Value) -> Value {
+    if let (Value::Map(map), Value::Int(_)) = (m, k)
+        && let MapImpl::Flat(f) = &**map
+    {
+        return match f.get(k) {
+            Some(Value::Map(v)) => Value::Map(v.clone()),
+            Some(v) => v.clone(),
+            None => Value::Nil,
+        };
+    }
+    get(m, k).unwrap_or_default()
 }
 
 /// The key and value of a two-element vector: moved out when the vector is held only here.

@@ -64,6 +64,18 @@ impl Groups {
     }
 
     fn add(&mut self, i: &mut Interp<'_>, f: &Value, x: Value) -> EvalResult<()> {
+        // A keyword over a map (`(group-by :status rows)`): the key is read in place, and a
+        // group holding that very key takes the element with no copy of the key made and
+        // dropped. (`apply1_ref` reads the same field; a keyword's read charges nothing.)
+        if let (Value::Keyword(kw), Value::Map(m)) = (f, &x)
+            && self.groups.len() <= FEW_GROUPS
+            && let Some(key) = m.get_keyword_hinted(kw, &self.hint)
+            && let Some(g) = self.groups.iter().position(|(k, _)| identical(k, key))
+            && let Some((_, v)) = self.groups.get_mut(g)
+        {
+            v.push(x);
+            return Ok(());
+        }
         let k = i.apply1_ref(f, &x, &self.hint)?;
         // Few groups (a status, a category) and keys that are the very same values (imported
         // strings are interned, keywords too): a scan finds the group without hashing.
@@ -71,6 +83,13 @@ impl Groups {
             && let Some((_, v)) = self.groups.iter_mut().find(|(key, _)| identical(key, &k))
         {
             v.push(x);
+            // The key is the group's very text or integer: its count given back inline, not
+            // through `Value`'s out-of-line drop.
+            match k {
+                Value::Str(t) | Value::Keyword(t) => drop(t),
+                Value::Int(_) => std::mem::forget(k),
+                k => drop(k),
+            }
             return Ok(());
         }
         let h = key_hash(&k);

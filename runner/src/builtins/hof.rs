@@ -553,6 +553,18 @@ pub(crate) fn call_native2(i: &mut Interp<'_>, n: &NativeFn, x: Value, y: Value)
                 Some(v) => Ok(v),
                 None => super::call2(i, b, Value::Int(a), Value::Int(c)),
             },
+            // Doubles (`:total`s): the prim's answer, as `call2` takes it; numbers hold
+            // nothing, so they are forgotten rather than passed to `Value`'s drop.
+            (x @ (Value::Int(_) | Value::Float(_)), y @ (Value::Int(_) | Value::Float(_))) => {
+                match op.apply(&x, &y) {
+                    Some(r) => {
+                        std::mem::forget(x);
+                        std::mem::forget(y);
+                        r
+                    }
+                    None => super::call2(i, b, x, y),
+                }
+            }
             (x, y) => super::call2(i, b, x, y),
         };
     }

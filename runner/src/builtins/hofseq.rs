@@ -14,7 +14,7 @@ use crate::error::EvalResult;
 use crate::eval::lazy::{Gen, LazySeq, lazy_or_list, too_long};
 use crate::eval::seq::SeqIter;
 use crate::eval::{Interp, Lambda};
-use crate::value::{Coll, PVec, Value};
+use crate::value::{PVec, Value};
 use std::rc::Rc;
 
 pub static TABLE: &[BuiltinDef] = &[
@@ -173,13 +173,28 @@ fn map(i: &mut Interp<'_>, mut a: Vec<Value>) -> EvalResult {
             for x in xs.iter() {
                 out.push(i.apply1_fn(l, x)?);
             }
-            return Ok(list(out));
+            return Ok(Value::list_of(out));
         }
         let hint = Default::default();
+        // `(map :total rows)`: `apply1_ref`'s read of a map, the field copied by `share_field`
+        // (inline for the usual numbers and maps) instead of `Value`'s out-of-line clone.
+        if let Value::Keyword(k) = &f {
+            for x in xs.iter() {
+                out.push(match x {
+                    // (Not `map_or(Value::Nil, ..)`: its unused nil is dropped out of line.)
+                    Value::Map(m) => match m.get_keyword_hinted(k, &hint) {
+                        Some(v) => share_field(v),
+                        None => Value::Nil,
+                    },
+                    _ => i.apply1_ref(&f, x, &hint)?,
+                });
+            }
+            return Ok(Value::list_of(out));
+        }
         for x in xs.iter() {
             out.push(i.apply1_ref(&f, x, &hint)?);
         }
-        return Ok(list(out));
+        return Ok(Value::list_of(out));
     }
     let srcs = sources(i, &a)?;
     let lazy = srcs.iter().all(SeqIter::is_lazy);
@@ -236,7 +251,7 @@ fn filter(i: &mut Interp<'_>, mut a: Vec<Value>, keep: bool) -> EvalResult {
                     out.push(share(x));
                 }
             }
-            return Ok(list(out));
+            return Ok(Value::list_of(out));
         }
         let hint = Default::default();
         for x in xs.iter() {
@@ -244,14 +259,14 @@ fn filter(i: &mut Interp<'_>, mut a: Vec<Value>, keep: bool) -> EvalResult {
                 out.push(x.clone());
             }
         }
-        return Ok(list(out));
+        return Ok(Value::list_of(out));
     }
     for x in i.seq_vec(coll)? {
         if i.apply1(&pred, x.clone())?.truthy() == keep {
             out.push(x);
         }
     }
-    Ok(list(out))
+    Ok(Value::list_of(out))
 }
 
 /// Whether `(l x)` is truthy. A quick test answers a boolean, taken apart here (inlined
@@ -280,6 +295,18 @@ fn share(x: &Value) -> Value {
     match x {
         Value::Map(m) => Value::Map(m.clone()),
         _ => x.clone(),
+    }
+}
+
+/// A copy of a field for a result: a number (the usual field summed or compared) copied
+/// inline, anything else as [`share`] copies it. (`share` itself with these arms measured
+/// 1.6 % more instructions on p1's `filter`s.)
+#[inline(always)]
+fn share_field(x: &Value) -> Value {
+    match x {
+        Value::Float(f) => Value::Float(*f),
+        Value::Int(n) => Value::Int(*n),
+        _ => share(x),
     }
 }
 
@@ -319,7 +346,10 @@ fn keep_coll(i: &mut Interp<'_>, f: &Value, xs: &PVec) -> EvalResult {
             Value::Fn(l) => i.apply1_fn(l, x)?,
             _ => i.apply1_ref(f, x, &hint)?,
         };
-        if !y.is_nil() {
+        if let Value::Nil = y {
+            // Nothing to give back: not passed to `Value`'s out-of-line drop.
+            std::mem::forget(y);
+        } else {
             if out.len() as u64 >= i.limits.max_iterations {
                 return Err(too_long(i));
             }
@@ -327,13 +357,7 @@ fn keep_coll(i: &mut Interp<'_>, f: &Value, xs: &PVec) -> EvalResult {
         }
         i.tick()?;
     }
-    Ok(list(out))
-}
-
-/// A list of the elements built in `out` (a plain `Vec`: pushing to it is a few instructions,
-/// where `PVec::push_back` checks its form and inline capacity each time).
-fn list(out: Vec<Value>) -> Value {
-    Value::List(Coll::new(PVec::from_vec(out)))
+    Ok(Value::list_of(out))
 }
 
 fn reduce(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
@@ -402,14 +426,24 @@ fn reduce_coll(
     for x in it {
         i.tick()?;
         if let Some(op) = prim {
-            if let (Value::Int(a), Value::Int(b)) = (&acc, &x)
-                && let Some(v) = op.ints(*a, *b)
-            {
-                acc = v;
-                continue;
-            }
-            // Other numbers: the prim's answer, as `call2` would take it (never a `reduced`).
-            if let Some(r) = op.apply(&acc, &x) {
+            // Two numbers hold nothing: the old accumulator and the element are forgotten, not
+            // passed to `Value`'s out-of-line drop (two calls an element of `(reduce + xs)`).
+            if number(&acc) && number(&x) {
+                // The prim's answer, as `call2` would take it (never a `reduced`): integers
+                // inline (an overflow through `apply`), doubles (`:total`s) inline too.
+                let r = match (&acc, &x) {
+                    (Value::Int(a), Value::Int(b)) => match op.ints(*a, *b) {
+                        Some(v) => Some(Ok(v)),
+                        None => op.apply(&acc, &x),
+                    },
+                    _ => op.apply_inline(&acc, &x),
+                };
+                if let Some(r) = r {
+                    std::mem::forget(std::mem::replace(&mut acc, r?));
+                    std::mem::forget(x);
+                    continue;
+                }
+            } else if let Some(r) = op.apply(&acc, &x) {
                 acc = r?;
                 continue;
             }
@@ -421,6 +455,12 @@ fn reduce_coll(
         }
     }
     Ok(acc)
+}
+
+/// Whether `v` is a number (which holds nothing to drop).
+#[inline(always)]
+fn number(v: &Value) -> bool {
+    matches!(v, Value::Int(_) | Value::Float(_))
 }
 
 fn reduce_kv(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {

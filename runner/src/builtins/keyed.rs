@@ -129,11 +129,15 @@ pub(super) fn update(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     // A map with exact key `k`: its value is taken out, `f` applied and the result put back
     // in the same place, one lookup where `get` and `assoc` made two. The map is unique here
     // (`make_mut` copies a shared one, as `assoc` would), so `f` cannot see the hole.
+    // The key, the fn and the nil left in the slot are given back inline (`release`).
     if let Value::Map(mm) = &mut m
         && let Some(slot) = mm.make_mut().get_mut(&k)
     {
         let old = std::mem::take(slot);
-        *slot = apply_extra(i, &f, old, it)?;
+        let new = apply_extra(i, &f, old, it)?;
+        super::release(std::mem::replace(slot, new));
+        super::release(k);
+        super::release(f);
         return Ok(m);
     }
     let old = get(&m, &k).unwrap_or_default();
@@ -152,6 +156,8 @@ fn apply_extra(
 ) -> EvalResult {
     match (extra.next(), extra.len()) {
         (None, _) => i.apply1(f, old),
+        // `(fnil + 0)`, the usual fn of a counting `update`: straight to the native's entry.
+        (Some(x), 0) if let Value::Native(n) = f => super::hof::call_native2(i, n, old, x),
         (Some(x), 0) => i.apply2(f, old, x),
         (Some(x), rest) => {
             let mut args = Vec::with_capacity(2 + rest);

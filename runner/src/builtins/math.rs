@@ -493,7 +493,11 @@ fn chain(args: Vec<Value>, op: &str, ok: fn(Ordering) -> bool) -> EvalResult {
 /// (so ties return the later one, as in Clojure: `(max 1 1.0)` is `1.0`); NaN is contagious.
 fn extreme(mut args: Vec<Value>, op: &str, lose: Ordering) -> EvalResult {
     if let Some(i) = plain_extreme(&args, lose) {
-        return Ok(args.swap_remove(i));
+        let best = args.swap_remove(i);
+        // Every argument is a number: nothing to give back, so the rest are forgotten (a loop
+        // that does nothing, gone when compiled) rather than dropped one by one out of line.
+        args.drain(..).for_each(std::mem::forget);
+        return Ok(best);
     }
     let mut it = args.into_iter();
     let mut best = it.next().unwrap_or_default();

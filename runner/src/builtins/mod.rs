@@ -339,6 +339,19 @@ pub fn call2(interp: &mut Interp<'_>, b: &'static BuiltinDef, x: Value, y: Value
     }
 }
 
+/// Lets go of `v`, the kinds a builtin usually holds at the end of a call (a number, a text
+/// or keyword, a map, a native fn) given back inline: `Value`'s own drop is out of line.
+#[inline(always)]
+pub(crate) fn release(v: Value) {
+    match v {
+        Value::Nil | Value::Bool(_) | Value::Int(_) | Value::Float(_) => std::mem::forget(v),
+        Value::Str(t) | Value::Keyword(t) => drop(t),
+        Value::Map(m) => drop(m),
+        Value::Native(n) => drop(n),
+        v => drop(v),
+    }
+}
+
 /// Calls a clojure.core builtin by name (for builtins defined in terms of others).
 pub fn call_named(interp: &mut Interp<'_>, name: &str, args: Vec<Value>) -> EvalResult {
     match lookup(None, name) {

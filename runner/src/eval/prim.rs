@@ -82,9 +82,9 @@ impl Prim {
     }
 
     /// [`Prim::apply`], inlined into the per-element paths (quick fns, a field beside a
-    /// constant), where the call itself was a fifth of the comparison.
+    /// constant, `reduce` of numbers), where the call itself was a fifth of the comparison.
     #[inline(always)]
-    fn apply_inline(self, a: &Value, b: &Value) -> Option<EvalResult> {
+    pub(crate) fn apply_inline(self, a: &Value, b: &Value) -> Option<EvalResult> {
         let (x, y) = match (a, b) {
             (Value::Int(x), Value::Int(y)) => {
                 return match self.ints(*x, *y) {

@@ -214,6 +214,7 @@ impl FlatMap {
         index
     }
 
+    #[inline]
     pub fn get(&self, k: &Value) -> Option<&Value> {
         self.position(k)
             .and_then(|i| self.entries.get(i))

@@ -220,31 +220,44 @@ pub trait Contents: Default {
     }
 }
 
-/// Gives back the values of a small vector kept inline (not spilled) for their last owner: a
-/// text's count inline, a number nothing, so `Value`'s out-of-line drop is not called once per
-/// value; the emptied buffer, which owns no heap memory, is then forgotten. At the first value
-/// that may hold others it stops (false): the values met so far are nil, the rest are dropped
-/// as usual by whoever holds the vector.
-#[inline]
+/// Gives back the values of a small vector kept inline (not spilled) for their last owner, a
+/// record's or a vector's: a string's count inline, a number nothing, so `Value`'s out-of-line
+/// drop is not called once per value; the emptied buffer, which owns no heap memory, is then
+/// forgotten. At the first other value (a collection; also a keyword, rare here: one arm per
+/// kind measured 1 % more on interp p5's records) it stops with false: the values met so far
+/// are nil, the rest are dropped as usual by whoever holds the vector.
+#[inline(always)]
 pub(crate) fn release_inline<A: smallvec::Array<Item = Value>>(
     vals: &mut smallvec::SmallVec<A>,
 ) -> bool {
     if vals.spilled() {
         return false;
     }
-    for v in vals.iter_mut() {
-        match v {
-            Value::Nil | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Char(_) => {}
-            Value::Str(_) | Value::Keyword(_) | Value::Symbol(_) => {
-                if let Value::Str(t) | Value::Keyword(t) | Value::Symbol(t) = std::mem::take(v) {
-                    drop(t);
+    // All numbers (a row of `{:id i :cat c :amount a}`): one tight test, no walk.
+    if !vals.iter().all(holds_nothing) {
+        for v in vals.iter_mut() {
+            match v {
+                Value::Str(_) => {
+                    if let Value::Str(t) = std::mem::take(v) {
+                        drop(t);
+                    }
                 }
+                v if holds_nothing(v) => {}
+                _ => return false,
             }
-            _ => return false,
         }
     }
     std::mem::forget(std::mem::take(vals));
     true
+}
+
+/// Whether dropping `v` gives nothing back (no count, no allocation).
+#[inline(always)]
+fn holds_nothing(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::Nil | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Char(_)
+    )
 }
 
 /// Collections up to this length are checked for flatness when dropped.

@@ -265,15 +265,25 @@ impl Record {
     }
 
     /// The entries, in order, as owned pairs (keys cloned from the shape).
-    pub fn into_entries(self) -> impl Iterator<Item = (Value, Value)> {
-        let Record { shape, vals } = self;
-        let keys: Vec<Value> = shape.keys.to_vec();
+    pub fn into_entries(mut self) -> impl Iterator<Item = (Value, Value)> {
+        let vals = std::mem::take(&mut self.vals);
+        let keys: Vec<Value> = self.shape.keys.to_vec();
         keys.into_iter().zip(vals)
     }
 
     /// Whether both records hold one shape (then their keys are the same, in the same order).
     pub fn same_shape(&self, other: &Record) -> bool {
         Rc::ptr_eq(&self.shape, &other.shape)
+    }
+}
+
+/// A record of numbers and texts (`{:id i :cat c :amount a}` rows, `{:customer name :total
+/// t}`) gives its values back here ([`super::release_inline`]) rather than through its
+/// vector's drop glue, which calls `Value`'s out-of-line drop for each value. A value that may
+/// hold others stops the walk, and the glue drops what is left.
+impl Drop for Record {
+    fn drop(&mut self) {
+        super::release_inline(&mut self.vals);
     }
 }
 
