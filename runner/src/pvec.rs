@@ -144,6 +144,15 @@ impl PVec {
     }
 
     /// The elements as one slice, when flat.
+    /// The elements of a flat form kept inside the collection's own allocation (not spilled to
+    /// a buffer of their own), for a drop that gives them back in place.
+    pub fn inline_mut(&mut self) -> Option<&mut Flat> {
+        match &mut self.repr {
+            Repr::Flat(v) if !v.spilled() => Some(v),
+            _ => None,
+        }
+    }
+
     pub fn as_slice(&self) -> Option<&[Value]> {
         match &self.repr {
             Repr::Flat(v) => Some(v),

@@ -5,7 +5,8 @@
 //!   from a lazy source must give the same result, and the walk must stop at `max_iterations`
 //!   exactly as the seq walk does;
 //! - `(op (:j m) (:k n))` with both maps locals reads both fields in place: it must answer as
-//!   `apply` of the builtin to the two `get`s, and charge what the two calls would;
+//!   `apply` of the builtin to the two `get`s, and charge what the two calls would, ending at
+//!   every step budget as they do;
 //! - the `:when`s right after a plain binding over a vector are tested in the binding's loop
 //!   (an element they drop costs no call of the later clauses): they must answer, print, fail
 //!   and charge as the same tests after an empty `:let`, which the general clause loop takes.
@@ -119,23 +120,50 @@ fn two_fields_of_locals_answer_and_charge_as_the_calls() {
                     )
                 };
                 // Both maps locals, one of them moved (its last use), a string (get of a
-                // non-map), and the general call with each field behind a `do`.
+                // non-map), keys the maps lack, both maps captured, and the general call with
+                // each field behind a `do`.
                 let fast = safe(&format!(
-                    "[({op} (:j m) (:k n)) ({op} (:j m) (:j m)) ({op} (:j s) (:k n))]"
+                    "[({op} (:j m) (:k n)) ({op} (:j m) (:j m)) ({op} (:j s) (:k n)) \
+                     ({op} (:k m) (:j n)) ((fn [] ({op} (:j m) (:k n)))) ({op} (:j s) (:k n))]"
                 ));
                 let slow = safe(&format!(
-                    "[({op} (do nil (:j m)) (:k n)) ({op} (do nil (:j m)) (:j m)) ({op} (do nil (:j s)) (:k n))]"
+                    "[({op} (do nil (:j m)) (:k n)) ({op} (do nil (:j m)) (:j m)) ({op} (do nil (:j s)) (:k n)) \
+                     ({op} (do nil (:k m)) (:j n)) ((fn [] ({op} (do nil (:j m)) (:k n)))) ({op} (do nil (:j s)) (:k n))]"
                 ));
-                assert_eq!(
-                    outcome(&fast, Limits::default()),
-                    outcome(&slow, Limits::default()),
-                    "{op} {a} {b}"
-                );
+                let general = outcome(&slow, Limits::default());
+                assert_eq!(outcome(&fast, Limits::default()), general, "{op} {a} {b}");
+                // Both fields' steps are charged before either is read: at every budget from
+                // one step short of the whole program, both ways end alike.
+                support::assert_same_at_budget(&fast, &slow, general.1, outcome);
                 let by_apply = safe(&format!("(apply {op} [(get m :j) (get n :k)])"));
                 let (one, _) = outcome(&safe(&format!("({op} (:j m) (:k n))")), Limits::default());
                 assert_eq!(one, outcome(&by_apply, Limits::default()).0, "{op} {a} {b}");
             }
         }
+    }
+}
+
+/// Two fields of locals compare in place after both their steps are charged: a budget that
+/// ends anywhere in the program, between the two fields' steps too, ends it as the two calls do
+/// (the same reason and message, the same steps).
+#[test]
+fn two_fields_of_locals_end_at_every_budget_as_the_calls() {
+    let fast = "(let [m {:j 3 :k 2.5} f (fn [] (* (:j m) (:k m)))] \
+                [(+ (:j m) (:k m)) (f) (< (:k m) (:j m)) (= (:z m) (:j m))])";
+    let slow = "(let [m {:j 3 :k 2.5} f (fn [] (* (do nil (:j m)) (:k m)))] \
+                [(+ (do nil (:j m)) (:k m)) (f) (< (do nil (:k m)) (:j m)) (= (do nil (:z m)) (:j m))])";
+    let (answer, steps) = support::assert_same_outcome(fast, slow, Limits::default(), outcome);
+    assert_eq!(answer, "[5.5 7.5 true false]");
+    for max_steps in 1..=steps {
+        let tight = Limits {
+            max_steps,
+            ..Limits::default()
+        };
+        assert_eq!(
+            outcome(fast, tight),
+            outcome(slow, tight),
+            "at {max_steps} steps"
+        );
     }
 }
 

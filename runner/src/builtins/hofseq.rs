@@ -14,7 +14,7 @@ use crate::error::EvalResult;
 use crate::eval::lazy::{Gen, LazySeq, lazy_or_list, too_long};
 use crate::eval::seq::SeqIter;
 use crate::eval::{Interp, Lambda};
-use crate::value::{Coll, PVec, Value};
+use crate::value::{PVec, Value};
 use std::rc::Rc;
 
 pub static TABLE: &[BuiltinDef] = &[
@@ -173,7 +173,7 @@ fn map(i: &mut Interp<'_>, mut a: Vec<Value>) -> EvalResult {
             for x in xs.iter() {
                 out.push(i.apply1_fn(l, x)?);
             }
-            return Ok(list(out));
+            return Ok(Value::list_of(out));
         }
         let hint = Default::default();
         // `(map :total rows)`: `apply1_ref`'s read of a map, the field copied by `share_field`
@@ -189,12 +189,12 @@ fn map(i: &mut Interp<'_>, mut a: Vec<Value>) -> EvalResult {
                     _ => i.apply1_ref(&f, x, &hint)?,
                 });
             }
-            return Ok(list(out));
+            return Ok(Value::list_of(out));
         }
         for x in xs.iter() {
             out.push(i.apply1_ref(&f, x, &hint)?);
         }
-        return Ok(list(out));
+        return Ok(Value::list_of(out));
     }
     let srcs = sources(i, &a)?;
     let lazy = srcs.iter().all(SeqIter::is_lazy);
@@ -251,7 +251,7 @@ fn filter(i: &mut Interp<'_>, mut a: Vec<Value>, keep: bool) -> EvalResult {
                     out.push(share(x));
                 }
             }
-            return Ok(list(out));
+            return Ok(Value::list_of(out));
         }
         let hint = Default::default();
         for x in xs.iter() {
@@ -259,14 +259,14 @@ fn filter(i: &mut Interp<'_>, mut a: Vec<Value>, keep: bool) -> EvalResult {
                 out.push(x.clone());
             }
         }
-        return Ok(list(out));
+        return Ok(Value::list_of(out));
     }
     for x in i.seq_vec(coll)? {
         if i.apply1(&pred, x.clone())?.truthy() == keep {
             out.push(x);
         }
     }
-    Ok(list(out))
+    Ok(Value::list_of(out))
 }
 
 /// Whether `(l x)` is truthy. A quick test answers a boolean, taken apart here (inlined
@@ -357,13 +357,7 @@ fn keep_coll(i: &mut Interp<'_>, f: &Value, xs: &PVec) -> EvalResult {
         }
         i.tick()?;
     }
-    Ok(list(out))
-}
-
-/// A list of the elements built in `out` (a plain `Vec`: pushing to it is a few instructions,
-/// where `PVec::push_back` checks its form and inline capacity each time).
-fn list(out: Vec<Value>) -> Value {
-    Value::List(Coll::new(PVec::from_vec(out)))
+    Ok(Value::list_of(out))
 }
 
 fn reduce(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {

@@ -419,8 +419,10 @@ impl Interp<'_> {
     }
 
     /// `(op (:j m) (:k n))`, both maps locals or captures (`(* (:qty it) (:price it))`): each
-    /// field read where it is, charged its step in order as `Expr::Call` charges it, without
-    /// the two calls' dispatch.
+    /// field read where it is, charged its step as `Expr::Call` charges it, without the two
+    /// calls' dispatch. Both steps are charged before either read: no program can tell, since a
+    /// read cannot fail and a limit ends the run. Two maps in slots that stay (the usual case)
+    /// are then compared in place, with no copy of either field to make and drop.
     #[inline(never)]
     fn prim_fields(
         &mut self,
@@ -430,12 +432,41 @@ impl Interp<'_> {
         env: Env<'_>,
     ) -> EvalResult {
         self.tick().map_err(|e| e.at(fx.pos))?;
-        let x = self.field_of(fx, env);
         self.tick().map_err(|e| e.at(fy.pos))?;
+        if let (Some(x), Some(y)) = (self.field_ref(fx, env), self.field_ref(fy, env)) {
+            return match p.op.apply(x, y) {
+                Some(r) => r,
+                None => {
+                    let (x, y) = (x.clone(), y.clone());
+                    crate::builtins::call2(self, p.builtin, x, y)
+                }
+            };
+        }
+        let x = self.field_of(fx, env);
         let y = self.field_of(fy, env);
         match p.op.apply(&x, &y) {
             Some(r) => r,
             None => crate::builtins::call2(self, p.builtin, x, y),
+        }
+    }
+
+    /// `(:k m)` for a [`local_field`] call whose map stays in its slot or capture, read where
+    /// it is (nil for a missing key); `None` for a moved map or a value that is not a map.
+    #[inline(always)]
+    fn field_ref<'a>(&'a self, f: &'a crate::analyze::Call, env: Env<'a>) -> Option<&'a Value> {
+        let (Expr::Const(Value::Keyword(k)), [arg]) = (&f.f, f.args.as_slice()) else {
+            return None;
+        };
+        let m = match arg {
+            Expr::Local(i) => self.stack.get(env.base + *i as usize),
+            Expr::Capture(i) => env.captures.get(*i as usize),
+            _ => None,
+        };
+        match m {
+            Some(Value::Map(map)) => {
+                Some(map.get_keyword_hinted(k, &f.hint).unwrap_or(&Value::Nil))
+            }
+            _ => None,
         }
     }
 

@@ -150,7 +150,7 @@ impl Interp<'_> {
         let mut out = Vec::new();
         self.for_clause(f, 0, env, &mut out)?;
         Ok(if f.collect {
-            Value::list(out)
+            Value::list_of(out)
         } else {
             Value::Nil
         })

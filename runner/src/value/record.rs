@@ -278,38 +278,13 @@ impl Record {
 }
 
 /// A record of numbers and texts (`{:id i :cat c :amount a}` rows, `{:customer name :total
-/// t}`) is dropped here rather than by its vector's drop glue, which calls `Value`'s
-/// out-of-line drop for each value: a text gives back its count inline, a number holds nothing,
-/// and the inline values are then forgotten at once. Any other value (a collection) stops the
-/// walk and the glue drops what is left; texts already given back are nil by then.
+/// t}`) gives its values back here ([`super::release_inline`]) rather than through its
+/// vector's drop glue, which calls `Value`'s out-of-line drop for each value. A value that may
+/// hold others stops the walk, and the glue drops what is left.
 impl Drop for Record {
     fn drop(&mut self) {
-        if self.vals.spilled() {
-            return;
-        }
-        if !self.vals.iter().all(holds_nothing) {
-            for v in self.vals.iter_mut() {
-                match v {
-                    Value::Str(_) => {
-                        if let Value::Str(t) = std::mem::take(v) {
-                            drop(t);
-                        }
-                    }
-                    v if holds_nothing(v) => {}
-                    _ => return,
-                }
-            }
-        }
-        std::mem::forget(std::mem::take(&mut self.vals));
+        super::release_inline(&mut self.vals);
     }
-}
-
-/// Whether dropping `v` gives nothing back (no count, no allocation).
-fn holds_nothing(v: &Value) -> bool {
-    matches!(
-        v,
-        Value::Nil | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Char(_)
-    )
 }
 
 /// Where a call site (`(:k m)`, or the keyword fn of one `map`/`group-by`/`sort-by`) found its
