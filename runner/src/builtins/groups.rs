@@ -84,7 +84,8 @@ impl Groups {
         {
             v.push(x);
             // The key is the group's very text or integer: its count given back inline, not
-            // through `Value`'s out-of-line drop.
+            // through `Value`'s out-of-line drop. (Not `builtins::release`: with its map and
+            // native arms here, p2 measured 0.7 % more instructions.)
             match k {
                 Value::Str(t) | Value::Keyword(t) => drop(t),
                 Value::Int(_) => std::mem::forget(k),
