@@ -154,17 +154,7 @@ fn two_fields_of_locals_end_at_every_budget_as_the_calls() {
                 [(+ (do nil (:j m)) (:k m)) (f) (< (do nil (:k m)) (:j m)) (= (do nil (:z m)) (:j m))])";
     let (answer, steps) = support::assert_same_outcome(fast, slow, Limits::default(), outcome);
     assert_eq!(answer, "[5.5 7.5 true false]");
-    for max_steps in 1..=steps {
-        let tight = Limits {
-            max_steps,
-            ..Limits::default()
-        };
-        assert_eq!(
-            outcome(fast, tight),
-            outcome(slow, tight),
-            "at {max_steps} steps"
-        );
-    }
+    support::assert_same_at_every_budget(fast, slow, steps, outcome);
 }
 
 /// `:when` tests: prims of every shape, a test that prints, one that fails for non-numbers,

@@ -39,6 +39,20 @@ fn free() -> Limits {
     }
 }
 
+/// `fast` against `general`, the same op called from a fn over `n` elements: the same answer
+/// or error (its position aside: the fn's call is elsewhere in the text), and when it answers,
+/// one step fewer per element. Gives back `fast`'s answer and steps when it answered.
+fn assert_as_called_from_a_fn(fast: &str, general: &str, n: usize) -> Option<(String, u64)> {
+    let (fast_out, fast_steps) = outcome(fast, free());
+    let (general_out, general_steps) = outcome(general, free());
+    assert_eq!(unplaced(&fast_out), unplaced(&general_out), "{fast}");
+    if fast_out.starts_with("failed") {
+        return None;
+    }
+    assert_eq!(general_steps, fast_steps + n as u64, "{fast}");
+    Some((fast_out, fast_steps))
+}
+
 /// A fast path that charges fewer steps than its general form (one call less per element),
 /// checked against its own count: one step short fails on the budget, the count finishes as
 /// it did without a budget.
@@ -144,7 +158,7 @@ const OPS: [&str; 7] = ["+", "-", "*", "<", "max", "mod", "="];
 #[test]
 fn reduce_of_a_number_op_answers_as_the_op_called_from_a_fn() {
     let mut rng = Rng(0x2ed_0ce5);
-    for round in 0..200 {
+    for _ in 0..200 {
         let op = rng.pick(&OPS);
         let n = 1 + rng.below(6);
         // Mostly numbers, so the inline path runs for several elements before any error.
@@ -158,15 +172,7 @@ fn reduce_of_a_number_op_answers_as_the_op_called_from_a_fn() {
         let xs = xs.join(" ");
         let fast = format!("(reduce {op} {init} [{xs}])");
         let general = format!("(reduce (fn [a b] ({op} a b)) {init} [{xs}])");
-        let (fast_out, fast_steps) = outcome(&fast, free());
-        let (general_out, general_steps) = outcome(&general, free());
-        assert_eq!(
-            unplaced(&fast_out),
-            unplaced(&general_out),
-            "round {round}: {fast}"
-        );
-        if !fast_out.starts_with("failed") {
-            assert_eq!(general_steps, fast_steps + n as u64, "{fast}");
+        if let Some((fast_out, fast_steps)) = assert_as_called_from_a_fn(&fast, &general, n) {
             assert_ends_at_its_count(&fast, &fast_out, fast_steps);
         }
     }
@@ -175,7 +181,7 @@ fn reduce_of_a_number_op_answers_as_the_op_called_from_a_fn() {
 #[test]
 fn update_through_a_fnil_over_doubles_answers_as_the_fnil_called_from_a_fn() {
     let mut rng = Rng(0xf1_1d0b);
-    for round in 0..200 {
+    for _ in 0..200 {
         let op = rng.pick(&["+", "-", "*", "<", "="]);
         let d = rng.pick(&["0", "0.5", "-0.0"]);
         let n = 1 + rng.below(8);
@@ -196,16 +202,7 @@ fn update_through_a_fnil_over_doubles_answers_as_the_fnil_called_from_a_fn() {
             |f: &str| format!("(reduce (fn [acc [k x]] (update acc k {f} x)) {{}} [{pairs}])");
         let fast = step(&format!("(fnil {op} {d})"));
         let general = step(&format!("(fn [a b] ((fnil {op} {d}) a b))"));
-        let (fast_out, fast_steps) = outcome(&fast, free());
-        let (general_out, general_steps) = outcome(&general, free());
-        assert_eq!(
-            unplaced(&fast_out),
-            unplaced(&general_out),
-            "round {round}: {fast}"
-        );
-        if !fast_out.starts_with("failed") {
-            assert_eq!(general_steps, fast_steps + n as u64, "{fast}");
-        }
+        assert_as_called_from_a_fn(&fast, &general, n);
     }
 }
 

@@ -73,7 +73,28 @@ pub fn assert_same_at_budget(
     steps: u64,
     see: fn(&str, Limits) -> (String, u64),
 ) {
-    for max_steps in [steps - 1, steps] {
+    assert_same_at_budgets(fast, general, [steps - 1, steps], see);
+}
+
+/// [`assert_same_at_budget`] under every step budget from 1 to `steps`: for a fast path that
+/// charges several steps of its own, so that a budget ending between two of them is tried too.
+#[allow(dead_code)]
+pub fn assert_same_at_every_budget(
+    fast: &str,
+    general: &str,
+    steps: u64,
+    see: fn(&str, Limits) -> (String, u64),
+) {
+    assert_same_at_budgets(fast, general, 1..=steps, see);
+}
+
+fn assert_same_at_budgets(
+    fast: &str,
+    general: &str,
+    budgets: impl IntoIterator<Item = u64>,
+    see: fn(&str, Limits) -> (String, u64),
+) {
+    for max_steps in budgets {
         let tight = Limits {
             max_steps,
             ..Limits::default()
