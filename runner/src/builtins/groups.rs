@@ -64,35 +64,36 @@ impl Groups {
     }
 
     fn add(&mut self, i: &mut Interp<'_>, f: &Value, x: Value) -> EvalResult<()> {
-        // A keyword over a map (`(group-by :status rows)`): the key is read in place, and a
-        // group holding that very key takes the element with no copy of the key made and
-        // dropped. (`apply1_ref` reads the same field; a keyword's read charges nothing.)
-        if let (Value::Keyword(kw), Value::Map(m)) = (f, &x)
-            && self.groups.len() <= FEW_GROUPS
-            && let Some(key) = m.get_keyword_hinted(kw, &self.hint)
-            && let Some(g) = self.groups.iter().position(|(k, _)| identical(k, key))
-            && let Some((_, v)) = self.groups.get_mut(g)
-        {
-            v.push(x);
-            return Ok(());
-        }
-        let k = i.apply1_ref(f, &x, &self.hint)?;
-        // Few groups (a status, a category) and keys that are the very same values (imported
-        // strings are interned, keywords too): a scan finds the group without hashing.
-        if self.groups.len() <= FEW_GROUPS
-            && let Some((_, v)) = self.groups.iter_mut().find(|(key, _)| identical(key, &k))
-        {
-            v.push(x);
-            // The key is the group's very text or integer: its count given back inline, not
-            // through `Value`'s out-of-line drop. (Not `builtins::release`: with its map and
-            // native arms here, p2 measured 0.7 % more instructions.)
-            match k {
-                Value::Str(t) | Value::Keyword(t) => drop(t),
-                Value::Int(_) => std::mem::forget(k),
-                k => drop(k),
+        let k = match (f, &x) {
+            // A keyword over a map (`(group-by :status rows)`): the key is read in place (the
+            // read `apply1_ref` makes; a keyword's read charges nothing), and a group holding
+            // that very key takes the element with no copy of the key made and dropped.
+            (Value::Keyword(kw), Value::Map(m)) => {
+                let key = m.get_keyword_hinted(kw, &self.hint);
+                if let Some(v) = key.and_then(|key| self.few_identical(key)) {
+                    v.push(x);
+                    return Ok(());
+                }
+                key.cloned().unwrap_or_default()
             }
-            return Ok(());
-        }
+            _ => {
+                let k = i.apply1_ref(f, &x, &self.hint)?;
+                if let Some(v) = self.few_identical(&k) {
+                    v.push(x);
+                    // The key is the group's very text or integer: its count given back
+                    // inline, not through `Value`'s out-of-line drop. (Not
+                    // `builtins::release`: with its map and native arms here, p2 measured
+                    // 0.7 % more instructions.)
+                    match k {
+                        Value::Str(t) | Value::Keyword(t) => drop(t),
+                        Value::Int(_) => std::mem::forget(k),
+                        k => drop(k),
+                    }
+                    return Ok(());
+                }
+                k
+            }
+        };
         let h = key_hash(&k);
         let groups = &mut self.groups;
         let found = self
@@ -111,6 +112,19 @@ impl Groups {
             }
         }
         Ok(())
+    }
+
+    /// Few groups (a status, a category) and keys that are the very same values (imported
+    /// strings are interned, keywords too): a scan finds the group of `k` without hashing.
+    /// `None` says only that the scan did not find it.
+    fn few_identical(&mut self, k: &Value) -> Option<&mut Vec<Value>> {
+        if self.groups.len() > FEW_GROUPS {
+            return None;
+        }
+        self.groups
+            .iter_mut()
+            .find(|(key, _)| identical(key, k))
+            .map(|(_, v)| v)
     }
 }
 
