@@ -344,7 +344,7 @@ pub fn call2(interp: &mut Interp<'_>, b: &'static BuiltinDef, x: Value, y: Value
 #[inline(always)]
 pub(crate) fn release(v: Value) {
     match v {
-        Value::Nil | Value::Bool(_) | Value::Int(_) | Value::Float(_) => std::mem::forget(v),
+        v if v.holds_nothing() => std::mem::forget(v),
         Value::Str(t) | Value::Keyword(t) => drop(t),
         Value::Map(m) => drop(m),
         Value::Native(n) => drop(n),

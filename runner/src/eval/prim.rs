@@ -452,6 +452,8 @@ impl Interp<'_> {
 
     /// `(:k m)` for a [`local_field`] call whose map stays in its slot or capture, read where
     /// it is (nil for a missing key); `None` for a moved map or a value that is not a map.
+    /// (Its own match rather than `local_field`'s, whose arm for a moved map measured 0.4 %
+    /// more instructions on p5.)
     #[inline(always)]
     fn field_ref<'a>(&'a self, f: &'a crate::analyze::Call, env: Env<'a>) -> Option<&'a Value> {
         let (Expr::Const(Value::Keyword(k)), [arg]) = (&f.f, f.args.as_slice()) else {

@@ -234,7 +234,7 @@ pub(crate) fn release_inline<A: smallvec::Array<Item = Value>>(
         return false;
     }
     // All numbers (a row of `{:id i :cat c :amount a}`): one tight test, no walk.
-    if !vals.iter().all(holds_nothing) {
+    if !vals.iter().all(Value::holds_nothing) {
         for v in vals.iter_mut() {
             match v {
                 Value::Str(_) => {
@@ -242,22 +242,13 @@ pub(crate) fn release_inline<A: smallvec::Array<Item = Value>>(
                         drop(t);
                     }
                 }
-                v if holds_nothing(v) => {}
+                v if v.holds_nothing() => {}
                 _ => return false,
             }
         }
     }
     std::mem::forget(std::mem::take(vals));
     true
-}
-
-/// Whether dropping `v` gives nothing back (no count, no allocation).
-#[inline(always)]
-fn holds_nothing(v: &Value) -> bool {
-    matches!(
-        v,
-        Value::Nil | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Char(_)
-    )
 }
 
 /// Collections up to this length are checked for flatness when dropped.
@@ -371,6 +362,16 @@ impl Value {
     }
     pub fn set(items: impl IntoIterator<Item = Value>) -> Value {
         Value::Set(Coll::new(SetImpl::Hash(items.into_iter().collect())))
+    }
+
+    /// Whether dropping the value gives nothing back (no count, no allocation), so that it may
+    /// be forgotten instead of passed to its out-of-line drop.
+    #[inline(always)]
+    pub fn holds_nothing(&self) -> bool {
+        matches!(
+            self,
+            Value::Nil | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::Char(_)
+        )
     }
 
     /// Whether the value can hold no other value (so dropping it cannot recurse).
