@@ -1,18 +1,21 @@
 //! Five LLM-style data pipelines over a 10,000-order JSON context, each next to the same
 //! computation in CPython (`pipelines_baseline.py`, plain dicts), measured in the same run
 //! (issue 15). The Python script writes the context; this bench loads the same JSON, imports it
-//! once (as CPython's `json.load` is outside its timing), checks that every pipeline gives
-//! Python's result, then times the evaluation: the median of `RUNS`, Python before and after.
+//! once (as CPython's `json.load` is outside its timing) the way a run does (the text read into
+//! its encoding, the encoding imported; a tree's import scatters the rows in memory), checks
+//! that every pipeline gives Python's result, then times the evaluation: the median of `RUNS`,
+//! Python before and after.
 //! Times are process CPU time (both sides), not wall time: on a shared, loaded machine the wall
 //! clock mostly measures the wait for a core.
 //!
 //! Prints (on stderr) a table of medians and ratios (ptc / CPython) for BENCHMARKS.md; asserts no time.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use ptc_runner::convert::import;
+use ptc_runner::convert::import_encoded;
 use ptc_runner::session::{compile, run_compiled};
 use ptc_runner::{Limits, RunOptions, ToolFailure, ToolHost};
 use ptc_shared::Value;
+use ptc_shared::value::EncodedValue;
 
 /// This process's CPU time in microseconds.
 fn cpu_us() -> f64 {
@@ -80,9 +83,10 @@ fn main() {
     let before = python(&data);
     let text = std::fs::read_to_string(&data).expect("context written");
     let _ = std::fs::remove_file(&data);
-    let json: serde_json::Value = serde_json::from_str(&text).expect("context is JSON");
+    // Imported as a run imports its context: from the encoding the client makes of the text.
+    let encoded = EncodedValue::from_json_text(text.as_bytes(), usize::MAX).expect("JSON");
     let opts = RunOptions {
-        context_value: Some(import(Value::from_json(&json).expect("plain data"))),
+        context_value: Some(import_encoded(&encoded).expect("context imports")),
         limits: Limits {
             timeout_ms: 60_000,
             max_steps: u64::MAX / 2,

@@ -3,6 +3,9 @@
 //! divided by N is the cost of one evaluation, start-up and import cancelled.
 //!
 //! Usage: `eval_repeat PROGRAM N [CONTEXT.json]` (the context as the pipelines bench writes it).
+//! The context is imported once, from its encoding, as a runner imports a request's context:
+//! the import from a `Value` tree (`convert::import`) fills the holes the tree leaves as it is
+//! freed and scatters the rows, which made p3 and p5 about 10 % slower than a run.
 //! With `PTC_IMPORT_EACH=1` the context is handed over encoded, as a runner receives it, so
 //! every evaluation also imports it (what the `aggregate/100k` bench measures).
 //!
@@ -34,10 +37,11 @@ mod zygote;
 #[global_allocator]
 static GLOBAL: heap::CountingAlloc = heap::CountingAlloc;
 
-use ptc_runner::convert::import;
+use ptc_runner::convert::import_encoded;
 use ptc_runner::session::{compile, run_compiled};
 use ptc_runner::{Limits, RunOptions, ToolFailure, ToolHost};
 use ptc_shared::Value;
+use ptc_shared::value::EncodedValue;
 use ptc_shared::client_protocol::RunRequest;
 
 struct NoTools;
@@ -51,16 +55,18 @@ fn main() {
     alloc::arm(u64::MAX);
     let args: Vec<String> = std::env::args().collect();
     let (src, n) = (&args[1], args[2].parse::<usize>().expect("N"));
+    // The context as a run receives it: JSON text read straight into its encoding, then
+    // imported from that (the layout of the rows in memory is the runner's, see module header).
     let context = args.get(3).map(|path| {
         let text = std::fs::read(path).expect("context file");
-        Value::from_json_text(&text).expect("context is JSON")
+        EncodedValue::from_json_text(&text, usize::MAX).expect("context is JSON")
     });
     let each = std::env::var_os("PTC_IMPORT_EACH").is_some();
     let mut request = RunRequest::default();
     let mut context_value = None;
     match context {
-        Some(v) if each => request.context = (&v).into(),
-        Some(v) => context_value = Some(import(v)),
+        Some(e) if each => request.context = e,
+        Some(e) => context_value = Some(import_encoded(&e).expect("context imports")),
         None => {}
     }
     let opts = RunOptions {
