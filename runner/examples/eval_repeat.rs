@@ -41,8 +41,8 @@ use ptc_runner::convert::import_encoded;
 use ptc_runner::session::{compile, run_compiled};
 use ptc_runner::{Limits, RunOptions, ToolFailure, ToolHost};
 use ptc_shared::Value;
-use ptc_shared::value::EncodedValue;
 use ptc_shared::client_protocol::RunRequest;
+use ptc_shared::value::EncodedValue;
 
 struct NoTools;
 impl ToolHost for NoTools {
