@@ -188,7 +188,7 @@ fn limit_reason(fail: &Fail) -> (Reason, String) {
     };
     let reason = match limit {
         Some("timeout_ms" | "cpu" | "cpu_ms" | "max_steps") => Reason::Timeout,
-        Some("heap_bytes" | SESSION_MEMORY_LIMIT) => Reason::MemoryLimit,
+        Some("heap_bytes" | "grant_bytes" | SESSION_MEMORY_LIMIT) => Reason::MemoryLimit,
         _ => Reason::RuntimeError,
     };
     let name = limit.unwrap_or("a resource limit");

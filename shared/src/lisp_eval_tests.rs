@@ -248,6 +248,7 @@ fn limits_map_by_kind_and_keep_their_name() {
     assert_eq!(Reason::of(&lim("cpu")).0, Reason::Timeout);
     assert_eq!(Reason::of(&lim("timeout_ms")).0, Reason::Timeout);
     assert_eq!(Reason::of(&lim("heap_bytes")).0, Reason::MemoryLimit);
+    assert_eq!(Reason::of(&lim("grant_bytes")).0, Reason::MemoryLimit);
     assert_eq!(
         Reason::of(&lim("max_depth")),
         (

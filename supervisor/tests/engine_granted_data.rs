@@ -165,6 +165,18 @@ async fn a_context_that_outgrows_its_grant_ends_memory_exceeded_before_the_progr
     assert!(encoded_len(&big).unwrap() <= 1 << 20);
     let step = run(&engine, "(count data/xs)", big).await;
     assert_eq!(step.reason(), Some(FailReason::MemoryExceeded), "{step:?}");
+    // It names the grant, not the program's heap: the program never started.
+    assert_eq!(
+        limit_of(&step),
+        Some(Value::string("grant_bytes")),
+        "{step:?}"
+    );
+    let fail = step.fail.as_ref().unwrap();
+    assert!(fail.message.contains("8388608"), "{}", fail.message);
+    assert_eq!(
+        fail.details.get_key(&Value::string("grant_bytes")),
+        Some(&Value::Int(8 << 20))
+    );
     // The same shape, a tenth of it, fits.
     let step = run(&engine, "(count data/xs)", ctx(25_000)).await;
     assert_eq!(

@@ -13,7 +13,7 @@
 
 use super::process::ExitInfo;
 use ptc_shared::client_protocol::RunRequest;
-use ptc_shared::protocol::{RunnerRlimits, exit_code};
+use ptc_shared::protocol::{GRANT_PER_CONTEXT_BYTE, RunnerRlimits, exit_code, grant_bytes};
 use ptc_shared::{Fail, FailReason, Limits, Step, ToolCallRecord, Value};
 use std::time::Instant;
 
@@ -129,7 +129,7 @@ pub(crate) fn classify(o: Observed, run: Outcome<'_>) -> Step {
         _ => None,
     };
     if let Some(peak) = peak {
-        let mut step = fail(memory_fail(limits));
+        let mut step = fail(memory_fail(limits, run.started.is_some()));
         step.usage.memory_bytes = peak;
         return step;
     }
@@ -179,12 +179,25 @@ fn cpu_fail(exit: &ExitInfo, limits: &Limits, started: Option<Started>) -> Optio
     Some(f.with_detail("cpu_ms", used))
 }
 
-fn memory_fail(limits: &Limits) -> Fail {
+/// Memory ran out: the program's heap once it has started (`Imported`); before that, the
+/// granted data's grant, which the context's import (and a signature's check of it) took.
+fn memory_fail(limits: &Limits, started: bool) -> Fail {
+    if started {
+        let msg = format!(
+            "the program exceeded its heap limit of {} bytes",
+            limits.heap_bytes
+        );
+        return Fail::new(FailReason::MemoryExceeded, msg).with_detail("limit", "heap_bytes");
+    }
+    let grant = grant_bytes(limits);
     let msg = format!(
-        "the program exceeded its heap limit of {} bytes",
-        limits.heap_bytes
+        "the context did not fit in memory before the program started: importing it needed \
+         more than its grant of {grant} bytes ({GRANT_PER_CONTEXT_BYTE} per byte of \
+         max_context_bytes)"
     );
-    Fail::new(FailReason::MemoryExceeded, msg).with_detail("limit", "heap_bytes")
+    Fail::new(FailReason::MemoryExceeded, msg)
+        .with_detail("limit", "grant_bytes")
+        .with_detail("grant_bytes", i64::try_from(grant).unwrap_or(i64::MAX))
 }
 
 /// Adds what the kernel reported (exit code or signal). The runner's stderr after a crash (a
@@ -448,6 +461,39 @@ mod tests {
             }
             assert_eq!(step.usage.cpu_ms, cpu);
         }
+    }
+
+    /// Memory that ran out before the runner said `Imported` was the grant's (the context's
+    /// import), after it the program's heap: each names its own limit and size.
+    #[test]
+    fn memory_before_the_program_started_names_the_grant() {
+        let limits = Limits::default();
+        let after = classify(ended(Ending::Memory(9), None, None, 5), outcome(&limits));
+        let fail = after.fail.unwrap();
+        assert_eq!(fail.reason, FailReason::MemoryExceeded);
+        assert_eq!(detail(&fail, "limit"), Some(Value::string("heap_bytes")));
+        assert!(fail.message.contains(&limits.heap_bytes.to_string()));
+        assert_eq!(after.usage.memory_bytes, 9);
+
+        let before = Outcome {
+            started: None,
+            ..outcome(&limits)
+        };
+        let step = classify(ended(Ending::Memory(9), None, None, 5), before);
+        let fail = step.fail.unwrap();
+        assert_eq!(fail.reason, FailReason::MemoryExceeded);
+        assert_eq!(detail(&fail, "limit"), Some(Value::string("grant_bytes")));
+        let grant = limits.max_context_bytes * 8;
+        assert_eq!(
+            detail(&fail, "grant_bytes"),
+            Some(Value::Int(i64::try_from(grant).unwrap()))
+        );
+        assert!(
+            fail.message.contains(&grant.to_string()),
+            "{}",
+            fail.message
+        );
+        assert_eq!(step.usage.memory_bytes, 9);
     }
 
     /// A runner's failed Step keeps its prints, warnings, signature and counted usage; only the
