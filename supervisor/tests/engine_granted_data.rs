@@ -127,6 +127,29 @@ async fn a_context_of_max_context_bytes_fits_the_default_policys_memory() {
     );
 }
 
+/// A run whose signature declares no inputs (a mission's usual `{count :int}`) leaves its
+/// context as it is, so it imports it as an unsigned run does, from its encoding: a context of
+/// `max_context_bytes` fits the default policy's grant there too (checked as a tree it did not:
+/// rows take ~17 times their encoding that way), and the result is still checked.
+#[tokio::test]
+async fn a_run_signed_on_its_result_only_takes_a_context_of_max_context_bytes() {
+    let engine = engine_with(memory_only);
+    let (n, ctx) = rows_filling(Limits::default().max_context_bytes);
+    let signed = |signature: &str| RunRequest {
+        program: "(count data/rows)".into(),
+        context: ctx.clone().into(),
+        signature: Some(signature.into()),
+        ..RunRequest::default()
+    };
+    let step = engine
+        .execute(signed("() -> :int"), Arc::new(NoTools))
+        .await;
+    assert_eq!(step.return_value, Some(Value::Int(n)), "{:?}", step.fail);
+    assert_eq!(step.signature.as_deref(), Some("() -> :int"));
+    let step = engine.execute(signed(":string"), Arc::new(NoTools)).await;
+    assert_eq!(step.reason(), Some(FailReason::ValidationError), "{step:?}");
+}
+
 #[tokio::test]
 async fn the_program_still_has_only_its_heap_beside_a_large_context() {
     let engine = engine_with(memory_only);

@@ -298,6 +298,16 @@ impl Signature {
         &self.text
     }
 
+    /// Whether validating a context under `mode` gives it back exactly as it is, with no error or
+    /// warning, whatever it holds: checks disabled, or no declared inputs (nothing to check,
+    /// coerce or require) outside strict mode (which refuses every undeclared field), for a
+    /// context that is a map or nil (`map_or_nil`; anything else is an error). A caller may then
+    /// skip the validation, and the tree of the context it needs (the runner imports such a
+    /// context straight from its encoding).
+    pub fn context_passes_unchanged(&self, mode: Mode, map_or_nil: bool) -> bool {
+        mode == Mode::Disabled || (self.params.is_empty() && mode != Mode::Strict && map_or_nil)
+    }
+
     /// Validates (and coerces) a context map against the inputs. `nil` counts as an empty map.
     pub fn validate_input(
         &self,

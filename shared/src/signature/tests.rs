@@ -281,6 +281,48 @@ fn error_message_forms() {
     );
 }
 
+/// Where `context_passes_unchanged` says a context passes as it is, validating it gives that
+/// very context back with no warning; where it says not, some context of that shape changes or
+/// fails (so the answer is not merely "no" to be safe).
+#[test]
+fn contexts_said_to_pass_unchanged_do() {
+    let sigs = [
+        ":int",
+        "() -> :int",
+        "{count :int}",
+        "(n :int) -> :int",
+        "(xs [:map]) -> :int",
+    ];
+    let modes = [Mode::Enabled, Mode::WarnOnly, Mode::Disabled, Mode::Strict];
+    let contexts = [
+        Value::Nil,
+        kmap(&[]),
+        kmap(&[("n", Value::string("7")), ("xs", val(json!([{"a": 1}])))]),
+        val(json!({"n": 1, "other": [1, "x"], "xs": "not a vector"})),
+        Value::Int(3),
+    ];
+    for text in sigs {
+        let s = sig(text);
+        for mode in modes {
+            let mut some_differ = false;
+            for c in &contexts {
+                let map_or_nil = matches!(c, Value::Map(_) | Value::Nil);
+                let got = s.validate_input_owned(c.clone(), mode);
+                let same = matches!(&got, Ok(ch) if ch.value == *c && ch.warnings.is_empty());
+                if s.context_passes_unchanged(mode, map_or_nil) {
+                    assert!(same, "{text} {mode:?} {c:?}: {got:?}");
+                } else {
+                    some_differ |= !same;
+                }
+            }
+            let any_refused = contexts.iter().any(|c| {
+                !s.context_passes_unchanged(mode, matches!(c, Value::Map(_) | Value::Nil))
+            });
+            assert_eq!(any_refused, some_differ, "{text} {mode:?}");
+        }
+    }
+}
+
 #[test]
 fn errors_are_capped() {
     let v = Value::Vector((0..MAX_ERRORS + 5).map(|_| Value::Nil).collect());
