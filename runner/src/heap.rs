@@ -264,7 +264,12 @@ unsafe impl GlobalAlloc for CountingAlloc {
             }
         };
         if new_size < old {
-            alloc::release(old - new_size);
+            // Shrinking (`into_boxed_str`'s `shrink_to_fit`), by plain stores once armed.
+            if alloc::caching() {
+                alloc::release_armed(old - new_size);
+            } else {
+                alloc::release(old - new_size);
+            }
         }
         p
     }
