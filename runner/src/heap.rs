@@ -80,7 +80,27 @@ impl FreeLists {
 
 static FREE_LISTS: FreeLists = FreeLists::new();
 
+/// Charges `size` bytes, by plain loads and stores once armed (`alloc::reserve_armed`).
 fn charge(size: usize) {
+    if alloc::caching() {
+        charge_armed(size);
+    } else {
+        charge_unarmed(size);
+    }
+}
+
+#[inline(always)]
+fn charge_armed(size: usize) {
+    if let Err(would_be_live) = alloc::reserve_armed(size) {
+        memory_exceeded(would_be_live);
+    }
+}
+
+/// Before arming (hardening, trusted, perhaps not yet single threaded): out of the way of the
+/// armed path, which is every allocation of a program.
+#[cold]
+#[inline(never)]
+fn charge_unarmed(size: usize) {
     if let Err(would_be_live) = alloc::reserve(size) {
         memory_exceeded(would_be_live);
     }
@@ -117,10 +137,11 @@ fn block_layout(layout: Layout) -> (Option<usize>, Layout) {
 /// Called only from `GlobalAlloc::alloc`/`alloc_zeroed` with their caller's `layout`.
 #[inline(always)]
 unsafe fn take_cached(layout: Layout) -> Option<*mut u8> {
-    charge(layout.size());
     if !alloc::caching() {
+        charge_unarmed(layout.size());
         return None;
     }
+    charge_armed(layout.size());
     let c = alloc::class_of(layout.size(), layout.align())?;
     // SAFETY: armed, so single threaded; `c` is a valid class.
     let p = unsafe { FREE_LISTS.pop(c) };
@@ -180,14 +201,18 @@ unsafe impl GlobalAlloc for CountingAlloc {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        alloc::release(layout.size());
-        if alloc::caching()
-            && let Some(c) = alloc::class_of(layout.size(), layout.align())
-            // SAFETY: armed, so single threaded; `ptr` came from this allocator with `layout`,
-            // so it holds class `c`'s bytes (from a list, or from `System` at that size).
-            && unsafe { FREE_LISTS.push(c, ptr) }
-        {
-            return;
+        if !alloc::caching() {
+            alloc::release(layout.size());
+        } else {
+            alloc::release_armed(layout.size());
+            if let Some(c) = alloc::class_of(layout.size(), layout.align())
+                // SAFETY: armed, so single threaded; `ptr` came from this allocator with
+                // `layout`, so it holds class `c`'s bytes (from a list, or from `System` at
+                // that size).
+                && unsafe { FREE_LISTS.push(c, ptr) }
+            {
+                return;
+            }
         }
         // SAFETY: `ptr` came from `System` with `layout`'s real layout.
         unsafe { System.dealloc(ptr, block_layout(layout).1) };
@@ -239,7 +264,12 @@ unsafe impl GlobalAlloc for CountingAlloc {
             }
         };
         if new_size < old {
-            alloc::release(old - new_size);
+            // Shrinking (`into_boxed_str`'s `shrink_to_fit`), by plain stores once armed.
+            if alloc::caching() {
+                alloc::release_armed(old - new_size);
+            } else {
+                alloc::release(old - new_size);
+            }
         }
         p
     }

@@ -1,11 +1,11 @@
 //! `re-find`: the first match of a regex, and how its groups are found cheaply (issue 15: out
 //! of `regex.rs`, whose builtins it serves).
 //!
-//! A pattern without groups is searched for its match's span alone. A pattern with groups gets a
-//! [`Plan`] the first time it is used (kept for a few patterns, by the regex's address): a walk
-//! back over a class for `LIT(C+)$` ([`Suffix`], no engine), a search for the match alone when
-//! the one group sits at fixed offsets from its ends ([`Plan::Fixed`]), else capture slots
-//! reused from call to call. Each plan answers as the engine's `captures` (tests below and
+//! A pattern gets a [`Plan`] the first time it is used (kept for a few patterns, by the regex's
+//! address, so the group count is not asked of the engine on every call): without groups, a
+//! search for its match's span alone; with groups, a walk back over a class for `LIT(C+)$`
+//! ([`Suffix`], no engine), a search for the match alone when the one group sits at fixed
+//! offsets from its ends ([`Plan::Fixed`]), else capture slots reused from call to call. Each plan answers as the engine's `captures` (tests below and
 //! `runner/tests/text_paths.rs`).
 
 use crate::value::{Coll, PVec, Value};
@@ -14,6 +14,8 @@ use std::rc::{Rc, Weak};
 
 /// How `re-find` gets a pattern's groups.
 enum Plan {
+    /// The pattern has no groups: its match's span alone is searched for.
+    Whole,
     /// The pattern's one group sits at fixed byte offsets from its match's two ends (in
     /// `@(\w+)\.com$`, one byte after the start and four before the end): the search for the
     /// match alone, much cheaper than filling capture slots, gives it.
@@ -39,12 +41,6 @@ thread_local! {
 /// `re-find`: the first match, as [`groups`] shapes it; nil when there is none. Without groups
 /// only the match's span is searched for; with groups, by the pattern's [`Plan`].
 pub(super) fn re_find(r: &Rc<regex::Regex>, s: &str) -> Value {
-    if r.captures_len() == 1 {
-        return r
-            .find(s)
-            .map(|m| Value::str(m.as_str()))
-            .unwrap_or_default();
-    }
     HELD.with(|cell| {
         let mut held = cell.borrow_mut();
         let at = match held
@@ -60,6 +56,12 @@ pub(super) fn re_find(r: &Rc<regex::Regex>, s: &str) -> Value {
         };
         // The match's and its group's spans, for the two plans that find them without slots.
         let spans = match held.get_mut(at).map(|(_, plan)| plan) {
+            Some(Plan::Whole) => {
+                return r
+                    .find(s)
+                    .map(|m| Value::str(m.as_str()))
+                    .unwrap_or_default();
+            }
             Some(Plan::Fixed { front, back }) => r.find(s).map(|m| {
                 let group = (m.start() + *front, m.end().saturating_sub(*back));
                 ((m.start(), m.end()), group)
@@ -83,6 +85,9 @@ pub(super) fn re_find(r: &Rc<regex::Regex>, s: &str) -> Value {
 /// as one, [`Plan::Fixed`] when [`fixed_group`] finds its one group at fixed offsets, else
 /// capture slots.
 fn plan_of(r: &regex::Regex) -> Plan {
+    if r.captures_len() == 1 {
+        return Plan::Whole;
+    }
     if r.captures_len() == 2
         && let Some(suffix) = Suffix::of(r.as_str())
     {
@@ -163,7 +168,9 @@ impl Suffix {
         }
         let group = bytes.len() - run;
         let start = group.checked_sub(self.lit.len())?;
-        (bytes.get(start..group)? == &*self.lit).then_some((start, group))
+        // Compared byte by byte: the literal is short (`@`), shorter than a `bcmp` call.
+        let before = bytes.get(start..group)?;
+        before.iter().eq(self.lit.iter()).then_some((start, group))
     }
 }
 
