@@ -21,9 +21,9 @@
 //! `16k + 16` holds, so the rounding costs no memory. Once [`arm`]ed (the runner is single
 //! threaded from then on), a freed small block goes onto its class's free list in `heap.rs`
 //! instead of back to glibc, at most 512 KiB of glibc chunks for each of the two smallest
-//! classes and [`CACHE_BYTES_PER_CLASS`] (about 219 KiB) for each other ([`CACHE_LIMITS`]:
-//! 16,384 blocks of the smallest class, 826 of the largest, so the small blocks a program makes
-//! most are kept in proportion), and the next request of the class takes
+//! classes, 1 MiB for a map's class ([`MAP_CLASS`]) and [`CACHE_BYTES_PER_CLASS`] (about
+//! 158 KiB) for each other ([`CACHE_LIMITS`]: 16,384 blocks of the smallest class, 5,957 of the
+//! map's, 593 of the largest, so the small blocks a program makes most are kept in proportion), and the next request of the class takes
 //! it back in a few instructions (glibc's own cache holds 7 per size, and most of a pipeline's
 //! frees missed it). The budget still counts **requested** bytes, live ones only: the peaks and
 //! the `memory_exceeded` point are exactly what they were. Blocks waiting on a free list are not
@@ -46,9 +46,16 @@ pub const CLASSES: usize = 16;
 /// ones a program holds by the ten thousand (a mapped seq of strings before `frequencies`), and a
 /// list that cannot hold them all sends the rest back to glibc and asks it again next time.
 pub const SMALLEST_CACHE_BYTES: u64 = 512 << 10;
-/// The glibc chunk bytes each other class's free list may hold at most: the other 14 share
-/// 3 MiB, so all of them hold 4 MiB as before.
-pub const CACHE_BYTES_PER_CLASS: u64 = (3 << 20) / (CLASSES as u64 - 2);
+/// The class of a map's block (a map's counted `MapImpl`, 168 bytes): every map, record and
+/// row a program builds. A pipeline holds thousands at once (`keep` of 3,340 records in
+/// pipeline p3, whose frees overflowed a 219 KiB list back into glibc: 4 % of its instructions
+/// and 6 % of its CPU), so its list may hold [`MAP_CACHE_BYTES`].
+pub const MAP_CLASS: usize = 9;
+/// The glibc chunk bytes the map class's free list may hold at most (5,957 blocks).
+pub const MAP_CACHE_BYTES: u64 = 1 << 20;
+/// The glibc chunk bytes each other class's free list may hold at most: the other 13 share
+/// 2 MiB, so all of them hold 4 MiB as before.
+pub const CACHE_BYTES_PER_CLASS: u64 = (2 << 20) / (CLASSES as u64 - 3);
 /// Freed blocks kept per class at most: [`SMALLEST_CACHE_BYTES`] or [`CACHE_BYTES_PER_CLASS`]
 /// in chunks of the class.
 pub const CACHE_LIMITS: [u32; CLASSES] = {
@@ -57,6 +64,8 @@ pub const CACHE_LIMITS: [u32; CLASSES] = {
     while c < CLASSES {
         let bytes = if c < 2 {
             SMALLEST_CACHE_BYTES
+        } else if c == MAP_CLASS {
+            MAP_CACHE_BYTES
         } else {
             CACHE_BYTES_PER_CLASS
         };
@@ -248,7 +257,11 @@ mod tests {
         );
         assert_eq!(CACHE_LIMITS[0], 16_384);
         assert_eq!(CACHE_LIMITS[1], 10_922);
-        assert_eq!(CACHE_LIMITS[CLASSES - 1], 826);
+        assert_eq!(CACHE_LIMITS[MAP_CLASS], 5_957);
+        assert_eq!(CACHE_LIMITS[CLASSES - 1], 593);
+        // The map class is where a map's counted block goes (two counts, then the map).
+        let map_block = std::mem::size_of::<ptc_runner::value::MapImpl>() + 16;
+        assert_eq!(class_of(map_block, 8), Some(MAP_CLASS), "{map_block}");
         for c in 0..CLASSES {
             // The chunk of a class is its block's bytes and glibc's 8-byte header.
             assert_eq!(chunk_bytes(c), class_bytes(c) as u64 + 8);
