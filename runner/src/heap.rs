@@ -313,7 +313,10 @@ mod tests {
             let grow = (round / 160_000) % 2 == 0;
             let r = next();
             if live.is_empty() || (r % 8 < 5) == grow {
-                let class = usize::try_from(r >> 8).unwrap_or(0) % 2 * (alloc::CLASSES - 1);
+                // Half the smallest class, a quarter each the map's and the largest: each
+                // class's list fills past its limit in the growing phases.
+                let pick = [0, 0, alloc::MAP_CLASS, alloc::CLASSES - 1];
+                let class = pick[usize::try_from(r >> 8).unwrap_or(0) % pick.len()];
                 // SAFETY: single threaded; a valid class.
                 let p = unsafe { lists.pop(class) };
                 assert_eq!(p as usize, model[class].pop().unwrap_or(0));
@@ -344,10 +347,14 @@ mod tests {
                 }
             }
         }
-        let (first, last) = (refused[0], refused[alloc::CLASSES - 1]);
+        let (first, map, last) = (
+            refused[0],
+            refused[alloc::MAP_CLASS],
+            refused[alloc::CLASSES - 1],
+        );
         assert!(
-            reused > 0 && first > 0 && last > 0,
-            "reused {reused}, refused {first} and {last}"
+            reused > 0 && first > 0 && map > 0 && last > 0,
+            "reused {reused}, refused {first}, {map} and {last}"
         );
         for (class, stack) in model.iter_mut().enumerate() {
             loop {
