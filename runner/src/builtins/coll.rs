@@ -3,7 +3,10 @@
 //! which keeps `(reduce conj [] xs)` and `(reduce #(assoc %1 %2 %2) {} xs)` linear.
 
 pub use super::keyed::assoc;
-use super::keyed::{assoc_in, assoc_many, dissoc, get_in, non_empty_path, update, update_in};
+use super::keyed::{
+    assoc_in, assoc_many, assoc_stacked, dissoc, get_in, non_empty_path, update, update_in,
+    update_stacked,
+};
 use super::{BuiltinDef, Fast, expected};
 use crate::def;
 use crate::error::{ErrorKind, EvalError, EvalResult};
@@ -37,7 +40,8 @@ pub static TABLE: &[BuiltinDef] = &[
         _,
         "Map with keys set (or vector with index set).",
         "(assoc {} :a 1) ;=> {:a 1}",
-        assoc_many
+        assoc_many,
+        Fast::Stacked(assoc_stacked)
     ),
     def!(
         "assoc-in",
@@ -69,7 +73,8 @@ pub static TABLE: &[BuiltinDef] = &[
         _,
         "Applies f to the value at key.",
         "(update {:a 1} :a inc) ;=> {:a 2}",
-        update
+        update,
+        Fast::Stacked(update_stacked)
     ),
     def!(
         "update-in",
