@@ -293,7 +293,10 @@ pub fn all_entries() -> Vec<(&'static str, &'static BuiltinDef)> {
     out
 }
 
-/// Calls a builtin after checking its arity.
+/// Calls a builtin after checking its arity. Out of line, as it was before the check moved to
+/// [`check_arity`]: inlined into its callers it changed their code (`call1`, the prims'
+/// fallbacks) for no gain.
+#[inline(never)]
 pub fn call(interp: &mut Interp<'_>, b: &'static BuiltinDef, args: Vec<Value>) -> EvalResult {
     check_arity(b, args.len())?;
     (b.f)(interp, args)
