@@ -330,7 +330,14 @@ fn get2(m: &Value, k: &Value) -> Value {
 }
 
 /// The key and value of a two-element vector: moved out when the vector is held only here.
-fn pair(kv: Coll<PVec>) -> (Value, Value) {
+/// A fresh `[k v]` keeps them inline: taken out in place, which leaves two nils for the
+/// vector's drop to give back without a walk (`release_inline`), and no empty vector to make.
+fn pair(mut kv: Coll<PVec>) -> (Value, Value) {
+    if let Some(flat) = kv.unique_mut().and_then(PVec::inline_mut)
+        && let [k, v] = flat.as_mut_slice()
+    {
+        return (std::mem::take(k), std::mem::take(v));
+    }
     match kv.into_unique() {
         Ok(owned) => {
             let mut it = owned.into_iter();
