@@ -311,6 +311,7 @@ pub(crate) fn check_arity(b: &BuiltinDef, n: usize) -> EvalResult<()> {
     Ok(())
 }
 
+/// The arity error, built out of line so that the check inlined into its callers stays small.
 #[cold]
 #[inline(never)]
 fn arity_error(b: &BuiltinDef, n: usize) -> EvalError {
