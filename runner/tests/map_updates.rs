@@ -2,7 +2,9 @@
 //! evaluator: random sequences of updates, `assoc`es, `dissoc`s and ordered reads take maps from
 //! small through flat (`value::flat`) to persistent, with versions kept alive so that updates of
 //! shared maps copy. `update` changes an exact key's value in place and calls `f` through
-//! `apply1`/`apply2`; every form must print and compare exactly as the definition's.
+//! `apply1`/`apply2`; every form must print and compare exactly as the definition's. Pairs
+//! conjoined into maps (`into {}`, `conj`) against `assoc`: a fresh pair is taken apart in
+//! place, a shared one must be left whole.
 #![allow(clippy::unwrap_used)]
 
 #[path = "support/outcome.rs"]
@@ -245,4 +247,37 @@ fn update_through_a_fnil_reaches_the_depth_limit_where_its_definition_does() {
         failed += usize::from(fast.contains("deeper"));
     }
     assert!(failed > 0 && failed < 9, "the limit falls inside the range");
+}
+
+/// `into {}` and `conj` of `[k v]` pairs: a fresh pair, held only by the call, is taken apart
+/// in place (`coll::pair`); one that is also held elsewhere is copied and must be left whole.
+/// Over random keys and values (collections among them, so what is taken out is not only
+/// numbers), every way gives the map that `assoc` of each pair gives, and the pairs kept in a
+/// vector print as they were built.
+#[test]
+fn pairs_conjoined_into_maps_match_assoc_and_stay_whole_where_shared() {
+    const POOL: &[&str] = &[
+        "0", "1", "7", "-3", "\"a\"", "\"b\"", ":k", "nil", "[1 2]", "{:x [3]}", "2.5", "#{4}",
+    ];
+    for seed in 1..=30u64 {
+        let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let n = 1 + rng.below(24);
+        let pairs: Vec<String> = (0..n)
+            .map(|_| format!("[{} {}]", rng.pick(POOL), rng.pick(POOL)))
+            .collect();
+        let src = format!(
+            "(let [ps [{}]
+                   want (reduce (fn [m [k v]] (assoc m k v)) {{}} ps)
+                   fresh (into {{}} (map (fn [[k v]] [k v]) ps))
+                   kept (vec (map (fn [[k v]] [k v]) ps))
+                   shared (into {{}} kept)
+                   conjed (reduce (fn [m [k v]] (conj m [k v])) {{}} ps)]
+               [(= want fresh shared conjed) (= (pr-str want) (pr-str fresh) (pr-str conjed))
+                (= kept ps) (pr-str kept)])",
+            pairs.join(" ")
+        );
+        let whole = format!("[true true true {:?}]", format!("[{}]", pairs.join(" ")));
+        let got = run(&src);
+        assert_eq!(got, whole, "seed {seed}: {src}");
+    }
 }

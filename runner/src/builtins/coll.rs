@@ -3,7 +3,10 @@
 //! which keeps `(reduce conj [] xs)` and `(reduce #(assoc %1 %2 %2) {} xs)` linear.
 
 pub use super::keyed::assoc;
-use super::keyed::{assoc_in, assoc_many, dissoc, get_in, non_empty_path, update, update_in};
+use super::keyed::{
+    assoc_in, assoc_many, assoc_stacked, dissoc, get_in, non_empty_path, update, update_in,
+    update_stacked,
+};
 use super::{BuiltinDef, Fast, expected};
 use crate::def;
 use crate::error::{ErrorKind, EvalError, EvalResult};
@@ -37,7 +40,8 @@ pub static TABLE: &[BuiltinDef] = &[
         _,
         "Map with keys set (or vector with index set).",
         "(assoc {} :a 1) ;=> {:a 1}",
-        assoc_many
+        assoc_many,
+        Fast::Stacked(assoc_stacked)
     ),
     def!(
         "assoc-in",
@@ -69,7 +73,8 @@ pub static TABLE: &[BuiltinDef] = &[
         _,
         "Applies f to the value at key.",
         "(update {:a 1} :a inc) ;=> {:a 2}",
-        update
+        update,
+        Fast::Stacked(update_stacked)
     ),
     def!(
         "update-in",
@@ -325,7 +330,14 @@ fn get2(m: &Value, k: &Value) -> Value {
 }
 
 /// The key and value of a two-element vector: moved out when the vector is held only here.
-fn pair(kv: Coll<PVec>) -> (Value, Value) {
+/// A fresh `[k v]` keeps them inline: taken out in place, which leaves two nils for the
+/// vector's drop to give back without a walk (`release_inline`), and no empty vector to make.
+fn pair(mut kv: Coll<PVec>) -> (Value, Value) {
+    if let Some(flat) = kv.unique_mut().and_then(PVec::inline_mut)
+        && let [k, v] = flat.as_mut_slice()
+    {
+        return (std::mem::take(k), std::mem::take(v));
+    }
     match kv.into_unique() {
         Ok(owned) => {
             let mut it = owned.into_iter();

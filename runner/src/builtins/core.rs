@@ -65,36 +65,11 @@ pub static TABLE: &[BuiltinDef] = &[
         _,
         "Concatenates the string forms of the arguments (nil is empty).",
         "(str \"a\" 1 nil) ;=> \"a1\"",
-        |i, a| {
-            if let Some(s) = plain_str(&a) {
-                i.tick_n(a.len() as u64)?;
-                return Ok(Value::Str(crate::value::Text::from(s)));
-            }
-            let mut s = String::new();
-            for x in a.iter().cloned() {
-                // A long lazy seq prints its items, as the eager seqs it stands for do (DIV-6).
-                let x = i.realize_deep(x)?;
-                match &x {
-                    // Java's Double.toString at the top level; inside collections it stays ##Inf.
-                    Value::Float(f) if f.is_nan() => s.push_str("NaN"),
-                    Value::Float(f) if f.is_infinite() && *f > 0.0 => s.push_str("Infinity"),
-                    Value::Float(f) if f.is_infinite() => s.push_str("-Infinity"),
-                    // A collection's string form is its printed (readable) form, as in Clojure.
-                    Value::Vector(_) | Value::List(_) | Value::Map(_) | Value::Set(_) => {
-                        s.push_str(&crate::print::pr_str(&x));
-                    }
-                    // The usual parts, written in place (no string per part).
-                    Value::Str(t) => s.push_str(t),
-                    Value::Int(n) => {
-                        use std::fmt::Write;
-                        let _ = write!(s, "{n}");
-                    }
-                    _ => s.push_str(&crate::print::str_of(&x)),
-                }
-            }
-            i.tick_n(a.len() as u64)?;
-            Ok(Value::Str(crate::value::Text::from(s)))
-        }
+        |i, a| match plain_str(&a) {
+            Some(s) => str_done(i, s, a.len()),
+            None => str_general(i, a),
+        },
+        Fast::Stacked(str_stacked)
     ),
     def!(
         "range",
@@ -648,6 +623,56 @@ fn keyword(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
         [other, ..] => Err(expected("keyword", "a string", other)),
         [] => Ok(Value::Nil),
     }
+}
+
+/// `str`'s stacked entry (`Fast::Stacked`): texts, integers and nils, the usual parts, are
+/// written from where they lie on the value stack; anything else goes through the vector entry.
+fn str_stacked(i: &mut Interp<'_>, base: usize) -> EvalResult {
+    let parts = i.stack.get(base..).unwrap_or_default();
+    match plain_str(parts) {
+        Some(s) => {
+            let n = parts.len();
+            str_done(i, s, n)
+        }
+        None => {
+            let a = super::stack_args(i, base);
+            str_general(i, a)
+        }
+    }
+}
+
+/// The text of `n` parts: their steps, then the value.
+fn str_done(i: &mut Interp<'_>, s: String, n: usize) -> EvalResult {
+    i.tick_n(n as u64)?;
+    Ok(Value::Str(crate::value::Text::from(s)))
+}
+
+/// `str` of parts that are not all texts, integers and nils.
+fn str_general(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+    let mut s = String::new();
+    for x in a.iter().cloned() {
+        // A long lazy seq prints its items, as the eager seqs it stands for do (DIV-6).
+        let x = i.realize_deep(x)?;
+        match &x {
+            // Java's Double.toString at the top level; inside collections it stays ##Inf.
+            Value::Float(f) if f.is_nan() => s.push_str("NaN"),
+            Value::Float(f) if f.is_infinite() && *f > 0.0 => s.push_str("Infinity"),
+            Value::Float(f) if f.is_infinite() => s.push_str("-Infinity"),
+            // A collection's string form is its printed (readable) form, as in Clojure.
+            Value::Vector(_) | Value::List(_) | Value::Map(_) | Value::Set(_) => {
+                s.push_str(&crate::print::pr_str(&x));
+            }
+            // The usual parts, written in place (no string per part).
+            Value::Str(t) => s.push_str(t),
+            Value::Int(n) => {
+                use std::fmt::Write;
+                let _ = write!(s, "{n}");
+            }
+            _ => s.push_str(&crate::print::str_of(&x)),
+        }
+    }
+    i.tick_n(a.len() as u64)?;
+    Ok(Value::Str(crate::value::Text::from(s)))
 }
 
 /// `str` of the usual parts (strings, integers, nil) into one buffer of the exact length, so the

@@ -2,7 +2,8 @@
 //! `get-in` (the table entries are `coll`'s). Updates use `Rc::make_mut`, so a collection that
 //! is not shared is changed in place and one that is shared is copied; `update` of a key a map
 //! has changes its value in place, and calls `f` without an argument vector for one or two
-//! arguments.
+//! arguments. `assoc` and `update` also take their arguments on the value stack
+//! (`Fast::Stacked`), the usual three or four popped off it.
 
 use super::coll::{get, sorted_key_check};
 use super::expected;
@@ -69,15 +70,30 @@ pub fn assoc(coll: Value, k: Value, v: Value) -> EvalResult {
 }
 
 pub(super) fn assoc_many(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
-    if a.len().is_multiple_of(2) {
+    assoc_all(a.into_iter())
+}
+
+/// `assoc`'s stacked entry (`Fast::Stacked`): the arguments read off the value stack.
+pub(super) fn assoc_stacked(i: &mut Interp<'_>, base: usize) -> EvalResult {
+    if i.stack.len().saturating_sub(base) == 3 {
+        let v = i.stack.pop().unwrap_or_default();
+        let k = i.stack.pop().unwrap_or_default();
+        let m = i.stack.pop().unwrap_or_default();
+        return assoc(m, k, v);
+    }
+    assoc_all(i.stack.drain(base.min(i.stack.len())..))
+}
+
+/// `(assoc coll k v ...)` of its arguments in order.
+fn assoc_all(mut args: impl ExactSizeIterator<Item = Value>) -> EvalResult {
+    if args.len().is_multiple_of(2) {
         return Err(EvalError::arg(
             "assoc",
             "assoc expects even number of arguments after map/vector",
         ));
     }
-    let mut it = a.into_iter();
-    let mut m = it.next().unwrap_or_default();
-    while let (Some(k), Some(v)) = (it.next(), it.next()) {
+    let mut m = args.next().unwrap_or_default();
+    while let (Some(k), Some(v)) = (args.next(), args.next()) {
         m = assoc(m, k, v)?;
     }
     Ok(m)
@@ -125,6 +141,41 @@ pub(super) fn update(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
         it.next().unwrap_or_default(),
         it.next().unwrap_or_default(),
     );
+    let extra = match (it.next(), it.len()) {
+        (None, _) => Extra::None,
+        (Some(x), 0) => Extra::One(x),
+        (Some(x), _) => Extra::Many(std::iter::once(x).chain(it).collect()),
+    };
+    update_with(i, m, k, f, extra)
+}
+
+/// `update`'s stacked entry (`Fast::Stacked`): `(update m k f)` and `(update m k f x)`, the
+/// usual calls, are popped off the value stack; more arguments go through the vector entry.
+pub(super) fn update_stacked(i: &mut Interp<'_>, base: usize) -> EvalResult {
+    let extra = match i.stack.len().saturating_sub(base) {
+        3 => Extra::None,
+        4 => Extra::One(i.stack.pop().unwrap_or_default()),
+        _ => {
+            let a = super::stack_args(i, base);
+            return update(i, a);
+        }
+    };
+    let f = i.stack.pop().unwrap_or_default();
+    let k = i.stack.pop().unwrap_or_default();
+    let m = i.stack.pop().unwrap_or_default();
+    update_with(i, m, k, f, extra)
+}
+
+/// The arguments of `update`'s fn after the old value.
+enum Extra {
+    None,
+    One(Value),
+    /// Two or more.
+    Many(Vec<Value>),
+}
+
+/// `(update m k f extra...)`.
+fn update_with(i: &mut Interp<'_>, m: Value, k: Value, f: Value, extra: Extra) -> EvalResult {
     let mut m = m;
     // A map with exact key `k`: its value is taken out, `f` applied and the result put back
     // in the same place, one lookup where `get` and `assoc` made two. The map is unique here
@@ -134,36 +185,30 @@ pub(super) fn update(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
         && let Some(slot) = mm.make_mut().get_mut(&k)
     {
         let old = std::mem::take(slot);
-        let new = apply_extra(i, &f, old, it)?;
+        let new = apply_extra(i, &f, old, extra)?;
         super::release(std::mem::replace(slot, new));
         super::release(k);
         super::release(f);
         return Ok(m);
     }
     let old = get(&m, &k).unwrap_or_default();
-    let v = apply_extra(i, &f, old, it)?;
+    let v = apply_extra(i, &f, old, extra)?;
     assoc(m, k, v)
 }
 
-/// `(f old extra...)` for `update`: one or two arguments (the usual `(update m k f)` and `(update m k f x)`) go through `apply1`/`apply2`, which
-/// call a lambda or a builtin's fast entry without an argument vector; more get one vector of
-/// the exact size (it used to grow once per call).
-fn apply_extra(
-    i: &mut Interp<'_>,
-    f: &Value,
-    old: Value,
-    mut extra: std::vec::IntoIter<Value>,
-) -> EvalResult {
-    match (extra.next(), extra.len()) {
-        (None, _) => i.apply1(f, old),
+/// `(f old extra...)` for `update`: one or two arguments (the usual `(update m k f)` and
+/// `(update m k f x)`) go through `apply1`/`apply2`, which call a lambda or a builtin's fast
+/// entry without an argument vector; more get one vector of the exact size.
+fn apply_extra(i: &mut Interp<'_>, f: &Value, old: Value, extra: Extra) -> EvalResult {
+    match extra {
+        Extra::None => i.apply1(f, old),
         // `(fnil + 0)`, the usual fn of a counting `update`: straight to the native's entry.
-        (Some(x), 0) if let Value::Native(n) = f => super::hof::call_native2(i, n, old, x),
-        (Some(x), 0) => i.apply2(f, old, x),
-        (Some(x), rest) => {
-            let mut args = Vec::with_capacity(2 + rest);
+        Extra::One(x) if let Value::Native(n) = f => super::hof::call_native2(i, n, old, x),
+        Extra::One(x) => i.apply2(f, old, x),
+        Extra::Many(xs) => {
+            let mut args = Vec::with_capacity(1 + xs.len());
             args.push(old);
-            args.push(x);
-            args.extend(extra);
+            args.extend(xs);
             i.apply(f, args)
         }
     }

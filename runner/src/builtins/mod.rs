@@ -59,7 +59,17 @@ pub enum Fast {
     /// A number operation with an inline path (see `eval::prim`); also what the analyzer turns
     /// `(op x y)` into.
     Prim(crate::eval::prim::Prim),
+    /// Called, by a call written in the source, with any number of arguments its arity allows,
+    /// left where the evaluator put them: on the interpreter's value stack from the index
+    /// given (the builtin pops them or leaves them to the caller, who truncates the stack back
+    /// after the call). It always answers, as `f` would (a test checks this): a builtin with
+    /// three or more arguments (`assoc`, `update`, `str`) gets no argument vector to allocate
+    /// and free.
+    Stacked(StackFn),
 }
+
+/// A builtin's entry for [`Fast::Stacked`]: its arguments are `interp.stack[base..]`.
+pub type StackFn = fn(&mut Interp<'_>, usize) -> EvalResult;
 
 /// One builtin: name, arity, doc, example, implementation.
 pub struct BuiltinDef {
@@ -283,17 +293,39 @@ pub fn all_entries() -> Vec<(&'static str, &'static BuiltinDef)> {
     out
 }
 
-/// Calls a builtin after checking its arity.
+/// Calls a builtin after checking its arity. Out of line, as it was before the check moved to
+/// [`check_arity`]: inlined into its callers it changed their code (`call1`, the prims'
+/// fallbacks) for no gain.
+#[inline(never)]
 pub fn call(interp: &mut Interp<'_>, b: &'static BuiltinDef, args: Vec<Value>) -> EvalResult {
-    let n = args.len();
-    if n < usize::from(b.min) || b.max.is_some_and(|m| n > usize::from(m)) {
-        return Err(EvalError::new(
-            ErrorKind::ArityError,
-            b.name,
-            format!("wrong number of args ({n}) passed to {}", b.name),
-        ));
-    }
+    check_arity(b, args.len())?;
     (b.f)(interp, args)
+}
+
+/// The one arity check of a builtin called with `n` arguments, whichever way they are passed.
+#[inline]
+pub(crate) fn check_arity(b: &BuiltinDef, n: usize) -> EvalResult<()> {
+    if n < usize::from(b.min) || b.max.is_some_and(|m| n > usize::from(m)) {
+        return Err(arity_error(b, n));
+    }
+    Ok(())
+}
+
+/// The arity error, built out of line so that the check inlined into its callers stays small.
+#[cold]
+#[inline(never)]
+fn arity_error(b: &BuiltinDef, n: usize) -> EvalError {
+    EvalError::new(
+        ErrorKind::ArityError,
+        b.name,
+        format!("wrong number of args ({n}) passed to {}", b.name),
+    )
+}
+
+/// A [`Fast::Stacked`] builtin's arguments taken off the value stack into the vector its
+/// general entry takes (for the arguments it has no path of its own for).
+pub(crate) fn stack_args(interp: &mut Interp<'_>, base: usize) -> Vec<Value> {
+    interp.stack.drain(base.min(interp.stack.len())..).collect()
 }
 
 /// Calls a builtin with one argument: its fast path when it has one that takes the argument,
@@ -491,7 +523,7 @@ mod tests {
         let grid = samples();
         for (_, b) in all_entries() {
             let arg_lists: Vec<Vec<Value>> = match b.fast {
-                Fast::None => continue,
+                Fast::None | Fast::Stacked(_) => continue,
                 Fast::One(_) => {
                     unary += 1;
                     grid.iter().map(|x| vec![x.clone()]).collect()
@@ -519,5 +551,73 @@ mod tests {
             answered > 1000,
             "the grid reached the fast paths {answered} times"
         );
+    }
+
+    /// Every argument list of `n` values drawn from `grid`.
+    fn lists_of(grid: &[Value], n: usize) -> Vec<Vec<Value>> {
+        (0..n).fold(vec![Vec::new()], |lists, _| {
+            lists
+                .iter()
+                .flat_map(|l| {
+                    grid.iter().map(move |x| {
+                        let mut l = l.clone();
+                        l.push(x.clone());
+                        l
+                    })
+                })
+                .collect()
+        })
+    }
+
+    /// A stacked entry, given its arguments on the value stack above a value that is not its
+    /// own, answers as the vector entry (value or error, and steps) and leaves that value.
+    #[test]
+    fn every_stacked_entry_answers_as_the_general_entry() {
+        let mut host = NoTools;
+        let mut interp = Interp::new(&mut host, &[], ptc_shared::Limits::default());
+        let grid = samples();
+        // For three or more arguments, a grid small enough to take every list of, its most
+        // useful values first: a map with key `:a` and that key, fns, an index, a vector.
+        let fns = ["+", "inc", "str"].map(|f| lookup(None, f).found().map(Value::Builtin));
+        let [add, inc, str_fn] = fns.map(Option::unwrap_or_default);
+        let short = [
+            &grid[23], &grid[19], &add, &grid[3], &inc, &grid[20], &grid[16], &grid[9],
+        ]
+        .map(Value::clone)
+        .into_iter()
+        .chain([str_fn, grid[4].clone()])
+        .collect::<Vec<_>>();
+        let mut stacked = 0;
+        for (_, b) in all_entries() {
+            let Fast::Stacked(g) = b.fast else { continue };
+            stacked += 1;
+            let max = usize::from(b.max.unwrap_or(5).min(5));
+            for n in usize::from(b.min)..=max {
+                let from = if n < 3 {
+                    &grid[..]
+                } else {
+                    &short[..[8, 7, 5][n - 3]]
+                };
+                for args in lists_of(from, n) {
+                    let before = interp.steps;
+                    let slow = outcome((b.f)(&mut interp, args.clone()));
+                    let slow_steps = interp.steps - before;
+                    interp.stack.push(Value::Int(-1));
+                    let base = interp.stack.len();
+                    interp.stack.extend(args.iter().cloned());
+                    let before = interp.steps;
+                    let fast = outcome(g(&mut interp, base));
+                    assert_eq!(fast, slow, "({} {args:?})", b.name);
+                    assert_eq!(interp.steps - before, slow_steps, "({} {args:?})", b.name);
+                    interp.stack.truncate(base);
+                    assert_eq!(
+                        interp.stack.pop().map(|v| outcome(Ok(v))),
+                        Some("-1".into())
+                    );
+                    assert!(interp.stack.is_empty());
+                }
+            }
+        }
+        assert!(stacked >= 3, "{stacked} stacked entries");
     }
 }

@@ -17,6 +17,7 @@ pub mod prim;
 pub mod quick;
 pub mod seq;
 mod special;
+mod stacked;
 
 use crate::analyze::{Arity, Expr, FnTemplate};
 use crate::api::ToolHost;
@@ -372,16 +373,7 @@ impl<'h> Interp<'h> {
     fn call(&mut self, f: &Value, c: &crate::analyze::Call, env: Env<'_>) -> EvalResult {
         match (f, c.args.as_slice()) {
             (Value::Fn(l), _) => {
-                let base = self.stack.len();
-                for a in &c.args {
-                    match self.operand(a, env) {
-                        Ok(v) => self.stack.push(v),
-                        Err(e) => {
-                            self.stack.truncate(base);
-                            return Err(e);
-                        }
-                    }
-                }
+                let base = self.push_args(&c.args, env)?;
                 self.enter_lambda(l, base)
             }
             // `(:k m)`: looked up where this call found `:k` last time.
@@ -441,7 +433,8 @@ impl<'h> Interp<'h> {
         }
     }
 
-    /// A call of a builtin: its fast path when the arity matches one, else an argument vector.
+    /// A call of a builtin: its fast path when the arity matches one, its arguments on the
+    /// value stack when it takes them there, else an argument vector.
     fn call_builtin(
         &mut self,
         b: &'static BuiltinDef,
@@ -468,6 +461,7 @@ impl<'h> Interp<'h> {
                 let y = self.operand(y, env)?;
                 crate::builtins::call2(self, b, x, y)
             }
+            (Fast::Stacked(g), args) => self.call_stacked(b, g, args, env),
             _ => {
                 let args = self.eval_all(&c.args, env)?;
                 crate::builtins::call(self, b, args)

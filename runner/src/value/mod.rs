@@ -121,6 +121,11 @@ impl<T: Contents> Coll<T> {
         Rc::make_mut(&mut self.0)
     }
 
+    /// The contents to change in place when this is their only owner; `None` when shared.
+    pub fn unique_mut(&mut self) -> Option<&mut T> {
+        Rc::get_mut(&mut self.0)
+    }
+
     /// The contents, moved out when this is their only owner (so a consumer can take the
     /// elements instead of copying them); the collection back when it is shared.
     pub fn into_unique(mut self) -> Result<T, Coll<T>> {
