@@ -35,6 +35,12 @@ const STACK_RED_ZONE: usize = 256 * 1024;
 const STACK_SEGMENT: usize = 2 * 1024 * 1024;
 /// Nesting levels between two stack checks in `eval`.
 const NEST_CHECK: u32 = 16;
+/// Call levels (`depth`) between two stack checks on entering a lambda. A lambda's body nests
+/// at least one `eval` level per call level (a leaf body calls nothing), so `eval`'s checks
+/// alone would bound the stack; this one bounds what the frames between a builtin and the
+/// lambda it calls add to a red zone's levels. Not every call: a builtin's loop calls its fn
+/// at one depth, and at the top level that depth (1) is never checked.
+const CALL_CHECK: u32 = 4;
 
 /// A closure: a compiled fn and the values it captured.
 #[derive(Debug)]
@@ -671,16 +677,11 @@ impl<'h> Interp<'h> {
             captures: &l.captures,
             this: Some(l),
         };
-        let r = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
-            // The usual body, run once: no parameter patterns, no `recur`.
-            if !arity.patterns.is_empty() {
-                return self.run_body(arity, env);
-            }
-            match self.eval(&arity.body, env) {
-                Err(EvalError::Recur) => self.recur_and_run(arity, env),
-                other => other,
-            }
-        });
+        let r = if self.depth.is_multiple_of(CALL_CHECK) {
+            self.run_arity_checked(arity, env)
+        } else {
+            self.run_arity(arity, env)
+        };
         self.depth -= 1;
         self.pop_frame(base);
         r
@@ -696,6 +697,26 @@ impl<'h> Interp<'h> {
                 forget_or_drop(v);
             }
         }
+    }
+
+    /// Runs the body of a call's arity in its frame: the usual body once (no parameter
+    /// patterns, no `recur`), anything else through `run_body`.
+    #[inline(always)]
+    fn run_arity(&mut self, arity: &Arity, env: Env<'_>) -> EvalResult {
+        if !arity.patterns.is_empty() {
+            return self.run_body(arity, env);
+        }
+        match self.eval(&arity.body, env) {
+            Err(EvalError::Recur) => self.recur_and_run(arity, env),
+            other => other,
+        }
+    }
+
+    /// [`Interp::run_arity`] on a stack with [`STACK_RED_ZONE`] bytes left, grown if not.
+    #[cold]
+    #[inline(never)]
+    fn run_arity_checked(&mut self, arity: &Arity, env: Env<'_>) -> EvalResult {
+        stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.run_arity(arity, env))
     }
 
     /// A call with no arity for `n` arguments: its frame dropped, the error built.
