@@ -288,10 +288,11 @@ fn test1(i: &mut Interp<'_>, l: &Rc<Lambda>, x: &Value) -> EvalResult<bool> {
     })
 }
 
-/// A copy of `x` for a result: a map (the usual element of a filtered seq) shares its `Rc`
-/// inline; anything else goes to `Value`'s clone (out of line).
+/// A copy of `x` for a result or an argument: a map (the usual element of a filtered seq, the
+/// usual argument of a fn) shares its `Rc` inline; anything else goes to `Value`'s clone (out
+/// of line).
 #[inline(always)]
-fn share(x: &Value) -> Value {
+pub(crate) fn share(x: &Value) -> Value {
     match x {
         Value::Map(m) => Value::Map(m.clone()),
         _ => x.clone(),

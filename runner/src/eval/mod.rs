@@ -357,7 +357,7 @@ impl<'h> Interp<'h> {
     #[inline(never)]
     fn eval_if(&mut self, b: &(Expr, Expr, Expr), env: Env<'_>) -> EvalResult {
         let (t, then, els) = b;
-        if self.literal_item(t, env)?.truthy() {
+        if special::truthy(self.literal_item(t, env)?) {
             self.eval(then, env)
         } else {
             self.eval(els, env)

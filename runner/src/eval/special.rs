@@ -89,9 +89,9 @@ fn walked_too_far(collect: bool, max: u64) -> EvalError {
 }
 
 /// A test's value as a condition, taken by value: a boolean or nil, the usual answers, have
-/// nothing to drop.
+/// nothing to drop (for `:when` and `if`: `Value`'s out-of-line drop is not called).
 #[inline(always)]
-fn truthy(v: Value) -> bool {
+pub(super) fn truthy(v: Value) -> bool {
     match v {
         Value::Bool(b) => b,
         Value::Nil => false,
