@@ -16,7 +16,7 @@ mod pattern;
 pub mod prim;
 pub mod quick;
 pub mod seq;
-mod special;
+pub(crate) mod special;
 
 use crate::analyze::{Arity, Expr, FnTemplate};
 use crate::api::ToolHost;
