@@ -1,4 +1,5 @@
-//! Evaluation of `case`, `try`, `throw`, `for`/`doseq`, and tool calls.
+//! Evaluation of `case`, `try`, `throw`, `for`/`doseq`, and tool calls; and a test value's
+//! truthiness taken by value (`truthy`: `if`, `:when`/`:while` and `filter`'s test share it).
 
 use super::{Env, Interp};
 use crate::analyze::{Case, ExClass, For, ForClause, Pattern, Try};
