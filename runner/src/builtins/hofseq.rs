@@ -274,24 +274,14 @@ fn filter(i: &mut Interp<'_>, mut a: Vec<Value>, keep: bool) -> EvalResult {
 /// `Value`'s out-of-line drop (~14 instructions an element in p1's `filter`s).
 #[inline(always)]
 fn test1(i: &mut Interp<'_>, l: &Rc<Lambda>, x: &Value) -> EvalResult<bool> {
-    let v = i.apply1_fn(l, x)?;
-    Ok(match v {
-        Value::Bool(b) => {
-            std::mem::forget(v);
-            b
-        }
-        Value::Nil => {
-            std::mem::forget(v);
-            false
-        }
-        v => v.truthy(),
-    })
+    Ok(crate::eval::special::truthy(i.apply1_fn(l, x)?))
 }
 
-/// A copy of `x` for a result: a map (the usual element of a filtered seq) shares its `Rc`
-/// inline; anything else goes to `Value`'s clone (out of line).
+/// A copy of `x` for a result or an argument: a map (the usual element of a filtered seq, the
+/// usual argument of a fn) shares its `Rc` inline; anything else goes to `Value`'s clone (out
+/// of line).
 #[inline(always)]
-fn share(x: &Value) -> Value {
+pub(crate) fn share(x: &Value) -> Value {
     match x {
         Value::Map(m) => Value::Map(m.clone()),
         _ => x.clone(),

@@ -129,7 +129,7 @@ impl Interp<'_> {
                 return Ok(v);
             }
         }
-        self.enter1(l, x.clone())
+        self.enter1(l, crate::builtins::hofseq::share(x))
     }
 
     /// [`Interp::quick_answer`] for a record the hint knows and a test it can answer inline
