@@ -10,6 +10,11 @@
 //!   fills its pieces' vector inline: random texts, separators and limits must give what the
 //!   same separator in a group (`#"(?:,)"`, cut by the engine) gives, with the same steps; and
 //!   a one-byte pattern that is regex syntax (`#"."`, `#"|"`) must not be taken literally.
+//! - `(first (str/split s sep))` written in the source is fused (`analyze::fuse`): split keeps
+//!   only its first piece. Random texts (empty, separators only, leading and repeated ones,
+//!   non-strings) and separators (plain, regex, empty, a string, not a separator) must give what
+//!   the same `first` bound to a local (not fused) gives: result or error with its position,
+//!   and steps, also at every step budget up to the last.
 //! - `upper-case`/`lower-case` of ASCII text change a copy of the exact length in place: random
 //!   texts must give what changing each character alone and joining gives, and the very string
 //!   back (`identical?`) when nothing changes.
@@ -123,6 +128,60 @@ fn split_at_one_byte_answers_as_the_engine() {
         let general = outcome(&program(&format!("(?:{sep})")), Limits::default());
         assert_eq!(walked, general, "round {round}: {}", program(sep));
     }
+}
+
+#[test]
+fn first_of_a_split_answers_and_charges_as_first_of_the_whole_split() {
+    let mut rng = Rng(0x5eed_0029);
+    let seps = [
+        "#\" \"",
+        "#\",\"",
+        "#\"ab\"",
+        "#\"\\s+\"",
+        "#\"\"",
+        "#\"é\"",
+        "\" \"",
+        "\"\"",
+        "nil",
+        "1",
+    ];
+    let parts = ["a", " ", ",", "ab", "é", "  ", ",,", "x", "\\n"];
+    let at = |steps| Limits {
+        max_steps: steps,
+        ..Limits::default()
+    };
+    for round in 0..300 {
+        let sep = rng.pick(&seps);
+        let s = match rng.below(10) {
+            0 => "nil".to_string(),
+            1 => "42".to_string(),
+            _ => {
+                let body: String = (0..rng.below(7)).map(|_| rng.pick(&parts)).collect();
+                format!("\"{body}\"")
+            }
+        };
+        // Same text up to the inner call, so errors name the same position on both.
+        let fused = format!("(let [f first] (first (str/split {s} {sep})))");
+        let general = format!("(let [f first] (f     (str/split {s} {sep})))");
+        let (text, steps) = outcome(&fused, Limits::default());
+        assert_eq!(
+            (text.clone(), steps),
+            outcome(&general, Limits::default()),
+            "round {round}: {fused}"
+        );
+        if round % 10 == 0 {
+            for n in 1..=steps {
+                assert_eq!(
+                    outcome(&fused, at(n)),
+                    outcome(&general, at(n)),
+                    "{fused} at {n}"
+                );
+            }
+        }
+    }
+    // Shadowed names are not the builtins: no fusion, the program's own fns run.
+    let own = "(let [first count] (first (str/split \"a b c\" #\" \")))";
+    assert_eq!(outcome(own, Limits::default()).0, "3");
 }
 
 #[test]

@@ -11,6 +11,7 @@ mod destructure;
 pub mod expr;
 pub(crate) mod fold;
 mod forms;
+mod fuse;
 pub mod hints;
 mod liveness;
 mod macros;
@@ -294,9 +295,10 @@ impl Analyzer<'_> {
                 return Ok(Expr::Method(Rc::from(method), self.analyze_all(args)?, pos));
             }
         }
-        let f = self.no_tail(head)?;
+        let mut f = self.no_tail(head)?;
         let mut args = self.analyze_all(args)?;
         fold::fold_call_args(&f, &mut args);
+        fuse::fuse_call(&mut f, &mut args);
         if let Expr::Builtin(builtin) = f
             && let builtins::Fast::Prim(op) = builtin.fast
             && args.len() == 2

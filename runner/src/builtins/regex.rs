@@ -185,6 +185,35 @@ pub fn split_fast(s: &Value, sep: &Value) -> Option<EvalResult> {
     }
 }
 
+/// `(first (str/split s sep))` as written in the source (`analyze::fuse`): `split`'s own checks
+/// and errors, then its first piece, or nil when it has none.
+pub fn split_head(a: Vec<Value>) -> EvalResult {
+    match split(a)? {
+        Value::Vector(pieces) => Ok(pieces.iter().next().cloned().unwrap_or_default()),
+        other => Ok(other),
+    }
+}
+
+/// [`split_head`]'s fast path: a non-empty string at a plain separator (`#" "`, `#","`) whose
+/// first match is past its start gives the text before it (a new text, as `split`'s pieces
+/// are), or the whole text (copied) when there is no match; anything else (an empty text, a
+/// first piece that is empty, a regex that is not plain text) is left to [`split_head`].
+pub fn split_head_fast(s: &Value, sep: &Value) -> Option<EvalResult> {
+    let (Value::Str(s), Value::Regex(r)) = (s, sep) else {
+        return None;
+    };
+    let at = match Sep::of_regex(r) {
+        Sep::Char(c) => s.find(c),
+        Sep::Literal(lit) => s.find(lit),
+        Sep::Regex(_) => return None,
+    };
+    match at {
+        None if !s.is_empty() => Some(Ok(Value::str(s))),
+        Some(i) if i > 0 => Some(Ok(Value::str(s.get(..i)?))),
+        _ => None,
+    }
+}
+
 /// What `split` cuts at: a regex, or plain text found by search (the usual `#" "` or `#","`,
 /// and every string separator; one character by `memchr`), which cuts exactly where the regex
 /// would.
