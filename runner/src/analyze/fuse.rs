@@ -37,7 +37,13 @@ pub(crate) fn fuse_call(f: &mut Expr, args: &mut [Expr]) {
     let Expr::Builtin(split) = &inner.f else {
         return;
     };
-    if inner.args.len() == 2 && is(outer, None, "first") && is(split, Some("str"), "split") {
+    // Names first (a string compare), the registry only for the rare call that has them.
+    if inner.args.len() == 2
+        && outer.name == "first"
+        && split.name == "split"
+        && is(outer, None, "first")
+        && is(split, Some("str"), "split")
+    {
         inner.f = Expr::Builtin(&SPLIT_HEAD);
         *f = Expr::Builtin(&FOLDED);
     }
