@@ -69,7 +69,7 @@ use nix::sys::prctl;
 use nix::sys::signal::{SigHandler, SigSet, SigmaskHow, Signal, signal, sigprocmask};
 use ptc_shared::protocol::{
     LandlockStatus, RUNNER_IPC_FD, RunnerRlimits, RunnerToSupervisor, Setup, SupervisorToRunner,
-    SupervisorToRunnerOf, exit_code, program_cpu_secs,
+    exit_code, program_cpu_secs,
 };
 use ptc_shared::{Step, seccomp};
 use rlimit::Resource;
@@ -206,11 +206,9 @@ fn harden_and_serve(probe: Option<Probe>, start: Start<'_>) -> Result<(), Exit> 
 /// once its data is imported: `ipc::execute`).
 fn serve(ipc: &mut Ipc, grant: u64) -> Result<Step, Exit> {
     alloc::open_grant(grant);
-    match ipc.recv_as() {
-        Ok(SupervisorToRunnerOf::Execute(exec)) => {
-            ipc::execute(ipc, *exec).map_err(|_| Exit::Protocol)
-        }
-        _ => Err(Exit::Protocol),
+    match ipc.recv_execute() {
+        Ok(exec) => ipc::execute(ipc, exec).map_err(|_| Exit::Protocol),
+        Err(_) => Err(Exit::Protocol),
     }
 }
 

@@ -10,6 +10,7 @@ use ptc_runner::api::{RunOptions, ToolFailure, ToolHost, run_with_host};
 use ptc_runner::convert::Imported;
 use ptc_shared::codec::{self, CodecError, DEFAULT_MAX_FRAME};
 use ptc_shared::protocol::{Execute, RunnerToSupervisor, SupervisorToRunner, SupervisorToRunnerOf};
+use ptc_shared::value::EncodedValue;
 use ptc_shared::{Fail, FailReason, Step, Value};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -51,6 +52,33 @@ impl Ipc {
         self.recv_as()
     }
 
+    /// Reads the one `Execute`. Its context is decoded straight into interpreter values, except
+    /// a signed run's, which stays encoded: the signature checks it there, row by row, before it
+    /// is imported (`Signature::validate_input_encoded`; a tree of rows would not fit the
+    /// grant). The request is read first on its own, the context skipped, to know which.
+    pub fn recv_execute(&mut self) -> Result<Execute<Granted>, IpcError> {
+        let body = codec::read_frame_bytes(&mut self.stream, DEFAULT_MAX_FRAME)?
+            .ok_or(IpcError::Closed)?;
+        let signed = match codec::decode_body(&body, DEFAULT_MAX_FRAME)? {
+            SupervisorToRunnerOf::<Skipped>::Execute(e) => {
+                e.request.signature.is_some() || e.request.context_signature.is_some()
+            }
+            _ => return Err(IpcError::Unexpected("a frame other than Execute")),
+        };
+        let exec = if signed {
+            execute_of(
+                codec::decode_body(&body, DEFAULT_MAX_FRAME)?,
+                Granted::Encoded,
+            )
+        } else {
+            execute_of(
+                codec::decode_body(&body, DEFAULT_MAX_FRAME)?,
+                Granted::Imported,
+            )
+        };
+        exec.ok_or(IpcError::Unexpected("a frame other than Execute"))
+    }
+
     /// Reads one frame, an `Execute`'s context decoded as `C`.
     pub fn recv_as<C: Serialize + DeserializeOwned>(
         &mut self,
@@ -78,14 +106,77 @@ impl Ipc {
     }
 }
 
-/// Runs one `Execute` (its context already decoded into interpreter values) with tool calls
+/// An `Execute`'s context as the runner reads it ([`Ipc::recv_execute`]).
+#[derive(Debug)]
+pub enum Granted {
+    Imported(Imported),
+    Encoded(EncodedValue),
+}
+
+/// The `Execute` of a frame, its context made a [`Granted`].
+fn execute_of<C>(
+    msg: SupervisorToRunnerOf<C>,
+    granted: impl FnOnce(C) -> Granted,
+) -> Option<Execute<Granted>> {
+    let SupervisorToRunnerOf::Execute(e) = msg else {
+        return None;
+    };
+    let Execute {
+        version,
+        limits,
+        request,
+        context,
+    } = *e;
+    Some(Execute {
+        version,
+        limits,
+        request,
+        context: granted(context),
+    })
+}
+
+/// A context read past without a copy: the first read of an `Execute` wants its request only.
+struct Skipped;
+
+impl<'de> serde::Deserialize<'de> for Skipped {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Skipped, D::Error> {
+        d.deserialize_bytes(SkipBytes)
+    }
+}
+
+/// Never written: a `Skipped` context is only read.
+impl Serialize for Skipped {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(&[])
+    }
+}
+
+struct SkipBytes;
+
+impl serde::de::Visitor<'_> for SkipBytes {
+    type Value = Skipped;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("an encoded value (bytes)")
+    }
+
+    fn visit_bytes<E: serde::de::Error>(self, _: &[u8]) -> Result<Skipped, E> {
+        Ok(Skipped)
+    }
+}
+
+/// Runs one `Execute` (its context decoded into interpreter values, or a signed run's still
+/// encoded: [`Ipc::recv_execute`]) with tool calls
 /// forwarded over `ipc`. `Err` when the channel broke. The engine checks and records each tool
 /// call, and owns the clock: the Step sent back has no tool-call trace and no duration of its
 /// own. When the run's data is imported, the heap budget is re-based (`alloc::settle`), the
 /// program's CPU limit set and `Imported` sent, which starts the engine's program deadline.
-pub fn execute(ipc: &mut Ipc, exec: Execute<Imported>) -> Result<Step, IpcError> {
+pub fn execute(ipc: &mut Ipc, exec: Execute<Granted>) -> Result<Step, IpcError> {
     let (program, decls, mut opts) = RunOptions::from_request(exec.request, exec.limits);
-    opts.context_value = Some(exec.context.0);
+    match exec.context {
+        Granted::Imported(v) => opts.context_value = Some(v.0),
+        Granted::Encoded(e) => opts.request.context = e,
+    }
     let names: Vec<String> = decls.into_iter().map(|t| t.name).collect();
     let mut host = IpcHost {
         ipc,

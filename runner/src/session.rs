@@ -56,6 +56,11 @@ fn execute_signed(
     };
     let (mut checked, mut warnings) = if sig.context_passes_unchanged(mode, map_or_nil(opts)) {
         (pass_context(opts), Vec::new())
+    } else if opts.context_value.is_none() {
+        match check_encoded(&sig, opts, mode) {
+            Ok(checked) => checked,
+            Err(f) => return with_sig(failed_step(opts, f)),
+        }
     } else {
         let context = match shared_context(opts) {
             Ok(c) => c,
@@ -108,6 +113,21 @@ fn pass_context(opts: &mut RunOptions) -> RunOptions {
     checked.request.context = context;
     checked.context_value = value;
     checked
+}
+
+/// The options of the checked run for a context still in its encoding: checked row by row in
+/// it (no tree), then imported from the checked encoding as an unsigned run's is.
+fn check_encoded(
+    sig: &ptc_shared::signature::Signature,
+    opts: &mut RunOptions,
+    mode: ptc_shared::signature::Mode,
+) -> Result<(RunOptions, Vec<String>), Fail> {
+    let (new, warnings) = check::context_encoded(sig, &opts.request.context, mode)?;
+    let mut checked = pass_context(opts);
+    if let Some(new) = new {
+        checked.request.context = new;
+    }
+    Ok((checked, warnings))
 }
 
 /// Takes the context out of `opts` as plain data, for the signature's check and coercion.

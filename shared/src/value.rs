@@ -15,12 +15,14 @@ pub mod encoded;
 mod json;
 mod json_wire;
 pub mod print;
+pub mod span;
 pub mod wire;
 
 pub use encoded::{EncodedValue, TokenWriter};
 pub use json::JsonError;
 pub use json_wire::JsonTextError;
 pub use print::{format_float, pr_str, pr_str_capped, print_str};
+pub use span::{Span, SpanItems};
 
 /// Deepest nesting any `Value` may have when it crosses a boundary.
 pub const MAX_DEPTH: usize = 512;

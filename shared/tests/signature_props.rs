@@ -5,6 +5,7 @@
 use proptest::prelude::*;
 use ptc_shared::Value;
 use ptc_shared::signature::{CmpOp, Field, MapSchema, Mode, Pattern, Schema, Signature, validate};
+use ptc_shared::value::EncodedValue;
 use std::collections::HashSet;
 
 const PATTERNS: &[&str] = &["^[a-z]+$", "^x", "[0-9]{2}"];
@@ -319,6 +320,43 @@ fn stringify_ints(v: Value) -> Value {
     }
 }
 
+/// A context for `fields`: each field present or not, its key in one of the spellings a
+/// context may use, its value right, with ints as strings (to coerce) or wrong; and maybe an
+/// undeclared key.
+fn context_for(fields: &[Field]) -> BoxedStrategy<Value> {
+    let entries: Vec<BoxedStrategy<Option<(Value, Value)>>> = fields
+        .iter()
+        .map(|f| {
+            let name = f.name.clone();
+            (value_for(&f.schema), enum_value(), 0u8..6, 0u8..3)
+                .prop_map(move |(v, wrong, spell, kind)| {
+                    let v = match kind {
+                        0 => v,
+                        1 => stringify_ints(v),
+                        _ => wrong,
+                    };
+                    let key = match spell {
+                        0 => return None,
+                        1 => Value::Str(name.clone()),
+                        2 => Value::keyword(name.replace('_', "-")),
+                        3 => Value::Str(name.replace('_', "-")),
+                        _ => Value::keyword(&name),
+                    };
+                    Some((key, v))
+                })
+                .boxed()
+        })
+        .collect();
+    (entries, prop::option::of((name(), enum_value())))
+        .prop_map(|(entries, extra)| {
+            let mut m = ptc_shared::value::Map::new();
+            m.extend(entries.into_iter().flatten());
+            m.extend(extra.map(|(k, v)| (Value::Str(k), v)));
+            Value::Map(m.into())
+        })
+        .boxed()
+}
+
 fn config() -> ProptestConfig {
     ProptestConfig {
         cases: 256,
@@ -379,5 +417,31 @@ proptest! {
         let errors = validate(&s, &bad);
         prop_assert!(errors.iter().any(|e| e.path == path),
             "{} with a set at `{}`: {:?}", s.to_shorthand(), path, errors);
+    }
+
+    /// Checking a context in its encoding gives what checking its tree gives: the same
+    /// errors, warnings and value, entries in the same order (compared as encodings).
+    #[test]
+    fn encoded_and_owned_input_validation_agree(
+        (params, ctx) in fields(schema()).prop_flat_map(|fs| {
+            let ctx = context_for(&fs);
+            (Just(fs), ctx)
+        })
+    ) {
+        let sig = Signature::new(params, Schema::Any);
+        let encoded = EncodedValue::encode(&ctx);
+        for mode in [Mode::Enabled, Mode::WarnOnly, Mode::Strict, Mode::Disabled] {
+            let tree = sig.validate_input_owned(ctx.clone(), mode);
+            let stream = sig.validate_input_encoded(&encoded, mode);
+            match (tree, stream) {
+                (Ok(t), Ok(s)) => {
+                    prop_assert_eq!(&t.warnings, &s.warnings);
+                    let got = s.value.unwrap_or_else(|| encoded.clone());
+                    prop_assert_eq!(EncodedValue::encode(&t.value), got, "{:?}", mode);
+                }
+                (Err(t), Err(s)) => prop_assert_eq!(t, s),
+                (t, s) => prop_assert!(false, "{:?}: tree {:?}, encoded {:?}", mode, t, s),
+            }
+        }
     }
 }

@@ -150,6 +150,67 @@ async fn a_run_signed_on_its_result_only_takes_a_context_of_max_context_bytes() 
     assert_eq!(step.reason(), Some(FailReason::ValidationError), "{step:?}");
 }
 
+/// A run whose signature declares inputs checks its context in its encoding, row by row
+/// (`Signature::validate_input_encoded`), and imports it from there: a context of
+/// `max_context_bytes` fits the default policy's grant whether the check leaves it as it is or
+/// coerces a row (which writes a checked copy of the encoding). Checked as a tree, 8 MiB of
+/// rows outgrew the grant.
+#[tokio::test]
+async fn a_run_with_signed_inputs_takes_a_context_of_max_context_bytes() {
+    let engine = engine_with(memory_only);
+    let (n, mut ctx) = rows_filling(Limits::default().max_context_bytes);
+    let signature = "(rows [{id :int, cat :string, amount :float}]) -> :int";
+    let signed = |program: &str, signature: &str, ctx: &Value| RunRequest {
+        program: program.into(),
+        context: ctx.into(),
+        signature: Some(signature.into()),
+        ..RunRequest::default()
+    };
+    let step = engine
+        .execute(
+            signed("(count data/rows)", signature, &ctx),
+            Arc::new(NoTools),
+        )
+        .await;
+    assert_eq!(step.return_value, Some(Value::Int(n)), "{:?}", step.fail);
+    assert!(step.warnings.is_empty(), "{:?}", step.warnings);
+
+    // One row's id as a string: coerced, so the program sees an integer there.
+    let Value::Map(top) = &mut ctx else { panic!() };
+    let Some(Value::Vector(rows)) = top.get_mut(&Value::string("rows")) else {
+        panic!()
+    };
+    let Value::Map(row) = &mut rows[1] else {
+        panic!()
+    };
+    row.insert(Value::string("id"), Value::string("1"));
+    let program = r#"(+ (count data/rows) (get-in data/rows [1 "id"]))"#;
+    let step = engine
+        .execute(signed(program, signature, &ctx), Arc::new(NoTools))
+        .await;
+    assert_eq!(
+        step.return_value,
+        Some(Value::Int(n + 1)),
+        "{:?}",
+        step.fail
+    );
+    assert_eq!(step.warnings.len(), 1, "{:?}", step.warnings);
+    assert!(
+        step.warnings[0].starts_with("rows[1].id"),
+        "{:?}",
+        step.warnings
+    );
+
+    // Every row wrong: a validation error, its list capped, not the grant.
+    let step = engine
+        .execute(
+            signed("(count data/rows)", "(rows [{id :string}]) -> :int", &ctx),
+            Arc::new(NoTools),
+        )
+        .await;
+    assert_eq!(step.reason(), Some(FailReason::ValidationError), "{step:?}");
+}
+
 #[tokio::test]
 async fn the_program_still_has_only_its_heap_beside_a_large_context() {
     let engine = engine_with(memory_only);

@@ -9,6 +9,7 @@
 
 use super::{Mode, Signature, ValidationError};
 use crate::protocol::ToolDecl;
+use crate::value::EncodedValue;
 use crate::{Fail, FailReason, Value};
 
 /// Parses a signature given with a request.
@@ -45,6 +46,18 @@ pub fn failure(subject: &str, errors: &[ValidationError]) -> Fail {
 /// Validates and coerces the context; returns it with the warnings to report.
 pub fn context(sig: &Signature, context: Value, mode: Mode) -> Result<(Value, Vec<String>), Fail> {
     sig.validate_input_owned(context, mode)
+        .map(|c| (c.value, c.warnings))
+        .map_err(|e| failure("the context", &e))
+}
+
+/// [`context`] on the context's encoding, row by row (`Signature::validate_input_encoded`):
+/// the checked context's encoding (`None`: the one given, unchanged) with the warnings.
+pub fn context_encoded(
+    sig: &Signature,
+    context: &EncodedValue,
+    mode: Mode,
+) -> Result<(Option<EncodedValue>, Vec<String>), Fail> {
+    sig.validate_input_encoded(context, mode)
         .map(|c| (c.value, c.warnings))
         .map_err(|e| failure("the context", &e))
 }

@@ -50,9 +50,11 @@ mod malli;
 mod owned;
 mod parse;
 mod render;
+mod stream;
 mod validate;
 
 pub use malli::{CmpOp, Field, MapSchema, Param, Pattern, Schema};
+pub use stream::CheckedEncoded;
 pub use validate::MAX_ERRORS;
 
 use crate::value::{Map, Value};
@@ -508,22 +510,26 @@ fn finish(
     value: impl FnOnce() -> Value,
     mode: Mode,
 ) -> Result<Checked, Vec<ValidationError>> {
+    finish_with(w, value, mode).map(|(value, warnings)| Checked { value, warnings })
+}
+
+/// A walk's outcome: its errors, or (none, or `WarnOnly`, which reports them as warnings)
+/// `value()` with the warnings.
+fn finish_with<T>(
+    w: Walker<'_>,
+    value: impl FnOnce() -> T,
+    mode: Mode,
+) -> Result<(T, Vec<String>), Vec<ValidationError>> {
     let (errors, mut warnings) = w.into_errors();
     if errors.is_empty() {
-        return Ok(Checked {
-            value: value(),
-            warnings,
-        });
+        return Ok((value(), warnings));
     }
     if mode == Mode::WarnOnly {
         for e in &errors {
             tracing::warn!(error = %e, "signature validation (warn_only)");
         }
         warnings.extend(errors.iter().map(ToString::to_string));
-        return Ok(Checked {
-            value: value(),
-            warnings,
-        });
+        return Ok((value(), warnings));
     }
     Err(errors)
 }

@@ -61,32 +61,84 @@ impl<'s> Walker<'s> {
         require_all: bool,
         depth: usize,
     ) -> Map {
-        let mut renames: Vec<(usize, Value)> = Vec::new();
-        let mut added: Vec<(Value, Value)> = Vec::new();
+        let shape = FieldShape {
+            closed,
+            require_all,
+            depth,
+        };
+        let plan = self.fields_in_place(fields, &mut m, shape, |w, schema, m, i, depth| {
+            if let Some((_, slot)) = m.get_index_mut(i) {
+                *slot = w.check_owned(schema, std::mem::take(slot), depth);
+            }
+        });
+        plan.apply(m)
+    }
+
+    /// The walk of [`fields_owned`](Walker::fields_owned) with the check of each present
+    /// field's value left to `each` (given the field's schema, `m`, the entry's index in it and
+    /// the depth to check at): what it finds of the keys (respellings, defaults to add,
+    /// missing and unexpected keys, reported as it goes) comes back as a [`FieldsPlan`]. Only
+    /// `m`'s keys are read, so `m`'s values may stand in for values held elsewhere
+    /// (`stream.rs`: a context's rows, still encoded).
+    pub(super) fn fields_in_place(
+        &mut self,
+        fields: &'s [Field],
+        m: &mut Map,
+        shape: FieldShape,
+        mut each: impl FnMut(&mut Self, &'s Schema, &mut Map, usize, usize),
+    ) -> FieldsPlan {
+        let mut plan = FieldsPlan::default();
         let mut matched: Vec<usize> = Vec::new();
         for (n, f) in fields.iter().enumerate() {
             self.path.push(Seg::Field(&f.name));
-            match lookup(&m, f, n).map(|(i, k, _)| (i, respell(k, f))) {
+            match lookup(m, f, n).map(|(i, k, _)| (i, respell(k, f))) {
                 Some((i, new_key)) => {
-                    if let Some((_, slot)) = m.get_index_mut(i) {
-                        *slot = self.check_owned(&f.schema, std::mem::take(slot), depth + 1);
-                    }
-                    renames.extend(new_key.map(|k| (i, k)));
-                    if closed {
+                    each(self, &f.schema, m, i, shape.depth + 1);
+                    plan.renames.extend(new_key.map(|k| (i, k)));
+                    if shape.closed {
                         matched.push(i);
                     }
                 }
-                None => added.extend(self.missing(f, &m, require_all)),
+                None => plan.added.extend(self.missing(f, m, shape.require_all)),
             }
             self.path.pop();
         }
-        if closed && matched.len() < m.len() {
-            self.extras(&m, &matched);
+        if shape.closed && matched.len() < m.len() {
+            self.extras(m, &matched);
         }
-        if !renames.is_empty() {
-            m = rename_keys(m, renames);
+        plan
+    }
+}
+
+/// How a map's fields are walked: `closed` reports undeclared keys, `require_all` optional
+/// fields that are missing; `depth` is the map's own.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct FieldShape {
+    pub closed: bool,
+    pub require_all: bool,
+    pub depth: usize,
+}
+
+/// What a walk of a map's fields changes in its keys: entries whose key is respelled (by
+/// index), and defaults added at the end.
+#[derive(Debug, Default)]
+pub(super) struct FieldsPlan {
+    pub renames: Vec<(usize, Value)>,
+    pub added: Vec<(Value, Value)>,
+}
+
+impl FieldsPlan {
+    /// Whether the keys stay as they are.
+    pub fn keeps_keys(&self) -> bool {
+        self.renames.is_empty() && self.added.is_empty()
+    }
+
+    /// `m` with the plan applied.
+    pub fn apply(self, mut m: Map) -> Map {
+        if !self.renames.is_empty() {
+            m = rename_keys(m, self.renames);
         }
-        m.extend(added);
+        m.extend(self.added);
         m
     }
 }

@@ -36,37 +36,15 @@ impl EncodedValue {
     /// Encodes `v` (an iterative walk: no recursion, whatever its depth).
     pub fn encode(v: &Value) -> EncodedValue {
         let mut w = TokenWriter::new();
-        let mut stack = vec![v];
-        while let Some(v) = stack.pop() {
-            match v {
-                Value::Nil => w.nil(),
-                Value::Bool(b) => w.bool(*b),
-                Value::Int(i) => w.int(*i),
-                Value::Float(f) => w.float(*f),
-                Value::Str(s) => w.str(s),
-                Value::Keyword(s) => w.keyword(s),
-                Value::Vector(xs) | Value::List(xs) => {
-                    let kind = match v {
-                        Value::List(_) => Kind::List,
-                        _ => Kind::Vector,
-                    };
-                    w.header(kind, xs.len());
-                    stack.extend(xs.iter().rev());
-                }
-                Value::Set(xs) => {
-                    w.header(Kind::Set, xs.len());
-                    stack.extend(xs.iter().rev());
-                }
-                Value::Map(m) => {
-                    w.header(Kind::Map, m.len());
-                    for (k, x) in m.iter().rev() {
-                        stack.push(x);
-                        stack.push(k);
-                    }
-                }
-            }
-        }
+        w.value(v);
         w.finish()
+    }
+
+    /// The tokens, without the count in front (what a [`super::span::Span`] cuts).
+    pub(super) fn tokens(&self) -> &[u8] {
+        let bytes = self.as_bytes();
+        let (_, count_width) = varint_at(bytes, 0);
+        bytes.get(count_width..).unwrap_or_default()
     }
 
     /// Checks that `bytes` are one well-formed token stream (as a peer's frame must be) and
@@ -205,6 +183,21 @@ pub fn decode_tokens<S: TokenSink>(bytes: &[u8], sink: S) -> Result<S::Out, Code
 fn read_tokens<S: TokenSink>(bytes: &[u8], sink: S) -> Result<S::Out, &'static str> {
     let mut r = raw::Reader::new(bytes);
     let claimed = r.varint()?;
+    read_counted(r, claimed, sink)
+}
+
+/// Decodes the `tokens` tokens of one value in `bytes` (no count in front: a [`super::span::Span`]).
+pub(super) fn decode_span(bytes: &[u8], tokens: u64) -> Result<Value, CodecError> {
+    read_counted(raw::Reader::new(bytes), tokens, Plain)
+        .map_err(|m| CodecError::Decode(m.to_string()))
+}
+
+/// Reads `claimed` tokens from `r`, which must end with them.
+fn read_counted<S: TokenSink>(
+    mut r: raw::Reader<'_>,
+    claimed: u64,
+    sink: S,
+) -> Result<S::Out, &'static str> {
     let mut assembler = Assembler::new(sink);
     // The count is a claim: every token read consumes a byte, so the loop ends with the bytes.
     for _ in 0..claimed {
@@ -307,6 +300,46 @@ impl TokenWriter {
         let mut buf = Vec::with_capacity(PREFIX + bytes);
         buf.resize(PREFIX, 0);
         TokenWriter { buf, tokens: 0 }
+    }
+
+    /// Writes `v`'s tokens (an iterative walk: no recursion, whatever its depth).
+    pub fn value(&mut self, v: &Value) {
+        let mut stack = vec![v];
+        while let Some(v) = stack.pop() {
+            match v {
+                Value::Nil => self.nil(),
+                Value::Bool(b) => self.bool(*b),
+                Value::Int(i) => self.int(*i),
+                Value::Float(f) => self.float(*f),
+                Value::Str(s) => self.str(s),
+                Value::Keyword(s) => self.keyword(s),
+                Value::Vector(xs) | Value::List(xs) => {
+                    let kind = match v {
+                        Value::List(_) => Kind::List,
+                        _ => Kind::Vector,
+                    };
+                    self.header(kind, xs.len());
+                    stack.extend(xs.iter().rev());
+                }
+                Value::Set(xs) => {
+                    self.header(Kind::Set, xs.len());
+                    stack.extend(xs.iter().rev());
+                }
+                Value::Map(m) => {
+                    self.header(Kind::Map, m.len());
+                    for (k, x) in m.iter().rev() {
+                        stack.push(x);
+                        stack.push(k);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Writes a value's tokens as they are, from another encoding.
+    pub fn span(&mut self, s: super::span::Span<'_>) {
+        self.buf.extend_from_slice(s.bytes());
+        self.tokens += s.tokens();
     }
 
     /// The encoded size so far (what [`EncodedValue::encoded_len`] would say now).
@@ -437,26 +470,45 @@ impl TokenWriter {
 fn token_count_of(bytes: &[u8]) -> u64 {
     let mut n = 0u64;
     let mut i = 0usize;
-    while let Some(&tag) = bytes.get(i) {
+    while let Some(width) = token_width(bytes, i) {
         n += 1;
-        i += 1;
-        i += match tag {
-            TAG_NIL => 0,
-            TAG_BOOL => 1,
-            TAG_FLOAT => 8,
-            TAG_INT => varint_at(bytes, i).1,
-            TAG_STR | TAG_KEYWORD => {
-                let (len, w) = varint_at(bytes, i);
-                w + usize::try_from(len).unwrap_or(usize::MAX - i - w)
-            }
-            _ => varint_at(bytes, i).1,
-        };
+        i += 1 + width;
     }
     n
 }
 
+/// The width of the body of the token whose tag is at `at` (what follows the tag); `None` when
+/// there is no tag there or the body runs past the end.
+pub(super) fn token_width(bytes: &[u8], at: usize) -> Option<usize> {
+    let tag = *bytes.get(at)?;
+    let body = at + 1;
+    let width = match tag {
+        TAG_NIL => 0,
+        TAG_BOOL => 1,
+        TAG_FLOAT => 8,
+        TAG_STR | TAG_KEYWORD => {
+            let (len, w) = varint_at(bytes, body);
+            w.checked_add(usize::try_from(len).ok()?)?
+        }
+        // An integer (zigzag varint) or a collection's count.
+        _ => varint_at(bytes, body).1,
+    };
+    (body.checked_add(width)? <= bytes.len()).then_some(width)
+}
+
+/// The collection a token's tag opens; `None` for a scalar's tag.
+pub(super) fn kind_of_tag(tag: u8) -> Option<Kind> {
+    Some(match tag {
+        6 => Kind::Vector,
+        7 => Kind::List,
+        8 => Kind::Map,
+        9 => Kind::Set,
+        _ => return None,
+    })
+}
+
 /// The varint at `i`: its value and its width.
-fn varint_at(bytes: &[u8], i: usize) -> (u64, usize) {
+pub(super) fn varint_at(bytes: &[u8], i: usize) -> (u64, usize) {
     let le = |w: usize| {
         let mut b = [0u8; 8];
         if let (Some(dst), Some(src)) = (b.get_mut(..w), bytes.get(i + 1..i + 1 + w)) {
