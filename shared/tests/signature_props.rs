@@ -320,6 +320,15 @@ fn stringify_ints(v: Value) -> Value {
     }
 }
 
+/// A value of no particular schema: a scalar, or a list or vector of them.
+fn wrong_value() -> impl Strategy<Value = Value> {
+    prop_oneof![
+        enum_value(),
+        prop::collection::vec(enum_value(), 0..3).prop_map(Value::Vector),
+        prop::collection::vec(enum_value(), 0..3).prop_map(Value::List),
+    ]
+}
+
 /// A context for `fields`: each field present or not, its key in one of the spellings a
 /// context may use, its value right, with ints as strings (to coerce) or wrong; and maybe an
 /// undeclared key.
@@ -328,7 +337,7 @@ fn context_for(fields: &[Field]) -> BoxedStrategy<Value> {
         .iter()
         .map(|f| {
             let name = f.name.clone();
-            (value_for(&f.schema), enum_value(), 0u8..6, 0u8..3)
+            (value_for(&f.schema), wrong_value(), 0u8..6, 0u8..3)
                 .prop_map(move |(v, wrong, spell, kind)| {
                     let v = match kind {
                         0 => v,

@@ -209,6 +209,19 @@ async fn a_run_with_signed_inputs_takes_a_context_of_max_context_bytes() {
         )
         .await;
     assert_eq!(step.reason(), Some(FailReason::ValidationError), "{step:?}");
+    // The rows where a scalar is declared: a validation error naming the kind, not the grant.
+    let step = engine
+        .execute(
+            signed("(count data/rows)", "(rows :int) -> :int", &ctx),
+            Arc::new(NoTools),
+        )
+        .await;
+    assert_eq!(step.reason(), Some(FailReason::ValidationError), "{step:?}");
+    let message = &step.fail.as_ref().unwrap().message;
+    assert!(
+        message.contains("rows: expected int, got vector"),
+        "{message}"
+    );
 }
 
 #[tokio::test]

@@ -12,6 +12,8 @@
 //!   each item is decoded, checked by the borrowing walk (which agrees with the owned one, a
 //!   tested invariant), and dropped. Its new encoding is written only where it changed; the
 //!   field's output starts at the first item that changed, with the bytes of those before it.
+//! - A collection where a scalar type is declared gets its error from an empty stand-in of
+//!   its kind (the message names the kind only).
 //! - Every other field value, a context that is not a map, and a map whose respelled keys
 //!   would merge, is decoded and checked whole, as the owned walk does, and written back.
 //!
@@ -160,6 +162,13 @@ impl<'s> Walker<'s> {
                 _ => {}
             }
         }
+        if let (true, Some((kind, _))) = (scalar(schema), span.items()) {
+            // A scalar schema reads a collection's kind only (no coercion takes a collection):
+            // its empty stand-in gets the same error, without decoding a context-sized tree.
+            return self
+                .check(schema, &empty(kind), depth)
+                .map(|new| EncodedValue::encode(&new));
+        }
         let v = span.to_value().ok()?;
         self.check(schema, &v, depth)
             .map(|new| EncodedValue::encode(&new))
@@ -198,5 +207,62 @@ impl<'s> Walker<'s> {
             }
         }
         out.map(TokenWriter::finish)
+    }
+}
+
+/// The schemas that accept scalars of one type only.
+fn scalar(schema: &Schema) -> bool {
+    matches!(
+        schema,
+        Schema::Nil
+            | Schema::String
+            | Schema::Int
+            | Schema::Double
+            | Schema::Boolean
+            | Schema::Keyword
+            | Schema::Datetime
+    )
+}
+
+/// An empty collection of `kind`.
+fn empty(kind: Kind) -> Value {
+    match kind {
+        Kind::Vector => Value::Vector(Vec::new()),
+        Kind::List => Value::List(Vec::new()),
+        Kind::Map => Value::Map(Box::default()),
+        Kind::Set => Value::Set(Default::default()),
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// Collections where scalars are declared fail as the tree walk fails them, kind named.
+    #[test]
+    fn a_collection_for_a_scalar_gets_the_tree_walks_error() {
+        let sig = Signature::parse("(a :int, b :string, c :boolean?, d :keyword) -> :any").unwrap();
+        let ctx = Value::from_json(&serde_json::json!({
+            "a": [1, 2], "b": {"x": 1}, "c": [], "d": "k"
+        }))
+        .unwrap();
+        let Value::Map(mut m) = ctx.clone() else {
+            panic!()
+        };
+        m.insert(Value::Str("d".into()), Value::List(vec![Value::Int(1)]));
+        for ctx in [ctx, Value::Map(m)] {
+            let tree = sig
+                .validate_input_owned(ctx.clone(), Mode::Enabled)
+                .unwrap_err();
+            let encoded = sig
+                .validate_input_encoded(&EncodedValue::encode(&ctx), Mode::Enabled)
+                .unwrap_err();
+            assert_eq!(tree, encoded);
+            assert!(
+                encoded.iter().any(|e| e.message.ends_with("got vector")),
+                "{encoded:?}"
+            );
+        }
     }
 }
