@@ -14,7 +14,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../fuzz"
 
-TARGETS=(run_program decode_client_frame decode_runner_frame)
+TARGETS=(run_program decode_client_frame decode_runner_frame check_context)
 [ $# -gt 0 ] && TARGETS=("$@")
 SECONDS_EACH="${FUZZ_SECONDS:-60}"
 
