@@ -40,11 +40,12 @@ impl EncodedValue {
         w.finish()
     }
 
-    /// The tokens, without the count in front (what a [`super::span::Span`] cuts).
-    pub(super) fn tokens(&self) -> &[u8] {
+    /// The tokens, without the count in front (what a [`super::span::Span`] cuts), and that
+    /// count.
+    pub(super) fn tokens(&self) -> (&[u8], u64) {
         let bytes = self.as_bytes();
-        let (_, count_width) = varint_at(bytes, 0);
-        bytes.get(count_width..).unwrap_or_default()
+        let (count, count_width) = varint_at(bytes, 0);
+        (bytes.get(count_width..).unwrap_or_default(), count)
     }
 
     /// Checks that `bytes` are one well-formed token stream (as a peer's frame must be) and

@@ -23,11 +23,8 @@ pub struct Span<'a> {
 impl<'a> Span<'a> {
     /// The whole value of `e`.
     pub fn of(e: &'a EncodedValue) -> Span<'a> {
-        let bytes = e.tokens();
-        Span {
-            bytes,
-            tokens: count_tokens(bytes),
-        }
+        let (bytes, tokens) = e.tokens();
+        Span { bytes, tokens }
     }
 
     /// The value's bytes (its tokens, without a count in front).
@@ -118,20 +115,6 @@ fn value_end(bytes: &[u8]) -> Option<(usize, u64)> {
         at = at.checked_add(1 + width)?;
     }
     (at <= bytes.len()).then_some((at, tokens))
-}
-
-/// The tokens in `bytes`, a run of whole tokens.
-fn count_tokens(bytes: &[u8]) -> u64 {
-    let mut at = 0usize;
-    let mut tokens = 0u64;
-    while at < bytes.len() {
-        let Some(width) = token_width(bytes, at) else {
-            break;
-        };
-        tokens += 1;
-        at += 1 + width;
-    }
-    tokens
 }
 
 #[cfg(test)]
