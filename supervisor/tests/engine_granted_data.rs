@@ -160,18 +160,16 @@ async fn a_run_with_signed_inputs_takes_a_context_of_max_context_bytes() {
     let engine = engine_with(memory_only);
     let (n, mut ctx) = rows_filling(Limits::default().max_context_bytes);
     let signature = "(rows [{id :int, cat :string, amount :float}]) -> :int";
-    let signed = |program: &str, signature: &str, ctx: &Value| RunRequest {
-        program: program.into(),
-        context: ctx.into(),
-        signature: Some(signature.into()),
-        ..RunRequest::default()
+    let signed = |program: &str, signature: &str, ctx: &Value| {
+        let req = RunRequest {
+            program: program.into(),
+            context: ctx.into(),
+            signature: Some(signature.into()),
+            ..RunRequest::default()
+        };
+        engine.execute(req, Arc::new(NoTools))
     };
-    let step = engine
-        .execute(
-            signed("(count data/rows)", signature, &ctx),
-            Arc::new(NoTools),
-        )
-        .await;
+    let step = signed("(count data/rows)", signature, &ctx).await;
     assert_eq!(step.return_value, Some(Value::Int(n)), "{:?}", step.fail);
     assert!(step.warnings.is_empty(), "{:?}", step.warnings);
 
@@ -185,9 +183,7 @@ async fn a_run_with_signed_inputs_takes_a_context_of_max_context_bytes() {
     };
     row.insert(Value::string("id"), Value::string("1"));
     let program = r#"(+ (count data/rows) (get-in data/rows [1 "id"]))"#;
-    let step = engine
-        .execute(signed(program, signature, &ctx), Arc::new(NoTools))
-        .await;
+    let step = signed(program, signature, &ctx).await;
     assert_eq!(
         step.return_value,
         Some(Value::Int(n + 1)),
@@ -202,20 +198,10 @@ async fn a_run_with_signed_inputs_takes_a_context_of_max_context_bytes() {
     );
 
     // Every row wrong: a validation error, its list capped, not the grant.
-    let step = engine
-        .execute(
-            signed("(count data/rows)", "(rows [{id :string}]) -> :int", &ctx),
-            Arc::new(NoTools),
-        )
-        .await;
+    let step = signed("(count data/rows)", "(rows [{id :string}]) -> :int", &ctx).await;
     assert_eq!(step.reason(), Some(FailReason::ValidationError), "{step:?}");
     // The rows where a scalar is declared: a validation error naming the kind, not the grant.
-    let step = engine
-        .execute(
-            signed("(count data/rows)", "(rows :int) -> :int", &ctx),
-            Arc::new(NoTools),
-        )
-        .await;
+    let step = signed("(count data/rows)", "(rows :int) -> :int", &ctx).await;
     assert_eq!(step.reason(), Some(FailReason::ValidationError), "{step:?}");
     let message = &step.fail.as_ref().unwrap().message;
     assert!(

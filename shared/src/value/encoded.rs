@@ -497,15 +497,11 @@ pub(super) fn token_width(bytes: &[u8], at: usize) -> Option<usize> {
     (body.checked_add(width)? <= bytes.len()).then_some(width)
 }
 
-/// The collection a token's tag opens; `None` for a scalar's tag.
+/// The collection a token's tag opens ([`kind_tag`]'s inverse); `None` for a scalar's tag.
 pub(super) fn kind_of_tag(tag: u8) -> Option<Kind> {
-    Some(match tag {
-        6 => Kind::Vector,
-        7 => Kind::List,
-        8 => Kind::Map,
-        9 => Kind::Set,
-        _ => return None,
-    })
+    [Kind::Vector, Kind::List, Kind::Map, Kind::Set]
+        .into_iter()
+        .find(|k| kind_tag(*k) == tag)
 }
 
 /// The varint at `i`: its value and its width.
