@@ -127,6 +127,7 @@ impl Interp<'_> {
     }
 
     /// `def` (always binds) and `defonce` (binds only a name without a value yet).
+    #[inline(never)]
     pub(super) fn eval_def(
         &mut self,
         name: &Rc<str>,
@@ -142,6 +143,7 @@ impl Interp<'_> {
     }
 
     /// `(call name-expr arg)`: the tool's name is computed.
+    #[inline(never)]
     pub(super) fn eval_dyn_tool(&mut self, args: &[Expr], pos: Pos, env: Env<'_>) -> EvalResult {
         let mut args = self.eval_all(args, env)?;
         let name = match args.first() {
@@ -180,6 +182,7 @@ impl Interp<'_> {
     }
 
     /// `(tool/name arg)`.
+    #[inline(never)]
     pub(super) fn eval_tool(
         &mut self,
         name: &str,
@@ -192,6 +195,7 @@ impl Interp<'_> {
     }
 
     /// `(.method target args...)`: a call, so it ticks the step budget.
+    #[inline(never)]
     pub(super) fn eval_method(
         &mut self,
         m: &str,
@@ -205,6 +209,7 @@ impl Interp<'_> {
     }
 
     /// `recur`: its values wait in `recur_buf` while the `Recur` error unwinds to its loop or fn.
+    #[inline(never)]
     pub(super) fn eval_recur(&mut self, args: &[Expr], env: Env<'_>) -> EvalResult {
         let vals = self.eval_all(args, env)?;
         self.recur_buf = vals;
@@ -212,6 +217,7 @@ impl Interp<'_> {
     }
 
     /// A `fn` literal: a closure with the values it captures, copied now.
+    #[inline(never)]
     pub(super) fn make_fn(
         &mut self,
         template: &Rc<FnTemplate>,

@@ -97,8 +97,9 @@ pub struct Interp<'h> {
     /// comes first. Kept so by `tick_slow`; a count that stays at or below it is in one block.
     pub(crate) tick_limit: u64,
     pub(crate) depth: u32,
-    /// Nested compound expressions being evaluated (see [`Interp::eval`]).
-    nest: u32,
+    /// The lowest address a node's frame may be at before its stack is checked (see
+    /// [`Interp::eval_node`]): [`STACK_RED_ZONE`] above the end of the stack being run on.
+    stack_floor: usize,
     pub(crate) prints: Prints,
     recur_buf: Vec<Value>,
 }
@@ -117,7 +118,7 @@ impl<'h> Interp<'h> {
             steps: 0,
             tick_limit: limits.max_steps.min(1023),
             depth: 0,
-            nest: 0,
+            stack_floor: stack_floor_here(),
             prints: Prints::default(),
             recur_buf: Vec::new(),
         }
@@ -177,6 +178,8 @@ impl<'h> Interp<'h> {
 
     /// Runs a top-level program (forms share one frame).
     pub(crate) fn run_program(&mut self, forms: &[Expr], frame_size: u32) -> EvalResult {
+        // The thread that runs the program may not be the one that made this `Interp`.
+        self.stack_floor = stack_floor_here();
         let base = self.stack.len();
         self.stack.resize(base + frame_size as usize, Value::Nil);
         let env = Env {
@@ -263,28 +266,76 @@ impl<'h> Interp<'h> {
         }
     }
 
-    /// A node that is not a leaf, counted as one level of nesting.
+    /// A node that is not a leaf. Its stack check compares where this frame is with
+    /// `stack_floor` (one compare, no count to keep): below it, the node runs on a stack with
+    /// [`STACK_RED_ZONE`] bytes left, grown by `stacker` if need be. The arms are calls out of
+    /// line in tail position, so this function keeps no frame of its own.
     #[inline(never)]
     fn eval_node(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
-        self.nest += 1;
-        let r = if self.nest.is_multiple_of(NEST_CHECK) {
-            self.eval_checked(e, env)
-        } else {
-            self.eval_inner(e, env)
-        };
-        self.nest -= 1;
-        r
+        if stack_position() < self.stack_floor {
+            return self.eval_checked(e, env);
+        }
+        self.eval_inner(e, env)
     }
 
     /// `eval` with the stack check: kept out of line, so the common path stays one function.
+    /// Inside a grown segment the floor is that segment's; the caller's is put back after.
     #[cold]
     #[inline(never)]
     fn eval_checked(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
-        stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.eval_inner(e, env))
+        let saved = self.stack_floor;
+        let r = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
+            self.stack_floor = stack_floor_here();
+            self.eval_inner(e, env)
+        });
+        self.stack_floor = saved;
+        r
     }
 
     #[inline(always)]
     fn eval_inner(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
+        match e {
+            Expr::Const(_)
+            | Expr::Local(_)
+            | Expr::Move(_)
+            | Expr::Capture(_)
+            | Expr::SelfFn
+            | Expr::Global(..)
+            | Expr::Builtin(_)
+            | Expr::Ctx(_)
+            | Expr::Memory(_)
+            | Expr::History(_) => self.eval_leaf(e, env),
+            Expr::Vector(items) => self.eval_vector(items, env),
+            Expr::Set(items) => self.eval_set(items, env),
+            Expr::Map(pairs) => self.eval_map(pairs, env),
+            Expr::Record(pairs, shape) => self.eval_record(pairs, shape.as_ref(), env),
+            Expr::If(b) => self.eval_if(b, env),
+            Expr::Do(xs) => self.eval_do(xs, env),
+            Expr::Let(l) => self.eval_let(l, env),
+            Expr::Loop(l) => self.eval_loop(l, env),
+            Expr::Recur(args, _) => self.eval_recur(args, env),
+            Expr::Fn(t, caps) => self.make_fn(t, caps, env),
+            Expr::Prim(p) => self.prim_node(p, env),
+            // A builtin named in the source: no callee value to build and drop.
+            Expr::Call(c) if let Expr::Builtin(b) = &c.f => self.builtin_node(b, c, env),
+            Expr::Call(c) => self.call_node(c, env),
+            Expr::Def(name, v) => self.eval_def(name, v, false, env),
+            Expr::DefOnce(name, v) => self.eval_def(name, v, true, env),
+            Expr::And(xs) => self.eval_and_or(xs, true, env),
+            Expr::Or(xs) => self.eval_and_or(xs, false, env),
+            Expr::Case(c) => self.eval_case(c, env),
+            Expr::Try(t) => self.eval_try(t, env),
+            Expr::Throw(x, pos) => self.eval_throw(x, *pos, env),
+            Expr::For(f) => self.eval_for(f, env),
+            Expr::Tool(name, args, pos) => self.eval_tool(name, args, *pos, env),
+            Expr::DynTool(args, pos) => self.eval_dyn_tool(args, *pos, env),
+            Expr::Method(m, args, pos) => self.eval_method(m, args, *pos, env),
+        }
+    }
+
+    /// A leaf reached through `eval_node` (`eval` reads the usual ones itself).
+    #[inline(never)]
+    fn eval_leaf(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
         match e {
             Expr::Const(v) => Ok(v.clone()),
             Expr::Local(i) => Ok(self.slot(env, *i)),
@@ -296,63 +347,64 @@ impl<'h> Interp<'h> {
             Expr::Ctx(k) => Ok(self.context_get(k)),
             Expr::Memory(k) => Ok(self.globals.get(k).cloned().unwrap_or_default()),
             Expr::History(i) => Ok(self.history.get(*i).cloned().unwrap_or_default()),
-            Expr::Vector(items) => self.eval_vector(items, env),
-            Expr::Set(items) => self.eval_set(items, env),
-            Expr::Map(pairs) => self.eval_map(pairs, env),
-            Expr::Record(pairs, shape) => self.eval_record(pairs, shape.as_ref(), env),
-            Expr::If(b) => self.eval_if(b, env),
-            Expr::Do(xs) => {
-                let mut last = Value::Nil;
-                for x in xs {
-                    last = self.eval(x, env)?;
-                }
-                Ok(last)
-            }
-            Expr::Let(l) => {
-                for (p, init) in &l.bindings {
-                    let v = self.literal_item(init, env)?;
-                    self.bind(p, v, env)?;
-                }
-                self.eval(&l.body, env)
-            }
-            Expr::Loop(l) => self.eval_loop(l, env),
-            Expr::Recur(args, _) => self.eval_recur(args, env),
-            Expr::Fn(t, caps) => self.make_fn(t, caps, env),
-            Expr::Prim(p) => {
-                self.tick()?;
-                self.eval_prim(p, env).map_err(|e| e.at(p.pos))
-            }
-            // A builtin named in the source: no callee value to build and drop.
-            Expr::Call(c) if let Expr::Builtin(b) = &c.f => self.builtin_call(b, c, env),
-            Expr::Call(c) => {
-                self.tick()?;
-                let r = match &c.f {
-                    // So is a keyword: `(:k m)`, the commonest call on records.
-                    Expr::Const(kv @ Value::Keyword(k)) if c.args.len() == 1 => {
-                        self.call_keyword(kv, k, c, env)
-                    }
-                    f => {
-                        let f = self.eval(f, env)?;
-                        self.call(&f, c, env)
-                    }
-                };
-                r.map_err(|e| e.at(c.pos))
-            }
-            Expr::Def(name, v) => self.eval_def(name, v, false, env),
-            Expr::DefOnce(name, v) => self.eval_def(name, v, true, env),
-            Expr::And(xs) => self.eval_and_or(xs, true, env),
-            Expr::Or(xs) => self.eval_and_or(xs, false, env),
-            Expr::Case(c) => self.eval_case(c, env),
-            Expr::Try(t) => self.eval_try(t, env),
-            Expr::Throw(x, pos) => {
-                let v = self.eval(x, env)?;
-                Err(special::throw_value(v, *pos))
-            }
-            Expr::For(f) => self.eval_for(f, env),
-            Expr::Tool(name, args, pos) => self.eval_tool(name, args, *pos, env),
-            Expr::DynTool(args, pos) => self.eval_dyn_tool(args, *pos, env),
-            Expr::Method(m, args, pos) => self.eval_method(m, args, *pos, env),
+            _ => Ok(Value::Nil),
         }
+    }
+
+    #[inline(never)]
+    fn eval_do(&mut self, xs: &[Expr], env: Env<'_>) -> EvalResult {
+        let mut last = Value::Nil;
+        for x in xs {
+            last = self.eval(x, env)?;
+        }
+        Ok(last)
+    }
+
+    #[inline(never)]
+    fn eval_let(&mut self, l: &crate::analyze::Let, env: Env<'_>) -> EvalResult {
+        for (p, init) in &l.bindings {
+            let v = self.literal_item(init, env)?;
+            self.bind(p, v, env)?;
+        }
+        self.eval(&l.body, env)
+    }
+
+    #[inline(never)]
+    fn prim_node(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
+        self.tick()?;
+        self.eval_prim(p, env).map_err(|e| e.at(p.pos))
+    }
+
+    #[inline(never)]
+    fn builtin_node(
+        &mut self,
+        b: &'static BuiltinDef,
+        c: &crate::analyze::Call,
+        env: Env<'_>,
+    ) -> EvalResult {
+        self.builtin_call(b, c, env)
+    }
+
+    #[inline(never)]
+    fn call_node(&mut self, c: &crate::analyze::Call, env: Env<'_>) -> EvalResult {
+        self.tick()?;
+        let r = match &c.f {
+            // So is a keyword: `(:k m)`, the commonest call on records.
+            Expr::Const(kv @ Value::Keyword(k)) if c.args.len() == 1 => {
+                self.call_keyword(kv, k, c, env)
+            }
+            f => {
+                let f = self.eval(f, env)?;
+                self.call(&f, c, env)
+            }
+        };
+        r.map_err(|e| e.at(c.pos))
+    }
+
+    #[inline(never)]
+    fn eval_throw(&mut self, x: &Expr, pos: crate::error::Pos, env: Env<'_>) -> EvalResult {
+        let v = self.eval(x, env)?;
+        Err(special::throw_value(v, pos))
     }
 
     /// `if`: the usual test, a prim (`(= "gold" (:tier c))`), is evaluated without a node of
@@ -705,6 +757,28 @@ impl<'h> Interp<'h> {
     #[inline(never)]
     fn run_arity_checked(&mut self, arity: &Arity, env: Env<'_>) -> EvalResult {
         stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.run_arity(arity, env))
+    }
+}
+
+/// Where the stack pointer is (stacks grow down). `psm`'s one-instruction function, not the
+/// address of a local: a local whose address is taken gives the caller a frame and stops its
+/// calls from being tail calls.
+#[inline(always)]
+fn stack_position() -> usize {
+    let marker = 0u8;
+    std::ptr::addr_of!(marker).addr()
+}
+
+/// [`Interp::stack_floor`] for the stack being run on now: past it, fewer than
+/// [`STACK_RED_ZONE`] bytes are left. Where the end is unknown, every node checks (`stacker`
+/// then grows a segment whose end it knows).
+#[inline(never)]
+fn stack_floor_here() -> usize {
+    match stacker::remaining_stack() {
+        Some(left) => stack_position()
+            .saturating_sub(left)
+            .saturating_add(STACK_RED_ZONE),
+        None => usize::MAX,
     }
 }
 
