@@ -262,6 +262,7 @@ impl<'h> Interp<'h> {
             Expr::Const(v) => Ok(v.clone()),
             Expr::Local(i) => Ok(self.slot(env, *i)),
             Expr::Move(i) => Ok(self.take_slot(env, *i)),
+            _ if stack_position() < self.stack_floor => self.eval_checked(e, env),
             _ => self.eval_node(e, env),
         }
     }
@@ -272,9 +273,6 @@ impl<'h> Interp<'h> {
     /// line in tail position, so this function keeps no frame of its own.
     #[inline(never)]
     fn eval_node(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
-        if stack_position() < self.stack_floor {
-            return self.eval_checked(e, env);
-        }
         self.eval_inner(e, env)
     }
 
