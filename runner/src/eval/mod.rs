@@ -316,6 +316,10 @@ impl<'h> Interp<'h> {
             Expr::Prim(p) => self.prim_node(p, env),
             // A builtin named in the source: no callee value to build and drop.
             Expr::Call(c) if let Expr::Builtin(b) = &c.f => self.builtin_node(b, c, env),
+            // So is a keyword: `(:k m)`, the commonest call on records.
+            Expr::Call(c) if let Expr::Const(kv @ Value::Keyword(k)) = &c.f && c.args.len() == 1 => {
+                self.keyword_node(kv, k, c, env)
+            }
             Expr::Call(c) => self.call_node(c, env),
             Expr::Def(name, v) => self.eval_def(name, v, false, env),
             Expr::DefOnce(name, v) => self.eval_def(name, v, true, env),
@@ -373,6 +377,7 @@ impl<'h> Interp<'h> {
         self.eval_prim(p, env).map_err(|e| e.at(p.pos))
     }
 
+    /// A call of a builtin named in the source.
     #[inline(never)]
     fn builtin_node(
         &mut self,
@@ -383,20 +388,25 @@ impl<'h> Interp<'h> {
         self.builtin_call(b, c, env)
     }
 
+    /// A call of any other callee: its step, the callee's value, then the call.
     #[inline(never)]
     fn call_node(&mut self, c: &crate::analyze::Call, env: Env<'_>) -> EvalResult {
         self.tick()?;
-        let r = match &c.f {
-            // So is a keyword: `(:k m)`, the commonest call on records.
-            Expr::Const(kv @ Value::Keyword(k)) if c.args.len() == 1 => {
-                self.call_keyword(kv, k, c, env)
-            }
-            f => {
-                let f = self.eval(f, env)?;
-                self.call(&f, c, env)
-            }
-        };
-        r.map_err(|e| e.at(c.pos))
+        let f = self.eval(&c.f, env)?;
+        self.call(&f, c, env).map_err(|e| e.at(c.pos))
+    }
+
+    /// `(:k m)` written in the source: its step, then the lookup.
+    #[inline(never)]
+    fn keyword_node(
+        &mut self,
+        kv: &Value,
+        k: &crate::value::Text,
+        c: &crate::analyze::Call,
+        env: Env<'_>,
+    ) -> EvalResult {
+        self.tick()?;
+        self.call_keyword(kv, k, c, env).map_err(|e| e.at(c.pos))
     }
 
     #[inline(never)]
@@ -466,9 +476,8 @@ impl<'h> Interp<'h> {
         }
     }
 
-    /// `(:k m)` written in the source: looked up where this call found `:k` last time. Out of
-    /// line, so that `eval`'s own code stays as small as it was.
-    #[inline(never)]
+    /// `(:k m)` written in the source: looked up where this call found `:k` last time.
+    #[inline(always)]
     fn call_keyword(
         &mut self,
         kv: &Value,
@@ -498,9 +507,21 @@ impl<'h> Interp<'h> {
         }
     }
 
+    /// [`Interp::call_builtin`] out of line, for the calls that are not a node of their own.
+    #[inline(never)]
+    fn call_builtin(
+        &mut self,
+        b: &'static BuiltinDef,
+        c: &crate::analyze::Call,
+        env: Env<'_>,
+    ) -> EvalResult {
+        self.call_builtin_inline(b, c, env)
+    }
+
     /// A call of a builtin: its fast path when the arity matches one, its arguments on the
     /// value stack when it takes them there, else an argument vector.
-    fn call_builtin(
+    #[inline(always)]
+    fn call_builtin_inline(
         &mut self,
         b: &'static BuiltinDef,
         c: &crate::analyze::Call,
