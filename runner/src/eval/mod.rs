@@ -18,6 +18,7 @@ pub mod prim;
 pub mod quick;
 pub mod seq;
 pub(crate) mod special;
+mod stack;
 mod stacked;
 
 use crate::analyze::{Arity, Expr, FnTemplate};
@@ -25,24 +26,12 @@ use crate::api::ToolHost;
 use crate::builtins::{BuiltinDef, Fast};
 use crate::error::{EvalError, EvalResult, Limit};
 use crate::value::Value;
+use stack::StackBounds;
 use ptc_shared::Limits;
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Instant;
 
-/// Stack `eval` makes sure of at each call and every [`NEST_CHECK`] levels of nesting: room for
-/// those levels even in a debug build (about 8 KiB per level there, far less in release).
-const STACK_RED_ZONE: usize = 256 * 1024;
-/// How much stack `stacker` maps when the red zone is not left.
-const STACK_SEGMENT: usize = 2 * 1024 * 1024;
-/// Nesting levels between two stack checks in `eval`.
-const NEST_CHECK: u32 = 16;
-/// Call levels (`depth`) between two stack checks on entering a lambda. A lambda's body nests
-/// at least one `eval` level per call level (a leaf body calls nothing), so `eval`'s checks
-/// alone would bound the stack; this one bounds what the frames between a builtin and the
-/// lambda it calls add to a red zone's levels. Not every call: a builtin's loop calls its fn
-/// at one depth, and at the top level that depth (1) is never checked.
-const CALL_CHECK: u32 = 4;
 
 /// A closure: a compiled fn and the values it captured.
 #[derive(Debug)]
@@ -97,9 +86,8 @@ pub struct Interp<'h> {
     /// comes first. Kept so by `tick_slow`; a count that stays at or below it is in one block.
     pub(crate) tick_limit: u64,
     pub(crate) depth: u32,
-    /// The lowest address a node's frame may be at before its stack is checked (see
-    /// [`Interp::eval_node`]): [`STACK_RED_ZONE`] above the end of the stack being run on.
-    stack_floor: usize,
+    /// Where on the stack a node may run without growing it (`stack.rs`).
+    stack_bounds: StackBounds,
     pub(crate) prints: Prints,
     recur_buf: Vec<Value>,
 }
@@ -118,7 +106,7 @@ impl<'h> Interp<'h> {
             steps: 0,
             tick_limit: limits.max_steps.min(1023),
             depth: 0,
-            stack_floor: stack_floor_here(),
+            stack_bounds: StackBounds::here(),
             prints: Prints::default(),
             recur_buf: Vec::new(),
         }
@@ -179,7 +167,7 @@ impl<'h> Interp<'h> {
     /// Runs a top-level program (forms share one frame).
     pub(crate) fn run_program(&mut self, forms: &[Expr], frame_size: u32) -> EvalResult {
         // The thread that runs the program may not be the one that made this `Interp`.
-        self.stack_floor = stack_floor_here();
+        self.stack_bounds = StackBounds::here();
         let base = self.stack.len();
         self.stack.resize(base + frame_size as usize, Value::Nil);
         let env = Env {
@@ -262,7 +250,7 @@ impl<'h> Interp<'h> {
             Expr::Const(v) => Ok(v.clone()),
             Expr::Local(i) => Ok(self.slot(env, *i)),
             Expr::Move(i) => Ok(self.take_slot(env, *i)),
-            _ if stack_position() < self.stack_floor => self.eval_checked(e, env),
+            _ if !self.stack_bounds.hold() => self.eval_checked(e, env),
             _ => self.eval_node(e, env),
         }
     }
@@ -281,13 +269,7 @@ impl<'h> Interp<'h> {
     #[cold]
     #[inline(never)]
     fn eval_checked(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
-        let saved = self.stack_floor;
-        let r = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
-            self.stack_floor = stack_floor_here();
-            self.eval_inner(e, env)
-        });
-        self.stack_floor = saved;
-        r
+        self.with_room(|i| i.eval_inner(e, env))
     }
 
     #[inline(always)]
@@ -639,7 +621,8 @@ impl<'h> Interp<'h> {
             return Err(EvalError::limit(Limit::Depth, msg));
         }
         self.depth += 1;
-        let r = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || f(self));
+        // A segment grown here has no bounds of its own yet: its first node takes them.
+        let r = stacker::maybe_grow(stack::STACK_RED_ZONE, stack::STACK_SEGMENT, || f(self));
         self.depth -= 1;
         r
     }
@@ -748,7 +731,7 @@ impl<'h> Interp<'h> {
             captures: &l.captures,
             this: Some(l),
         };
-        let r = if self.depth.is_multiple_of(CALL_CHECK) {
+        let r = if self.depth.is_multiple_of(4) {
             self.run_arity_checked(arity, env)
         } else {
             self.run_arity(arity, env)
@@ -771,33 +754,10 @@ impl<'h> Interp<'h> {
         }
     }
 
-    /// [`Interp::run_arity`] on a stack with [`STACK_RED_ZONE`] bytes left, grown if not.
     #[cold]
     #[inline(never)]
     fn run_arity_checked(&mut self, arity: &Arity, env: Env<'_>) -> EvalResult {
-        stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || self.run_arity(arity, env))
-    }
-}
-
-/// Where the stack pointer is (stacks grow down). `psm`'s one-instruction function, not the
-/// address of a local: a local whose address is taken gives the caller a frame and stops its
-/// calls from being tail calls.
-#[inline(always)]
-fn stack_position() -> usize {
-    let marker = 0u8;
-    std::ptr::addr_of!(marker).addr()
-}
-
-/// [`Interp::stack_floor`] for the stack being run on now: past it, fewer than
-/// [`STACK_RED_ZONE`] bytes are left. Where the end is unknown, every node checks (`stacker`
-/// then grows a segment whose end it knows).
-#[inline(never)]
-fn stack_floor_here() -> usize {
-    match stacker::remaining_stack() {
-        Some(left) => stack_position()
-            .saturating_sub(left)
-            .saturating_add(STACK_RED_ZONE),
-        None => usize::MAX,
+        self.with_room(|i| i.run_arity(arity, env))
     }
 }
 

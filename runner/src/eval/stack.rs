@@ -1,0 +1,84 @@
+//! The evaluator's stack check: where the stack pointer is against the bounds of the stack
+//! being run on, one subtraction and one compare per evaluated node.
+//!
+//! The analyzer bounds an expression's depth and `max_depth` bounds calls, but not every thread
+//! that may run a program has room for that many frames (a debug build's frames are kilobytes).
+//! So before every node, [`Interp::eval`] checks that the stack pointer lies inside
+//! [`StackBounds`]: at least [`STACK_RED_ZONE`] above the end of the stack, and not above where
+//! the bounds were taken. Outside them, [`Interp::with_room`] runs the node on a stack with that
+//! room, grown by `stacker` if need be, with the bounds of that stack, and puts the caller's back
+//! after.
+//!
+//! Invariant: a pointer outside the bounds only costs a slow path, never a missed check. So code
+//! that grows a segment elsewhere (a lazy seq's realization, `walk`) need not know about these
+//! bounds: the first node evaluated on that segment sees a pointer outside them and takes its
+//! own.
+
+use super::Interp;
+
+/// Stack left below every evaluated node: room for the frames between two nodes (a builtin's,
+/// the call into a lambda) even in a debug build.
+pub(super) const STACK_RED_ZONE: usize = 256 * 1024;
+/// How much stack `stacker` maps when the red zone is not left.
+pub(super) const STACK_SEGMENT: usize = 2 * 1024 * 1024;
+
+/// Where on the current stack a node may run without a check: stack pointers from `floor` to
+/// `floor + span`.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct StackBounds {
+    floor: usize,
+    span: usize,
+}
+
+impl StackBounds {
+    /// The bounds of the stack being run on, from the stack pointer now down to
+    /// [`STACK_RED_ZONE`] above its end. Where the end is unknown, empty: every node then takes
+    /// the slow path, whose `stacker` segment has an end it knows.
+    #[inline(never)]
+    pub(super) fn here() -> StackBounds {
+        let sp = stack_position();
+        match stacker::remaining_stack() {
+            Some(left) => {
+                let floor = sp.saturating_sub(left).saturating_add(STACK_RED_ZONE);
+                StackBounds {
+                    floor,
+                    span: sp.saturating_sub(floor),
+                }
+            }
+            None => StackBounds {
+                floor: usize::MAX,
+                span: 0,
+            },
+        }
+    }
+
+    /// Whether the caller runs inside these bounds. Below the floor the subtraction wraps to
+    /// more than any span.
+    #[inline(always)]
+    pub(super) fn hold(self) -> bool {
+        stack_position().wrapping_sub(self.floor) <= self.span
+    }
+}
+
+impl Interp<'_> {
+    /// Runs `f` on a stack with [`STACK_RED_ZONE`] bytes left (grown if not), under that
+    /// stack's bounds; the caller's bounds are back when it returns.
+    pub(super) fn with_room<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
+        let saved = self.stack_bounds;
+        let r = stacker::maybe_grow(STACK_RED_ZONE, STACK_SEGMENT, || {
+            self.stack_bounds = StackBounds::here();
+            f(self)
+        });
+        self.stack_bounds = saved;
+        r
+    }
+}
+
+/// Where the stack pointer is, near enough: the address of a local of the caller's frame.
+/// (`psm::stack_pointer` is a call, which made the node dispatcher save its arguments across
+/// it.)
+#[inline(always)]
+fn stack_position() -> usize {
+    let marker = 0u8;
+    std::ptr::addr_of!(marker).addr()
+}
