@@ -43,13 +43,13 @@ impl Interp<'_> {
 
     /// The body ended in `recur` on its first run: the new arguments, then the loop.
     #[inline(never)]
-    pub(super) fn recur_and_run(&mut self, arity: &Arity, env: Env<'_>) -> EvalResult {
+    pub(super) fn recur_and_run(&mut self, arity: &Arity, env: &Env<'_>) -> EvalResult {
         self.recur_params(arity, env)?;
         self.run_body(arity, env)
     }
 
     /// Runs an arity's body, looping on `recur`.
-    pub(super) fn run_body(&mut self, arity: &Arity, env: Env<'_>) -> EvalResult {
+    pub(super) fn run_body(&mut self, arity: &Arity, env: &Env<'_>) -> EvalResult {
         loop {
             if !arity.patterns.is_empty() {
                 self.bind_params(arity, env)?;
@@ -64,7 +64,7 @@ impl Interp<'_> {
     /// Destructures the pattern parameters of an arity (out of line: most fns have none, and
     /// `run_body` stays small).
     #[inline(never)]
-    fn bind_params(&mut self, arity: &Arity, env: Env<'_>) -> EvalResult<()> {
+    fn bind_params(&mut self, arity: &Arity, env: &Env<'_>) -> EvalResult<()> {
         for (p, raw) in &arity.patterns {
             let v = self.take_slot(env, *raw);
             self.bind(p, v, env)?;
@@ -74,7 +74,7 @@ impl Interp<'_> {
 
     /// `recur` to a fn: one step, then the new values in the raw parameter slots.
     #[inline(never)]
-    fn recur_params(&mut self, arity: &Arity, env: Env<'_>) -> EvalResult<()> {
+    fn recur_params(&mut self, arity: &Arity, env: &Env<'_>) -> EvalResult<()> {
         self.tick()?;
         let vals = std::mem::take(&mut self.recur_buf);
         for (slot, v) in arity.raw.iter().zip(vals) {

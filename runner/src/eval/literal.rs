@@ -15,7 +15,7 @@ impl Interp<'_> {
     /// A vector literal. Up to three elements (`[id sku amt]`, `[k v]`), the vector's inline
     /// size, are evaluated straight into it: no argument vector to allocate and free.
     #[inline]
-    pub(super) fn eval_vector(&mut self, items: &[Expr], env: Env<'_>) -> EvalResult {
+    pub(super) fn eval_vector(&mut self, items: &[Expr], env: &Env<'_>) -> EvalResult {
         if items.len() > 3 {
             return Ok(Value::vector(self.eval_all(items, env)?));
         }
@@ -38,7 +38,7 @@ impl Interp<'_> {
     /// anything else as an [`Interp::operand`]. (A field of a local read here in place, as the
     /// base did, measured 7 % more CPU time on p3 for 1 % fewer instructions: see `operand`.)
     #[inline(always)]
-    pub(super) fn literal_item(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
+    pub(super) fn literal_item(&mut self, e: &Expr, env: &Env<'_>) -> EvalResult {
         match e {
             Expr::Prim(p) => {
                 self.tick()?;
@@ -64,12 +64,12 @@ impl Interp<'_> {
         &mut self,
         b: &'static crate::builtins::BuiltinDef,
         c: &crate::analyze::Call,
-        env: Env<'_>,
+        env: &Env<'_>,
     ) -> EvalResult {
         self.builtin_call(b, c, env)
     }
 
-    pub(super) fn eval_set(&mut self, items: &[Expr], env: Env<'_>) -> EvalResult {
+    pub(super) fn eval_set(&mut self, items: &[Expr], env: &Env<'_>) -> EvalResult {
         let items = self.eval_all(items, env)?;
         let n = items.len();
         let set = Value::set(items);
@@ -82,7 +82,7 @@ impl Interp<'_> {
         Ok(set)
     }
 
-    pub(super) fn eval_map(&mut self, pairs: &[(Expr, Expr)], env: Env<'_>) -> EvalResult {
+    pub(super) fn eval_map(&mut self, pairs: &[(Expr, Expr)], env: &Env<'_>) -> EvalResult {
         let mut m = MapImpl::with_capacity(pairs.len());
         for (k, v) in pairs {
             let k = self.eval(k, env)?;
@@ -106,7 +106,7 @@ impl Interp<'_> {
         &mut self,
         pairs: &[(Expr, Expr)],
         shape: Option<&Rc<Shape>>,
-        env: Env<'_>,
+        env: &Env<'_>,
     ) -> EvalResult {
         if let Some(shape) = shape {
             let mut coll = Coll::new(MapImpl::Record(Record::empty(shape.clone())));
@@ -133,7 +133,7 @@ impl Interp<'_> {
         name: &Rc<str>,
         v: &Expr,
         once: bool,
-        env: Env<'_>,
+        env: &Env<'_>,
     ) -> EvalResult {
         if !(once && self.globals.contains_key(name)) {
             let v = self.eval(v, env)?;
@@ -144,7 +144,7 @@ impl Interp<'_> {
 
     /// `(call name-expr arg)`: the tool's name is computed.
     #[inline(never)]
-    pub(super) fn eval_dyn_tool(&mut self, args: &[Expr], pos: Pos, env: Env<'_>) -> EvalResult {
+    pub(super) fn eval_dyn_tool(&mut self, args: &[Expr], pos: Pos, env: &Env<'_>) -> EvalResult {
         let mut args = self.eval_all(args, env)?;
         let name = match args.first() {
             Some(Value::Str(s)) => s.to_string(),
@@ -170,7 +170,7 @@ impl Interp<'_> {
     }
 
     /// `and` (stops at the first falsey value) and `or` (at the first truthy one).
-    pub(super) fn eval_and_or(&mut self, xs: &[Expr], and: bool, env: Env<'_>) -> EvalResult {
+    pub(super) fn eval_and_or(&mut self, xs: &[Expr], and: bool, env: &Env<'_>) -> EvalResult {
         let mut last = if and { Value::Bool(true) } else { Value::Nil };
         for x in xs {
             last = self.eval(x, env)?;
@@ -188,7 +188,7 @@ impl Interp<'_> {
         name: &str,
         args: &[Expr],
         pos: Pos,
-        env: Env<'_>,
+        env: &Env<'_>,
     ) -> EvalResult {
         let args = self.eval_all(args, env)?;
         self.call_tool(name, args).map_err(|e| e.at(pos))
@@ -201,7 +201,7 @@ impl Interp<'_> {
         m: &str,
         args: &[Expr],
         pos: Pos,
-        env: Env<'_>,
+        env: &Env<'_>,
     ) -> EvalResult {
         self.tick()?;
         let args = self.eval_all(args, env)?;
@@ -210,7 +210,7 @@ impl Interp<'_> {
 
     /// `recur`: its values wait in `recur_buf` while the `Recur` error unwinds to its loop or fn.
     #[inline(never)]
-    pub(super) fn eval_recur(&mut self, args: &[Expr], env: Env<'_>) -> EvalResult {
+    pub(super) fn eval_recur(&mut self, args: &[Expr], env: &Env<'_>) -> EvalResult {
         let vals = self.eval_all(args, env)?;
         self.recur_buf = vals;
         Err(EvalError::Recur)
@@ -222,7 +222,7 @@ impl Interp<'_> {
         &mut self,
         template: &Rc<FnTemplate>,
         caps: &[Expr],
-        env: Env<'_>,
+        env: &Env<'_>,
     ) -> EvalResult {
         let captures = self.eval_all(caps, env)?;
         Ok(Value::Fn(Rc::new(Lambda {

@@ -177,13 +177,13 @@ impl<'h> Interp<'h> {
         };
         let mut last = Value::Nil;
         for f in forms {
-            last = self.eval(f, env)?;
+            last = self.eval(f, &env)?;
         }
         self.stack.truncate(base);
         Ok(last)
     }
 
-    fn slot(&self, env: Env<'_>, i: u32) -> Value {
+    fn slot(&self, env: &Env<'_>, i: u32) -> Value {
         self.stack
             .get(env.base + i as usize)
             .cloned()
@@ -191,7 +191,7 @@ impl<'h> Interp<'h> {
     }
 
     /// Moves a value out of a slot (its last use), leaving nil.
-    fn take_slot(&mut self, env: Env<'_>, i: u32) -> Value {
+    fn take_slot(&mut self, env: &Env<'_>, i: u32) -> Value {
         self.stack
             .get_mut(env.base + i as usize)
             .map(std::mem::take)
@@ -202,7 +202,7 @@ impl<'h> Interp<'h> {
     /// written without the general drop and clone of a value: the old map's count is
     /// decremented and the new one's incremented where this is called.
     #[inline(always)]
-    fn put_slot(&mut self, env: Env<'_>, i: u32, x: &Value) {
+    fn put_slot(&mut self, env: &Env<'_>, i: u32, x: &Value) {
         if let Some(s) = self.stack.get_mut(env.base + i as usize) {
             match (s, x) {
                 // Written out: `clone_from` was a call out of line (27 instructions a record).
@@ -215,7 +215,7 @@ impl<'h> Interp<'h> {
     /// Writes `v` over a slot. The old value, usually the nil of a fresh frame, is forgotten
     /// when it holds nothing, not passed to `Value`'s out-of-line drop.
     #[inline(always)]
-    pub(crate) fn set_slot(&mut self, env: Env<'_>, i: u32, v: Value) {
+    pub(crate) fn set_slot(&mut self, env: &Env<'_>, i: u32, v: Value) {
         if let Some(s) = self.stack.get_mut(env.base + i as usize) {
             forget_or_drop(std::mem::replace(s, v));
         }
@@ -228,7 +228,7 @@ impl<'h> Interp<'h> {
     /// a fourth arm made this match an indirect jump, mispredicted on every operand (branch
     /// `s27-node`, BENCHMARKS.md).
     #[inline(always)]
-    fn operand(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
+    fn operand(&mut self, e: &Expr, env: &Env<'_>) -> EvalResult {
         match e {
             Expr::Const(v) => Ok(v.clone()),
             Expr::Local(i) => Ok(self.slot(env, *i)),
@@ -245,7 +245,7 @@ impl<'h> Interp<'h> {
     /// Leaves are read where `eval` is called (it is inlined); every other node goes to
     /// [`Interp::eval_node`], so a leaf never pays the large node function's entry and exit.
     #[inline]
-    pub(crate) fn eval(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
+    pub(crate) fn eval(&mut self, e: &Expr, env: &Env<'_>) -> EvalResult {
         match e {
             Expr::Const(v) => Ok(v.clone()),
             Expr::Local(i) => Ok(self.slot(env, *i)),
@@ -260,7 +260,7 @@ impl<'h> Interp<'h> {
     /// [`STACK_RED_ZONE`] bytes left, grown by `stacker` if need be. The arms are calls out of
     /// line in tail position, so this function keeps no frame of its own.
     #[inline(never)]
-    fn eval_node(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
+    fn eval_node(&mut self, e: &Expr, env: &Env<'_>) -> EvalResult {
         self.eval_inner(e, env)
     }
 
@@ -268,12 +268,12 @@ impl<'h> Interp<'h> {
     /// Inside a grown segment the floor is that segment's; the caller's is put back after.
     #[cold]
     #[inline(never)]
-    fn eval_checked(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
+    fn eval_checked(&mut self, e: &Expr, env: &Env<'_>) -> EvalResult {
         self.with_room(|i| i.eval_inner(e, env))
     }
 
     #[inline(always)]
-    fn eval_inner(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
+    fn eval_inner(&mut self, e: &Expr, env: &Env<'_>) -> EvalResult {
         match e {
             Expr::Const(_)
             | Expr::Local(_)
@@ -319,7 +319,7 @@ impl<'h> Interp<'h> {
 
     /// A leaf reached through `eval_node` (`eval` reads the usual ones itself).
     #[inline(never)]
-    fn eval_leaf(&mut self, e: &Expr, env: Env<'_>) -> EvalResult {
+    fn eval_leaf(&mut self, e: &Expr, env: &Env<'_>) -> EvalResult {
         match e {
             Expr::Const(v) => Ok(v.clone()),
             Expr::Local(i) => Ok(self.slot(env, *i)),
@@ -336,7 +336,7 @@ impl<'h> Interp<'h> {
     }
 
     #[inline(never)]
-    fn eval_do(&mut self, xs: &[Expr], env: Env<'_>) -> EvalResult {
+    fn eval_do(&mut self, xs: &[Expr], env: &Env<'_>) -> EvalResult {
         let mut last = Value::Nil;
         for x in xs {
             last = self.eval(x, env)?;
@@ -345,7 +345,7 @@ impl<'h> Interp<'h> {
     }
 
     #[inline(never)]
-    fn eval_let(&mut self, l: &crate::analyze::Let, env: Env<'_>) -> EvalResult {
+    fn eval_let(&mut self, l: &crate::analyze::Let, env: &Env<'_>) -> EvalResult {
         for (p, init) in &l.bindings {
             let v = self.literal_item(init, env)?;
             self.bind(p, v, env)?;
@@ -354,7 +354,7 @@ impl<'h> Interp<'h> {
     }
 
     #[inline(never)]
-    fn prim_node(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
+    fn prim_node(&mut self, p: &crate::analyze::PrimCall, env: &Env<'_>) -> EvalResult {
         self.tick()?;
         self.eval_prim(p, env).map_err(|e| e.at(p.pos))
     }
@@ -365,14 +365,14 @@ impl<'h> Interp<'h> {
         &mut self,
         b: &'static BuiltinDef,
         c: &crate::analyze::Call,
-        env: Env<'_>,
+        env: &Env<'_>,
     ) -> EvalResult {
         self.builtin_call(b, c, env)
     }
 
     /// A call of any other callee: its step, the callee's value, then the call.
     #[inline(never)]
-    fn call_node(&mut self, c: &crate::analyze::Call, env: Env<'_>) -> EvalResult {
+    fn call_node(&mut self, c: &crate::analyze::Call, env: &Env<'_>) -> EvalResult {
         self.tick()?;
         let f = self.eval(&c.f, env)?;
         self.call(&f, c, env).map_err(|e| e.at(c.pos))
@@ -385,14 +385,14 @@ impl<'h> Interp<'h> {
         kv: &Value,
         k: &crate::value::Text,
         c: &crate::analyze::Call,
-        env: Env<'_>,
+        env: &Env<'_>,
     ) -> EvalResult {
         self.tick()?;
         self.call_keyword(kv, k, c, env).map_err(|e| e.at(c.pos))
     }
 
     #[inline(never)]
-    fn eval_throw(&mut self, x: &Expr, pos: crate::error::Pos, env: Env<'_>) -> EvalResult {
+    fn eval_throw(&mut self, x: &Expr, pos: crate::error::Pos, env: &Env<'_>) -> EvalResult {
         let v = self.eval(x, env)?;
         Err(special::throw_value(v, pos))
     }
@@ -400,7 +400,7 @@ impl<'h> Interp<'h> {
     /// `if`: the usual test, a prim (`(= "gold" (:tier c))`), is evaluated without a node of
     /// its own. Out of line, so that `eval_node`'s own code stays as small as it was.
     #[inline(never)]
-    fn eval_if(&mut self, b: &(Expr, Expr, Expr), env: Env<'_>) -> EvalResult {
+    fn eval_if(&mut self, b: &(Expr, Expr, Expr), env: &Env<'_>) -> EvalResult {
         let (t, then, els) = b;
         if special::truthy(self.literal_item(t, env)?) {
             self.eval(then, env)
@@ -419,7 +419,7 @@ impl<'h> Interp<'h> {
         &mut self,
         b: &'static BuiltinDef,
         c: &crate::analyze::Call,
-        env: Env<'_>,
+        env: &Env<'_>,
     ) -> EvalResult {
         self.tick()?;
         self.call_builtin(b, c, env).map_err(|e| e.at(c.pos))
@@ -427,7 +427,7 @@ impl<'h> Interp<'h> {
 
     /// A call expression: a lambda's arguments are evaluated straight into its new frame; a
     /// keyword looks its one argument up; anything else gets an argument vector.
-    fn call(&mut self, f: &Value, c: &crate::analyze::Call, env: Env<'_>) -> EvalResult {
+    fn call(&mut self, f: &Value, c: &crate::analyze::Call, env: &Env<'_>) -> EvalResult {
         match (f, c.args.as_slice()) {
             (Value::Fn(l), _) => {
                 let base = self.push_args(&c.args, env)?;
@@ -465,7 +465,7 @@ impl<'h> Interp<'h> {
         kv: &Value,
         k: &crate::value::Text,
         c: &crate::analyze::Call,
-        env: Env<'_>,
+        env: &Env<'_>,
     ) -> EvalResult {
         let look = |m: &Value| {
             match m {
@@ -495,7 +495,7 @@ impl<'h> Interp<'h> {
         &mut self,
         b: &'static BuiltinDef,
         c: &crate::analyze::Call,
-        env: Env<'_>,
+        env: &Env<'_>,
     ) -> EvalResult {
         self.call_builtin_inline(b, c, env)
     }
@@ -507,7 +507,7 @@ impl<'h> Interp<'h> {
         &mut self,
         b: &'static BuiltinDef,
         c: &crate::analyze::Call,
-        env: Env<'_>,
+        env: &Env<'_>,
     ) -> EvalResult {
         match (b.fast, c.args.as_slice()) {
             (Fast::One(_) | Fast::Prim(_), [x]) => {
@@ -537,7 +537,7 @@ impl<'h> Interp<'h> {
         }
     }
 
-    fn eval_all(&mut self, xs: &[Expr], env: Env<'_>) -> EvalResult<Vec<Value>> {
+    fn eval_all(&mut self, xs: &[Expr], env: &Env<'_>) -> EvalResult<Vec<Value>> {
         let mut out = Vec::with_capacity(xs.len());
         for x in xs {
             out.push(self.operand(x, env)?);
@@ -556,7 +556,7 @@ impl<'h> Interp<'h> {
         }
     }
 
-    fn eval_loop(&mut self, l: &crate::analyze::Loop, env: Env<'_>) -> EvalResult {
+    fn eval_loop(&mut self, l: &crate::analyze::Loop, env: &Env<'_>) -> EvalResult {
         // Bindings are sequential, as in let: later inits see earlier names.
         for (slot, init) in l.slots.iter().zip(&l.inits) {
             let v = self.eval(init, env)?;
@@ -732,9 +732,9 @@ impl<'h> Interp<'h> {
             this: Some(l),
         };
         let r = if self.depth.is_multiple_of(4) {
-            self.run_arity_checked(arity, env)
+            self.run_arity_checked(arity, &env)
         } else {
-            self.run_arity(arity, env)
+            self.run_arity(arity, &env)
         };
         self.depth -= 1;
         self.stack.truncate(base);
@@ -744,7 +744,7 @@ impl<'h> Interp<'h> {
     /// Runs the body of a call's arity in its frame: the usual body once (no parameter
     /// patterns, no `recur`), anything else through `run_body`.
     #[inline(always)]
-    fn run_arity(&mut self, arity: &Arity, env: Env<'_>) -> EvalResult {
+    fn run_arity(&mut self, arity: &Arity, env: &Env<'_>) -> EvalResult {
         if !arity.patterns.is_empty() {
             return self.run_body(arity, env);
         }
@@ -756,7 +756,7 @@ impl<'h> Interp<'h> {
 
     #[cold]
     #[inline(never)]
-    fn run_arity_checked(&mut self, arity: &Arity, env: Env<'_>) -> EvalResult {
+    fn run_arity_checked(&mut self, arity: &Arity, env: &Env<'_>) -> EvalResult {
         self.with_room(|i| i.run_arity(arity, env))
     }
 }

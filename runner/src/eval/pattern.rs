@@ -12,7 +12,7 @@ use crate::value::{MapImpl, Value};
 
 impl Interp<'_> {
     #[inline]
-    pub(crate) fn bind(&mut self, p: &Pattern, v: Value, env: Env<'_>) -> EvalResult<()> {
+    pub(crate) fn bind(&mut self, p: &Pattern, v: Value, env: &Env<'_>) -> EvalResult<()> {
         // A plain name, the usual binding, where the call is; patterns out of line.
         if let Pattern::Bind(slot) = p {
             self.set_slot(env, *slot, v);
@@ -21,7 +21,7 @@ impl Interp<'_> {
         self.bind_pattern(p, v, env)
     }
 
-    fn bind_pattern(&mut self, p: &Pattern, v: Value, env: Env<'_>) -> EvalResult<()> {
+    fn bind_pattern(&mut self, p: &Pattern, v: Value, env: &Env<'_>) -> EvalResult<()> {
         match p {
             Pattern::Bind(slot) => {
                 self.set_slot(env, *slot, v);
@@ -42,7 +42,7 @@ impl Interp<'_> {
         rest: Option<&Pattern>,
         as_slot: Option<u32>,
         v: Value,
-        env: Env<'_>,
+        env: &Env<'_>,
     ) -> EvalResult<()> {
         // Clojure destructures vectors with nth, which maps, sets and numbers do not support.
         if !matches!(
@@ -84,7 +84,7 @@ impl Interp<'_> {
         entries: &[MapEntryPat],
         as_slot: Option<u32>,
         v: Value,
-        env: Env<'_>,
+        env: &Env<'_>,
     ) -> EvalResult<()> {
         let v = match v {
             Value::List(xs) => pairs_to_map(&xs),

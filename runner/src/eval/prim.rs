@@ -261,7 +261,7 @@ impl Shape {
 impl Interp<'_> {
     /// `(op x y)` of a builtin with an inline integer path (see `prim`), by its [`Shape`].
     #[inline(always)]
-    pub(super) fn eval_prim(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
+    pub(super) fn eval_prim(&mut self, p: &crate::analyze::PrimCall, env: &Env<'_>) -> EvalResult {
         match p.shape {
             Shape::FieldConst | Shape::ConstField => self.prim_field(p, env),
             Shape::SlotConst => self.prim_slot_const(p, env),
@@ -272,7 +272,7 @@ impl Interp<'_> {
     /// `(op x c)`, `x` a local: `(mod i 7)`, two integers, without the call of the general
     /// answer.
     #[inline(never)]
-    fn prim_slot_const(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
+    fn prim_slot_const(&mut self, p: &crate::analyze::PrimCall, env: &Env<'_>) -> EvalResult {
         // Small on purpose (the rest is a tail call): two integers, read in place. A moved
         // integer is left in its slot: it holds nothing, and liveness guarantees the slot is
         // not read again before it is written.
@@ -297,7 +297,7 @@ impl Interp<'_> {
 
     /// [`Interp::prim_slot_const`] in general.
     #[inline(never)]
-    fn prim_slot_const_read(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
+    fn prim_slot_const_read(&mut self, p: &crate::analyze::PrimCall, env: &Env<'_>) -> EvalResult {
         match (&p.x, &p.y) {
             (Expr::Local(i), Expr::Const(c)) => {
                 let x = self
@@ -331,7 +331,7 @@ impl Interp<'_> {
 
     /// The shapes without a field or a local beside a constant.
     #[inline(never)]
-    fn prim_other(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
+    fn prim_other(&mut self, p: &crate::analyze::PrimCall, env: &Env<'_>) -> EvalResult {
         match (p.shape, &p.x, &p.y) {
             (Shape::Fields, Expr::Call(fx), Expr::Call(fy)) => self.prim_fields(p, fx, fy, env),
             (Shape::ConstAny, Expr::Const(c), y) => {
@@ -343,7 +343,7 @@ impl Interp<'_> {
     }
 
     /// Both operands evaluated in order (a constant second one read in place).
-    fn prim_general(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
+    fn prim_general(&mut self, p: &crate::analyze::PrimCall, env: &Env<'_>) -> EvalResult {
         let x = self.operand(&p.x, env)?;
         if let Expr::Const(c) = &p.y {
             return self.prim_ref(p, &x, c);
@@ -364,7 +364,7 @@ impl Interp<'_> {
     /// as `Expr::Call` charges it; a moved `m` is taken from its slot and dropped here. The
     /// usual case (a local record the hint knows, a decoded constant) is answered first.
     #[inline(never)]
-    fn prim_field(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
+    fn prim_field(&mut self, p: &crate::analyze::PrimCall, env: &Env<'_>) -> EvalResult {
         let (f, field_first) = match (&p.x, &p.y) {
             (Expr::Call(f), _) if p.shape == Shape::FieldConst => (f, true),
             (_, Expr::Call(f)) => (f, false),
@@ -388,7 +388,7 @@ impl Interp<'_> {
     /// [`Interp::prim_field`] in general: the field read where it is, compared by
     /// [`Fixed`] or `Prim::apply`, the builtin's general entry for anything they decline.
     #[inline(never)]
-    fn prim_field_read(&mut self, p: &crate::analyze::PrimCall, env: Env<'_>) -> EvalResult {
+    fn prim_field_read(&mut self, p: &crate::analyze::PrimCall, env: &Env<'_>) -> EvalResult {
         let (f, c, field_first) = match (&p.x, &p.y) {
             (Expr::Call(f), Expr::Const(c)) if p.shape == Shape::FieldConst => (f, c, true),
             (Expr::Const(c), Expr::Call(f)) => (f, c, false),
@@ -429,7 +429,7 @@ impl Interp<'_> {
         p: &crate::analyze::PrimCall,
         fx: &crate::analyze::Call,
         fy: &crate::analyze::Call,
-        env: Env<'_>,
+        env: &Env<'_>,
     ) -> EvalResult {
         self.tick().map_err(|e| e.at(fx.pos))?;
         self.tick().map_err(|e| e.at(fy.pos))?;
@@ -455,7 +455,7 @@ impl Interp<'_> {
     /// (Its own match rather than `local_field`'s, whose arm for a moved map measured 0.4 %
     /// more instructions on p5.)
     #[inline(always)]
-    fn field_ref<'a>(&'a self, f: &'a crate::analyze::Call, env: Env<'a>) -> Option<&'a Value> {
+    fn field_ref<'a>(&'a self, f: &'a crate::analyze::Call, env: &Env<'a>) -> Option<&'a Value> {
         let (Expr::Const(Value::Keyword(k)), [arg]) = (&f.f, f.args.as_slice()) else {
             return None;
         };
@@ -475,7 +475,7 @@ impl Interp<'_> {
     /// The value of `(:k m)` for a [`local_field`] call, as `call_keyword` reads it (a moved
     /// `m` is taken from its slot).
     #[inline]
-    pub(super) fn field_of(&mut self, f: &crate::analyze::Call, env: Env<'_>) -> Value {
+    pub(super) fn field_of(&mut self, f: &crate::analyze::Call, env: &Env<'_>) -> Value {
         let Some((kv, k, arg)) = local_field(f) else {
             return Value::Nil;
         };

@@ -115,7 +115,7 @@ enum ForFlow {
 }
 
 impl Interp<'_> {
-    pub(super) fn eval_case(&mut self, c: &Case, env: Env<'_>) -> EvalResult {
+    pub(super) fn eval_case(&mut self, c: &Case, env: &Env<'_>) -> EvalResult {
         let v = self.eval(&c.subject, env)?;
         for (keys, body) in &c.clauses {
             if keys.contains(&v) {
@@ -133,7 +133,7 @@ impl Interp<'_> {
         }
     }
 
-    pub(super) fn eval_try(&mut self, t: &Try, env: Env<'_>) -> EvalResult {
+    pub(super) fn eval_try(&mut self, t: &Try, env: &Env<'_>) -> EvalResult {
         let result = match self.eval(&t.body, env) {
             Err(e) if e.catchable() => {
                 match t.catches.iter().find(|c| class_matches(c.class, &e)) {
@@ -155,7 +155,7 @@ impl Interp<'_> {
         result
     }
 
-    pub(super) fn eval_for(&mut self, f: &For, env: Env<'_>) -> EvalResult {
+    pub(super) fn eval_for(&mut self, f: &For, env: &Env<'_>) -> EvalResult {
         let mut out = Vec::new();
         self.for_clause(f, 0, env, &mut out)?;
         Ok(if f.collect {
@@ -171,7 +171,7 @@ impl Interp<'_> {
         &mut self,
         f: &For,
         mut i: usize,
-        env: Env<'_>,
+        env: &Env<'_>,
         out: &mut Vec<Value>,
     ) -> EvalResult<ForFlow> {
         loop {
@@ -206,7 +206,7 @@ impl Interp<'_> {
     /// The `:when` clauses from `i` on, in order: the index of the first clause that is not one
     /// (or the end), or `None` as soon as a test fails.
     #[inline(always)]
-    fn for_whens(&mut self, f: &For, mut i: usize, env: Env<'_>) -> EvalResult<Option<usize>> {
+    fn for_whens(&mut self, f: &For, mut i: usize, env: &Env<'_>) -> EvalResult<Option<usize>> {
         while let Some(ForClause::When(t)) = f.clauses.get(i) {
             if !truthy(self.eval_test(t, env)?) {
                 return Ok(None);
@@ -217,7 +217,7 @@ impl Interp<'_> {
     }
 
     /// The body, for one combination of bound values: one step, its value kept by `for`.
-    fn for_body(&mut self, f: &For, env: Env<'_>, out: &mut Vec<Value>) -> EvalResult<ForFlow> {
+    fn for_body(&mut self, f: &For, env: &Env<'_>, out: &mut Vec<Value>) -> EvalResult<ForFlow> {
         self.tick()?;
         let v = self.eval(&f.body, env)?;
         if f.collect {
@@ -242,7 +242,7 @@ impl Interp<'_> {
         i: usize,
         p: &Pattern,
         coll: &crate::analyze::Expr,
-        env: Env<'_>,
+        env: &Env<'_>,
         out: &mut Vec<Value>,
     ) -> EvalResult<ForFlow> {
         let coll = self.eval(coll, env)?;
@@ -288,7 +288,7 @@ impl Interp<'_> {
     /// A `:when` test. The usual one, a prim (`(= "shipped" (:status o))`), is evaluated as
     /// `eval` would (its step, its position on errors) without the general dispatch.
     #[inline]
-    fn eval_test(&mut self, t: &crate::analyze::Expr, env: Env<'_>) -> EvalResult {
+    fn eval_test(&mut self, t: &crate::analyze::Expr, env: &Env<'_>) -> EvalResult {
         match t {
             crate::analyze::Expr::Prim(p) => {
                 self.tick()?;
@@ -307,7 +307,7 @@ impl Interp<'_> {
         i: usize,
         p: &Pattern,
         x: Value,
-        env: Env<'_>,
+        env: &Env<'_>,
         out: &mut Vec<Value>,
     ) -> EvalResult<ForFlow> {
         match p {

@@ -14,7 +14,7 @@ impl Interp<'_> {
     /// Pushes the values of `args` in order and answers where the first one is; an error in
     /// one drops those before it and leaves the stack as it was.
     #[inline(always)]
-    pub(super) fn push_args(&mut self, args: &[Expr], env: Env<'_>) -> EvalResult<usize> {
+    pub(super) fn push_args(&mut self, args: &[Expr], env: &Env<'_>) -> EvalResult<usize> {
         let base = self.stack.len();
         for a in args {
             match self.operand(a, env) {
@@ -36,7 +36,7 @@ impl Interp<'_> {
         b: &'static BuiltinDef,
         g: StackFn,
         args: &[Expr],
-        env: Env<'_>,
+        env: &Env<'_>,
     ) -> EvalResult {
         let base = self.push_args(args, env)?;
         let r = match crate::builtins::check_arity(b, args.len()) {
