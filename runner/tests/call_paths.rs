@@ -278,7 +278,7 @@ fn recur_to_a_fn_from_its_first_run_and_after() {
 
 /// Leaves are read in the inlined `eval` and every other node in `eval_node`: an expression
 /// nested 250 levels deep (the reader stops at 256) still runs on a thread with a small stack,
-/// the nesting checks growing it as before.
+/// the stack checks growing it.
 #[test]
 fn deeply_nested_expressions_run_on_a_small_stack() {
     let src = format!("{}0{}", "(inc ".repeat(250), ")".repeat(250));
@@ -290,4 +290,39 @@ fn deeply_nested_expressions_run_on_a_small_stack() {
         .join()
         .unwrap();
     assert_eq!(out, ("250".to_string(), "(1)".to_string()));
+}
+
+/// Recursion that passes through the segments other code grows (`nested` for a native's call,
+/// a lazy seq's realization) and through lambdas, thousands of levels deep on a thread with a
+/// small stack: every node checks where the stack pointer is against bounds taken on its own
+/// segment, so a node on a segment it did not take bounds on takes them first, above or below.
+#[test]
+fn recursion_through_grown_segments_runs_on_a_small_stack() {
+    let limits = ptc_runner::Limits {
+        max_depth: 10_000,
+        ..ptc_runner::Limits::default()
+    };
+    let programs = [
+        "(defn down [n] (if (zero? n) 0 (inc ((comp down) (dec n))))) (down 2000)",
+        "(defn lz [n] (if (zero? n) 0 (inc (first (map lz (range (dec n) n)))))) (lz 2000)",
+        "(defn mix [n] (if (zero? n) 0 (inc ((partial (fn [m] (first (map mix [m])))) (dec n))))) (mix 1500)",
+    ];
+    let out = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(move || {
+            programs.map(|src| {
+                let opts = RunOptions {
+                    limits,
+                    ..RunOptions::default()
+                };
+                match run(src, opts) {
+                    Ok(step) => step.return_value.map(|v| v.to_string()).unwrap_or_default(),
+                    Err(step) => format!("failed: {:?}", step.fail.map(|f| f.message)),
+                }
+            })
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(out, ["2000", "2000", "1500"].map(String::from));
 }

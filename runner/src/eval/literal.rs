@@ -56,9 +56,8 @@ impl Interp<'_> {
 
     /// [`Interp::builtin_call`] of a call whose operands are all leaves or fields of locals
     /// (`(get by-id (:customer_id o))`), for `literal_item`: no operand nests further than one
-    /// field read (which goes through `eval_node`, counting its own level), so the call needs
-    /// no level of `eval_node`'s nesting count of its own (a lambda the builtin calls checks the
-    /// stack on entry, as `nested` does for natives).
+    /// field read, so the call needs no stack check of its own (a lambda the builtin calls is
+    /// checked at its body's node, natives by `nested`).
     #[inline(never)]
     fn leaf_builtin_call(
         &mut self,

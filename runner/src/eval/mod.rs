@@ -7,7 +7,14 @@
 //!
 //! Limits: every call and loop iteration ticks the step budget; the deadline is checked every
 //! 1024 steps; nesting of calls is capped by `max_depth` (and `stacker` grows the Rust stack on
-//! demand, so the cap, not the thread's stack size, is what stops deep recursion).
+//! demand, so the cap, not the thread's stack size, is what stops deep recursion: `stack.rs`).
+//!
+//! Dispatch: leaves are read where `eval` is inlined; every other node goes to `eval_node`,
+//! whose arms are out-of-line calls in tail position, so it keeps no frame and saves no
+//! register. The environment is passed by reference: a 32-byte `Env` passed by value was
+//! copied at call sites with 16-byte loads from the 8-byte stores that built it, and the CPU
+//! time of the hot loops moved by up to 20 % with the compiler's choice of where to copy it
+//! (BENCHMARKS.md, "The node dispatcher").
 
 mod frame;
 pub mod lazy;
@@ -26,12 +33,11 @@ use crate::api::ToolHost;
 use crate::builtins::{BuiltinDef, Fast};
 use crate::error::{EvalError, EvalResult, Limit};
 use crate::value::Value;
-use stack::StackBounds;
 use ptc_shared::Limits;
+use stack::StackBounds;
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Instant;
-
 
 /// A closure: a compiled fn and the values it captured.
 #[derive(Debug)]
@@ -237,13 +243,9 @@ impl<'h> Interp<'h> {
         }
     }
 
-    /// Evaluates one expression. Leaves are read at once. The analyzer bounds an expression's
-    /// depth (`MAX_EXPANDED_DEPTH`), but not every thread that may run a program has room for
-    /// that many frames (a debug build's `eval` frame alone is kilobytes), so every
-    /// [`NEST_CHECK`]th level of nesting makes sure [`STACK_RED_ZONE`] bytes are left, growing
-    /// the stack with `stacker` if not (checking every level would cost the hot path).
-    /// Leaves are read where `eval` is called (it is inlined); every other node goes to
-    /// [`Interp::eval_node`], so a leaf never pays the large node function's entry and exit.
+    /// Evaluates one expression. Leaves are read where `eval` is called (it is inlined); every
+    /// other node is first checked against the stack's bounds (`stack.rs`: one subtraction and
+    /// one compare), then goes to [`Interp::eval_node`].
     #[inline]
     pub(crate) fn eval(&mut self, e: &Expr, env: &Env<'_>) -> EvalResult {
         match e {
@@ -255,17 +257,15 @@ impl<'h> Interp<'h> {
         }
     }
 
-    /// A node that is not a leaf. Its stack check compares where this frame is with
-    /// `stack_floor` (one compare, no count to keep): below it, the node runs on a stack with
-    /// [`STACK_RED_ZONE`] bytes left, grown by `stacker` if need be. The arms are calls out of
-    /// line in tail position, so this function keeps no frame of its own.
+    /// A node that is not a leaf, on a stack `eval` has checked. Every arm is a call out of line
+    /// in tail position, so this function keeps no frame of its own (an arm's code inline here
+    /// made every node save six registers and reserve a frame for the largest arm).
     #[inline(never)]
     fn eval_node(&mut self, e: &Expr, env: &Env<'_>) -> EvalResult {
         self.eval_inner(e, env)
     }
 
-    /// `eval` with the stack check: kept out of line, so the common path stays one function.
-    /// Inside a grown segment the floor is that segment's; the caller's is put back after.
+    /// A node outside the stack's bounds: run with room, under the bounds of its stack.
     #[cold]
     #[inline(never)]
     fn eval_checked(&mut self, e: &Expr, env: &Env<'_>) -> EvalResult {
@@ -299,7 +299,10 @@ impl<'h> Interp<'h> {
             // A builtin named in the source: no callee value to build and drop.
             Expr::Call(c) if let Expr::Builtin(b) = &c.f => self.builtin_node(b, c, env),
             // So is a keyword: `(:k m)`, the commonest call on records.
-            Expr::Call(c) if let Expr::Const(kv @ Value::Keyword(k)) = &c.f && c.args.len() == 1 => {
+            Expr::Call(c)
+                if let Expr::Const(kv @ Value::Keyword(k)) = &c.f
+                    && c.args.len() == 1 =>
+            {
                 self.keyword_node(kv, k, c, env)
             }
             Expr::Call(c) => self.call_node(c, env),
@@ -731,11 +734,8 @@ impl<'h> Interp<'h> {
             captures: &l.captures,
             this: Some(l),
         };
-        let r = if self.depth.is_multiple_of(4) {
-            self.run_arity_checked(arity, &env)
-        } else {
-            self.run_arity(arity, &env)
-        };
+        // No stack check of its own: the body, unless a leaf, is a node, and `eval` checks it.
+        let r = self.run_arity(arity, &env);
         self.depth -= 1;
         self.stack.truncate(base);
         r
@@ -752,12 +752,6 @@ impl<'h> Interp<'h> {
             Err(EvalError::Recur) => self.recur_and_run(arity, env),
             other => other,
         }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn run_arity_checked(&mut self, arity: &Arity, env: &Env<'_>) -> EvalResult {
-        self.with_room(|i| i.run_arity(arity, env))
     }
 }
 

@@ -31,10 +31,13 @@ pub(super) struct StackBounds {
 }
 
 impl StackBounds {
-    /// The bounds of the stack being run on, from the stack pointer now down to
-    /// [`STACK_RED_ZONE`] above its end. Where the end is unknown, empty: every node then takes
-    /// the slow path, whose `stacker` segment has an end it knows.
-    #[inline(never)]
+    /// The bounds of the stack being run on, from the caller's frame down to
+    /// [`STACK_RED_ZONE`] above its end: they hold for the frames the caller calls (inlined,
+    /// so that "here" is the caller's frame; a node evaluated in that very frame may fall a
+    /// few bytes outside and take the slow path once). No slack above: the memory just above
+    /// a `stacker` segment's frames may be another segment. Where the end is unknown, empty:
+    /// every node then takes the slow path, whose `stacker` segment has an end it knows.
+    #[inline(always)]
     pub(super) fn here() -> StackBounds {
         let sp = stack_position();
         match stacker::remaining_stack() {
@@ -52,11 +55,17 @@ impl StackBounds {
         }
     }
 
-    /// Whether the caller runs inside these bounds. Below the floor the subtraction wraps to
-    /// more than any span.
+    /// Whether the caller runs inside these bounds.
     #[inline(always)]
     pub(super) fn hold(self) -> bool {
-        stack_position().wrapping_sub(self.floor) <= self.span
+        self.contain(stack_position())
+    }
+
+    /// Whether `sp` is inside these bounds. Below the floor the subtraction wraps to more than
+    /// any span; above the top it is more than the span.
+    #[inline(always)]
+    fn contain(self, sp: usize) -> bool {
+        sp.wrapping_sub(self.floor) <= self.span
     }
 }
 
@@ -81,4 +90,46 @@ impl Interp<'_> {
 fn stack_position() -> usize {
     let marker = 0u8;
     std::ptr::addr_of!(marker).addr()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StackBounds;
+
+    #[test]
+    fn a_pointer_below_the_floor_or_above_the_top_is_outside() {
+        let b = StackBounds {
+            floor: 0x7000,
+            span: 0x1000,
+        };
+        assert!(!b.contain(0x6fff));
+        assert!(b.contain(0x7000));
+        assert!(b.contain(0x8000));
+        assert!(
+            !b.contain(0x8001),
+            "a segment above the bounds is checked too"
+        );
+        assert!(!b.contain(0));
+        assert!(!b.contain(usize::MAX));
+        let unknown = StackBounds {
+            floor: usize::MAX,
+            span: 0,
+        };
+        assert!(!unknown.contain(0x7000), "an unknown end checks every node");
+    }
+
+    #[inline(never)]
+    fn held_in_a_callee(b: StackBounds) -> bool {
+        b.hold()
+    }
+
+    #[test]
+    fn bounds_taken_here_hold_in_callees_and_leave_the_red_zone() {
+        let b = StackBounds::here();
+        assert!(held_in_a_callee(b));
+        if let Some(left) = stacker::remaining_stack() {
+            assert!(left > super::STACK_RED_ZONE);
+            assert!(b.span < left);
+        }
+    }
 }
