@@ -370,7 +370,8 @@ impl<'h> Interp<'h> {
         c: &crate::analyze::Call,
         env: &Env<'_>,
     ) -> EvalResult {
-        self.builtin_call(b, c, env)
+        self.tick()?;
+        self.call_builtin_inline(b, c, env).map_err(|e| e.at(c.pos))
     }
 
     /// A call of any other callee: its step, the callee's value, then the call.
