@@ -200,13 +200,15 @@ pub(crate) fn int_range_list(
         return Err(too_long(interp));
     }
     interp.tick_n(n.saturating_add(1))?;
-    let mut out = PVec::new();
+    // A plain `Vec` of the exact size, handed over whole: a push to the list itself checked
+    // its form and grew its buffer ten times for 1,000 elements (4.5 % of interp p5).
+    let mut out = Vec::with_capacity(usize::try_from(n).unwrap_or(0));
     let mut x = start;
     for _ in 0..n {
-        out.push_back(Value::Int(x));
+        out.push(Value::Int(x));
         x = x.wrapping_add(step);
     }
-    Ok(Value::List(Coll::new(out)))
+    Ok(Value::List(Coll::new(PVec::from_vec(out))))
 }
 
 /// Integer ranges, the usual case, without the generic numeric comparisons; `None` when an
