@@ -66,6 +66,12 @@ impl PVec {
         PVec::flat(Flat::from_buf(xs))
     }
 
+    /// Two elements, in the flat form (a `[k v]` literal): written in place, the third inline
+    /// slot left empty (a nil there is never read nor dropped).
+    pub fn from_two(a: Value, b: Value) -> PVec {
+        PVec::flat(Flat::from_buf_and_len([a, b, Value::Nil], 2))
+    }
+
     /// The elements of `v`, in order, in the flat form: a builder fills a plain `Vec` (a push
     /// is a few instructions) and hands it over; a long one's buffer is kept, not copied.
     pub fn from_vec(v: Vec<Value>) -> PVec {

@@ -25,6 +25,11 @@ impl Interp<'_> {
             let c = self.literal_item(c, env)?;
             return Ok(Value::Vector(Coll::new(PVec::from_three([a, b, c]))));
         }
+        if let [a, b] = items {
+            let a = self.literal_item(a, env)?;
+            let b = self.literal_item(b, env)?;
+            return Ok(Value::Vector(Coll::new(PVec::from_two(a, b))));
+        }
         let mut out = PVec::new();
         for x in items {
             out.push_back(self.literal_item(x, env)?);
