@@ -417,7 +417,10 @@ impl<'h> Interp<'h> {
         }
     }
 
-    /// A call node of builtin `b`: its step, then the call, errors at the call's position.
+    /// A call of builtin `b` that is not a node of its own (`literal_item`'s): its step, then
+    /// the call out of line, errors at the call's position. (`builtin_node` runs the call
+    /// inline; inlined here too it took p3 1 % fewer instructions but 10-18 % more CPU: the
+    /// results it moved were stored in halves and loaded whole, BENCHMARKS.md.)
     #[inline(always)]
     fn builtin_call(
         &mut self,
