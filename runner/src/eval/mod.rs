@@ -334,6 +334,7 @@ impl<'h> Interp<'h> {
             Expr::Ctx(k) => Ok(self.context_get(k)),
             Expr::Memory(k) => Ok(self.globals.get(k).cloned().unwrap_or_default()),
             Expr::History(i) => Ok(self.history.get(*i).cloned().unwrap_or_default()),
+            // `eval_inner` sends only the kinds above here.
             _ => Ok(Value::Nil),
         }
     }
