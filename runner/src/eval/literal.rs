@@ -45,10 +45,7 @@ impl Interp<'_> {
     #[inline(always)]
     pub(super) fn literal_item(&mut self, e: &Expr, env: &Env<'_>) -> EvalResult {
         match e {
-            Expr::Prim(p) => {
-                self.tick()?;
-                self.eval_prim(p, env).map_err(|e| e.at(p.pos))
-            }
+            Expr::Prim(p) => self.prim_step(p, env),
             Expr::Call(c)
                 if let Expr::Builtin(b) = &c.f
                     && c.args.iter().all(is_leaf) =>

@@ -10,8 +10,8 @@
 //! demand, so the cap, not the thread's stack size, is what stops deep recursion: `stack.rs`).
 //!
 //! Dispatch: leaves are read where `eval` is inlined; every other node goes to `eval_node`,
-//! whose arms are out-of-line calls in tail position, so it keeps no frame and saves no
-//! register. The environment is passed by reference: a 32-byte `Env` passed by value was
+//! whose arms are out-of-line calls in tail position, so it keeps no frame (one register
+//! saved). The environment is passed by reference: a 32-byte `Env` passed by value was
 //! copied at call sites with 16-byte loads from the 8-byte stores that built it, and the CPU
 //! time of the hot loops moved by up to 20 % with the compiler's choice of where to copy it
 //! (BENCHMARKS.md, "The node dispatcher").
@@ -112,7 +112,8 @@ impl<'h> Interp<'h> {
             steps: 0,
             tick_limit: limits.max_steps.min(1023),
             depth: 0,
-            stack_bounds: StackBounds::here(),
+            // Taken where a program runs (`run_program`); until then, every node takes them.
+            stack_bounds: StackBounds::NONE,
             prints: Prints::default(),
             recur_buf: Vec::new(),
         }
@@ -359,8 +360,26 @@ impl<'h> Interp<'h> {
 
     #[inline(never)]
     fn prim_node(&mut self, p: &crate::analyze::PrimCall, env: &Env<'_>) -> EvalResult {
+        self.prim_step(p, env)
+    }
+
+    /// A prim as a node evaluates it: its step, then the prim, errors at its position. Also
+    /// where a prim is read without a node (`literal_item`, a `:when` test).
+    #[inline(always)]
+    pub(super) fn prim_step(&mut self, p: &crate::analyze::PrimCall, env: &Env<'_>) -> EvalResult {
+        self.charged(p.pos, |i| i.eval_prim(p, env))
+    }
+
+    /// One step charged, then `f`, its error placed at `pos` when it has no position yet: the
+    /// part every call node shares.
+    #[inline(always)]
+    fn charged(
+        &mut self,
+        pos: crate::error::Pos,
+        f: impl FnOnce(&mut Self) -> EvalResult,
+    ) -> EvalResult {
         self.tick()?;
-        self.eval_prim(p, env).map_err(|e| e.at(p.pos))
+        f(self).map_err(|e| e.at(pos))
     }
 
     /// A call of a builtin named in the source.
@@ -371,11 +390,11 @@ impl<'h> Interp<'h> {
         c: &crate::analyze::Call,
         env: &Env<'_>,
     ) -> EvalResult {
-        self.tick()?;
-        self.call_builtin_inline(b, c, env).map_err(|e| e.at(c.pos))
+        self.charged(c.pos, |i| i.call_builtin_inline(b, c, env))
     }
 
-    /// A call of any other callee: its step, the callee's value, then the call.
+    /// A call of any other callee: its step, the callee's value, then the call (the callee's
+    /// own errors keep their positions, so not [`Interp::charged`]).
     #[inline(never)]
     fn call_node(&mut self, c: &crate::analyze::Call, env: &Env<'_>) -> EvalResult {
         self.tick()?;
@@ -392,8 +411,7 @@ impl<'h> Interp<'h> {
         c: &crate::analyze::Call,
         env: &Env<'_>,
     ) -> EvalResult {
-        self.tick()?;
-        self.call_keyword(kv, k, c, env).map_err(|e| e.at(c.pos))
+        self.charged(c.pos, |i| i.call_keyword(kv, k, c, env))
     }
 
     #[inline(never)]
@@ -429,8 +447,7 @@ impl<'h> Interp<'h> {
         c: &crate::analyze::Call,
         env: &Env<'_>,
     ) -> EvalResult {
-        self.tick()?;
-        self.call_builtin(b, c, env).map_err(|e| e.at(c.pos))
+        self.charged(c.pos, |i| i.call_builtin(b, c, env))
     }
 
     /// A call expression: a lambda's arguments are evaluated straight into its new frame; a

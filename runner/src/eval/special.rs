@@ -290,10 +290,7 @@ impl Interp<'_> {
     #[inline]
     fn eval_test(&mut self, t: &crate::analyze::Expr, env: &Env<'_>) -> EvalResult {
         match t {
-            crate::analyze::Expr::Prim(p) => {
-                self.tick()?;
-                self.eval_prim(p, env).map_err(|e| e.at(p.pos))
-            }
+            crate::analyze::Expr::Prim(p) => self.prim_step(p, env),
             t => self.eval(t, env),
         }
     }

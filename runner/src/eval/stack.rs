@@ -31,6 +31,12 @@ pub(super) struct StackBounds {
 }
 
 impl StackBounds {
+    /// No bounds: every node is outside and takes the bounds of its own stack first.
+    pub(super) const NONE: StackBounds = StackBounds {
+        floor: usize::MAX,
+        span: 0,
+    };
+
     /// The bounds of the stack being run on, from the caller's frame down to
     /// [`STACK_RED_ZONE`] above its end: they hold for the frames the caller calls (inlined,
     /// so that "here" is the caller's frame; a node evaluated in that very frame may fall a
@@ -48,10 +54,7 @@ impl StackBounds {
                     span: sp.saturating_sub(floor),
                 }
             }
-            None => StackBounds {
-                floor: usize::MAX,
-                span: 0,
-            },
+            None => StackBounds::NONE,
         }
     }
 
@@ -111,11 +114,10 @@ mod tests {
         );
         assert!(!b.contain(0));
         assert!(!b.contain(usize::MAX));
-        let unknown = StackBounds {
-            floor: usize::MAX,
-            span: 0,
-        };
-        assert!(!unknown.contain(0x7000), "an unknown end checks every node");
+        assert!(
+            !StackBounds::NONE.contain(0x7000),
+            "an unknown end checks every node"
+        );
     }
 
     #[inline(never)]
