@@ -1,0 +1,125 @@
+//! The pipelines bench's p3 (join by id) written in Rust over the interpreter's own values: the
+//! same imported context, the same maps (`MapImpl::insert`, `get`), the same hinted keyword reads
+//! (`get_keyword_hinted`), no walker. What it costs is the floor for any execution model that
+//! keeps today's values: the rest of the walker's cost is the walker's own (BENCHMARKS.md, issue
+//! 15, session 32).
+//!
+//! It is fused as a compiler would fuse it: no `keep` sequence, no intermediate record, `fnil +`
+//! written out. Usage: `p3_native N CONTEXT.json` (the context `pipelines_baseline.py` writes);
+//! it runs p3 N times, then prints the answer, which is p3's as `ptc run` prints it. Counted as
+//! `eval_repeat` is: N and 2N under callgrind (toggle `p3_native::p3_native*`), or CPU time.
+//! It allocates through the runner's own allocator, as `eval_repeat` does.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+#[allow(dead_code)]
+#[path = "../src/alloc.rs"]
+mod alloc;
+#[allow(dead_code)]
+#[path = "../src/harden.rs"]
+mod harden;
+#[allow(dead_code)]
+#[path = "../src/heap.rs"]
+mod heap;
+#[allow(dead_code)]
+#[path = "../src/ipc.rs"]
+mod ipc;
+#[allow(dead_code)]
+#[path = "../src/setup_error.rs"]
+mod setup_error;
+#[allow(dead_code)]
+#[path = "../src/zygote.rs"]
+mod zygote;
+
+#[global_allocator]
+static GLOBAL: heap::CountingAlloc = heap::CountingAlloc;
+
+use ptc_runner::convert::import_encoded;
+use ptc_runner::value::{KeyHint, MapImpl, Text, Value};
+use ptc_shared::value::EncodedValue;
+
+fn kw(name: &str) -> (Text, KeyHint) {
+    (Text::from(name), KeyHint::default())
+}
+
+fn field<'a>(m: &'a Value, k: &(Text, KeyHint)) -> &'a Value {
+    match m {
+        Value::Map(map) => map.get_keyword_hinted(&k.0, &k.1).unwrap_or(&Value::Nil),
+        _ => &Value::Nil,
+    }
+}
+
+fn key_of<'a>(m: &'a Value, k: &Value) -> &'a Value {
+    match m {
+        Value::Map(map) => map.get(k).unwrap_or(&Value::Nil),
+        _ => &Value::Nil,
+    }
+}
+
+/// p3 without the walker: the same maps, lookups and updates, called from Rust.
+#[inline(never)]
+fn p3_native(ctx: &Value) -> Vec<(Value, Value)> {
+    let (k_customers, k_orders, k_id, k_cid, k_tier, k_name, k_total) = (
+        kw("customers"),
+        kw("orders"),
+        kw("id"),
+        kw("customer_id"),
+        kw("tier"),
+        kw("name"),
+        kw("total"),
+    );
+    let mut by_id = Value::map(MapImpl::Small(Default::default()));
+    if let Value::Vector(cs) = field(ctx, &k_customers) {
+        for c in cs.iter() {
+            if let Value::Map(m) = &mut by_id {
+                m.make_mut().insert(field(c, &k_id).clone(), c.clone());
+            }
+        }
+    }
+    let gold = Value::str("gold");
+    let mut acc = Value::map(MapImpl::Small(Default::default()));
+    if let Value::Vector(os) = field(ctx, &k_orders) {
+        for o in os.iter() {
+            let c = key_of(&by_id, field(o, &k_cid)).clone();
+            if *field(&c, &k_tier) == gold {
+                let name = field(&c, &k_name).clone();
+                let old = key_of(&acc, &name).clone();
+                let t = field(o, &k_total);
+                let new = match (old, t) {
+                    (Value::Nil, Value::Float(t)) => Value::Float(*t),
+                    (Value::Float(a), Value::Float(t)) => Value::Float(a + t),
+                    (Value::Int(a), Value::Float(t)) => Value::Float(a as f64 + t),
+                    (_, t) => t.clone(),
+                };
+                if let Value::Map(m) = &mut acc {
+                    m.make_mut().insert(name, new);
+                }
+            }
+        }
+    }
+    let mut rows: Vec<(Value, Value)> = match &acc {
+        Value::Map(m) => m
+            .iter_unordered()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        _ => Vec::new(),
+    };
+    rows.sort_by(|a, b| match (&a.1, &b.1) {
+        (Value::Float(x), Value::Float(y)) => y.total_cmp(x).then_with(|| a.0.cmp(&b.0)),
+        _ => std::cmp::Ordering::Equal,
+    });
+    rows.truncate(5);
+    rows
+}
+
+fn main() {
+    alloc::arm(u64::MAX);
+    let args: Vec<String> = std::env::args().collect();
+    let n = args[1].parse::<usize>().expect("N");
+    let text = std::fs::read(&args[2]).expect("context file");
+    let e = EncodedValue::from_json_text(&text, usize::MAX).expect("context is JSON");
+    let ctx = import_encoded(&e).expect("context imports");
+    for _ in 0..n {
+        std::hint::black_box(p3_native(&ctx));
+    }
+    println!("{:?}", p3_native(&ctx));
+}
