@@ -55,6 +55,8 @@ pub enum Expr {
     Case(Box<Case>),
     Try(Box<Try>),
     Throw(Box<Expr>, Pos),
+    /// A fn built once, at analysis, from builder calls on constants (`analyze::fold`).
+    Folded(Box<Folded>),
     For(Box<For>),
     /// `(tool/name arg)` or `(call "name" arg)`.
     Tool(Rc<str>, Vec<Expr>, Pos),
@@ -77,6 +79,15 @@ pub struct PrimCall {
     /// A constant operand decoded for the field and local tests (`Fixed::No` unless one
     /// operand is a field, or the first a local, and the other a constant).
     pub fixed: crate::eval::prim::Fixed,
+}
+
+/// A fn of constants built at analysis, and the builder calls it stands for: each charges its
+/// step at its position when the node is evaluated, in the order the calls would have run.
+#[derive(Debug)]
+pub struct Folded {
+    pub value: Value,
+    /// The calls' positions, the outermost first (the order their steps are charged in).
+    pub positions: Vec<Pos>,
 }
 
 /// A function call.

@@ -12,22 +12,24 @@
 //!   kept, handed out or returned, and a nested builder only where the outer fn calls it
 //!   (`constantly`'s value and `partial`'s fixed arguments are handed to the program, so a
 //!   builder there is not folded). Literals were shared between evaluations already.
-//! - **Limits charge the same.** The folded node is one call of [`FOLDED`] per call folded,
-//!   nested as the calls were, each at its call's position: the same steps in the same order,
-//!   the same nesting for the stack check. A builder call does not enter the depth limit. The
-//!   built fn is part of the compiled program, as a literal is.
+//! - **Limits charge the same.** The folded node ([`Expr::Folded`]) charges one step per call
+//!   folded, each at its call's position, in the order the calls ran: the same steps in the same
+//!   order, a step error placed where the nested calls placed it. A builder call does not enter
+//!   the depth limit, and the node nests nothing, so it needs no more stack than a literal. The
+//!   built fn is part of the compiled program, as a literal is. (Written as one [`FOLDED`] call
+//!   per builder call, the node cost p3's reduce step about 100 instructions an evaluation:
+//!   BENCHMARKS.md, session 32.)
 //! - **Errors stay where they were.** A builder call that fails (an arity error) is left as it
 //!   is, to fail when and if it runs.
 
-use super::expr::{Call, Expr};
+use super::expr::{Expr, Folded};
 use crate::builtins::hof::pure_builder;
 use crate::builtins::{BuiltinDef, Fast};
 use crate::error::Pos;
 use crate::value::Value;
-use std::rc::Rc;
 
-/// A call that charges one step and answers its (constant) argument: a folded builder call.
-/// Never fails, so the name in its table entry is never shown.
+/// A call that charges one step and answers its argument (`fuse`'s outer call). Never fails, so
+/// the name in its table entry is never shown.
 pub static FOLDED: BuiltinDef = crate::def!(
     "fn-of-constants",
     1,
@@ -44,10 +46,9 @@ pub(crate) fn fold_call_args(f: &Expr, args: &mut [Expr]) {
     let Expr::Builtin(b) = f else { return };
     for k in called_args(b.name, args.len()) {
         if let Some(arg) = args.get_mut(k)
-            && let Some((v, mut positions)) = build(arg)
+            && let Some((value, positions)) = build(arg)
         {
-            positions.reverse();
-            *arg = charged(v, &positions);
+            *arg = Expr::Folded(Box::new(Folded { value, positions }));
         }
     }
 }
@@ -93,19 +94,4 @@ fn build(e: &Expr) -> Option<(Value, Vec<Pos>)> {
         });
     }
     Some((make(values).ok()?, positions))
-}
-
-/// `v` behind one [`FOLDED`] call per position, the first position outermost.
-fn charged(v: Value, positions_inner_first: &[Pos]) -> Expr {
-    positions_inner_first
-        .iter()
-        .fold(Expr::Const(v), |inner, pos| {
-            Expr::Call(Box::new(Call {
-                f: Expr::Builtin(&FOLDED),
-                args: vec![inner],
-                pos: *pos,
-                name: Rc::from(FOLDED.name),
-                hint: Default::default(),
-            }))
-        })
 }

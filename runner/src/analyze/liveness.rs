@@ -115,6 +115,7 @@ fn visit_inner(e: &mut Expr, live: &mut Live, recur_live: Option<&Live>) {
             live.extend(all);
         }
         Expr::Const(_)
+        | Expr::Folded(_)
         | Expr::Capture(_)
         | Expr::SelfFn
         | Expr::Global(..)
@@ -382,6 +383,7 @@ fn walk_inner(e: &Expr, f: &mut dyn FnMut(&Expr)) {
         }
         Expr::For(fr) => walk_for(fr, f),
         Expr::Const(_)
+        | Expr::Folded(_)
         | Expr::Local(_)
         | Expr::Move(_)
         | Expr::Capture(_)

@@ -314,6 +314,7 @@ impl<'h> Interp<'h> {
             Expr::Case(c) => self.eval_case(c, env),
             Expr::Try(t) => self.eval_try(t, env),
             Expr::Throw(x, pos) => self.eval_throw(x, *pos, env),
+            Expr::Folded(f) => self.eval_folded(f),
             Expr::For(f) => self.eval_for(f, env),
             Expr::Tool(name, args, pos) => self.eval_tool(name, args, *pos, env),
             Expr::DynTool(args, pos) => self.eval_dyn_tool(args, *pos, env),
@@ -412,6 +413,22 @@ impl<'h> Interp<'h> {
         env: &Env<'_>,
     ) -> EvalResult {
         self.charged(c.pos, |i| i.call_keyword(kv, k, c, env))
+    }
+
+    /// A fn built at analysis: the steps of the builder calls it stands for, then the fn. A step
+    /// error leaves as it would have left those nested calls: a call's own step error is placed
+    /// by the call around it, the outermost one's by the node around the whole.
+    #[inline(never)]
+    fn eval_folded(&mut self, f: &crate::analyze::Folded) -> EvalResult {
+        for k in 0..f.positions.len() {
+            if let Err(e) = self.tick() {
+                return Err(match k.checked_sub(1).and_then(|j| f.positions.get(j)) {
+                    Some(outer) => e.at(*outer),
+                    None => e,
+                });
+            }
+        }
+        Ok(f.value.clone())
     }
 
     #[inline(never)]
