@@ -11,27 +11,7 @@
 //! It allocates through the runner's own allocator, as `eval_repeat` does.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
-#[allow(dead_code)]
-#[path = "../src/alloc.rs"]
-mod alloc;
-#[allow(dead_code)]
-#[path = "../src/harden.rs"]
-mod harden;
-#[allow(dead_code)]
-#[path = "../src/heap.rs"]
-mod heap;
-#[allow(dead_code)]
-#[path = "../src/ipc.rs"]
-mod ipc;
-#[allow(dead_code)]
-#[path = "../src/setup_error.rs"]
-mod setup_error;
-#[allow(dead_code)]
-#[path = "../src/zygote.rs"]
-mod zygote;
-
-#[global_allocator]
-static GLOBAL: heap::CountingAlloc = heap::CountingAlloc;
+include!("support/runner_heap.rs");
 
 use ptc_runner::convert::import_encoded;
 use ptc_runner::value::{KeyHint, MapImpl, Text, Value};
