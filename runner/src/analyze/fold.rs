@@ -16,29 +16,16 @@
 //!   folded, each at its call's position, in the order the calls ran: the same steps in the same
 //!   order, a step error placed where the nested calls placed it. A builder call does not enter
 //!   the depth limit, and the node nests nothing, so it needs no more stack than a literal. The
-//!   built fn is part of the compiled program, as a literal is. (Written as one [`FOLDED`] call
-//!   per builder call, the node cost p3's reduce step about 100 instructions an evaluation:
-//!   BENCHMARKS.md, session 32.)
+//!   built fn is part of the compiled program, as a literal is. (Written as one step-charging
+//!   builtin call per builder call, the node cost p3's reduce step about 100 instructions an
+//!   evaluation: BENCHMARKS.md, session 32.)
 //! - **Errors stay where they were.** A builder call that fails (an arity error) is left as it
 //!   is, to fail when and if it runs.
 
 use super::expr::{Expr, Folded};
 use crate::builtins::hof::pure_builder;
-use crate::builtins::{BuiltinDef, Fast};
 use crate::error::Pos;
 use crate::value::Value;
-
-/// A call that charges one step and answers its argument (`fuse`'s outer call). Never fails, so
-/// the name in its table entry is never shown.
-pub static FOLDED: BuiltinDef = crate::def!(
-    "fn-of-constants",
-    1,
-    1,
-    "A fn built once at analysis.",
-    "",
-    |_, mut a| Ok(a.pop().unwrap_or_default()),
-    Fast::One(|x| Some(Ok(x.clone())))
-);
 
 /// The hook where calls are analysed: a call of builtin `f` folds the builder calls written
 /// where `f` only calls them.

@@ -14,7 +14,6 @@
 //!   builtin in call position and is left alone.
 
 use super::expr::Expr;
-use super::fold::FOLDED;
 use crate::builtins::{self, BuiltinDef, Fast, Lookup, regex};
 
 /// `str/split` that answers its first piece (the fused inner call). Its errors are `split`'s,
@@ -27,6 +26,18 @@ pub static SPLIT_HEAD: BuiltinDef = crate::def!(
     "",
     |_, a| regex::split_head(a),
     Fast::Two(regex::split_head_fast)
+);
+
+/// The fused outer call: one step, then its argument (the inner call's answer). Never fails, so
+/// the name in its table entry is never shown.
+pub static FOLDED: BuiltinDef = crate::def!(
+    "folded-call",
+    1,
+    1,
+    "One step, then its argument.",
+    "",
+    |_, mut a| Ok(a.pop().unwrap_or_default()),
+    Fast::One(|x| Some(Ok(x.clone())))
 );
 
 /// The hook where calls are analysed: fuses `(first (str/split s sep))`.
