@@ -6,9 +6,10 @@
 //!
 //! It is fused as a compiler would fuse it: no `keep` sequence, no intermediate record, `fnil +`
 //! written out. Usage: `p3_native N CONTEXT.json` (the context `pipelines_baseline.py` writes);
-//! it runs p3 N times, then prints the answer, which is p3's as `ptc run` prints it. Counted as
-//! `eval_repeat` is: N and 2N under callgrind (toggle `p3_native::p3_native*`), or CPU time.
-//! It allocates through the runner's own allocator, as `eval_repeat` does.
+//! it runs p3 N times, then prints its answer, to compare with p3's through `ptc run` (the same
+//! five names and totals at this stop). Counted as `eval_repeat` is: N and 2N under callgrind
+//! (toggle `p3_native::p3_native*`), or CPU time. It allocates through the runner's own
+//! allocator, as `eval_repeat` does.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 include!("support/runner_heap.rs");

@@ -81,13 +81,12 @@ pub struct PrimCall {
     pub fixed: crate::eval::prim::Fixed,
 }
 
-/// A fn of constants built at analysis, and the builder calls it stands for: each charges its
-/// step at its position when the node is evaluated, in the order the calls would have run.
+/// A fn of constants built at analysis, and how many builder calls it stands for: each
+/// charges its step when the node is evaluated.
 #[derive(Debug)]
 pub struct Folded {
     pub value: Value,
-    /// The calls' positions, the outermost first (the order their steps are charged in).
-    pub positions: Vec<Pos>,
+    pub calls: u32,
 }
 
 /// A function call.

@@ -13,8 +13,9 @@
 //!   (`constantly`'s value and `partial`'s fixed arguments are handed to the program, so a
 //!   builder there is not folded). Literals were shared between evaluations already.
 //! - **Limits charge the same.** The folded node ([`Expr::Folded`]) charges one step per call
-//!   folded, each at its call's position, in the order the calls ran: the same steps in the same
-//!   order, a step error placed where the nested calls placed it. A builder call does not enter
+//!   folded, one at a time as the calls did (so the deadline is checked at the same step). A
+//!   step can only fail with a limit, which has no position, so the calls' positions are not
+//!   kept. A builder call does not enter
 //!   the depth limit, and the node nests nothing, so it needs no more stack than a literal. The
 //!   built fn is part of the compiled program, as a literal is. (Written as one step-charging
 //!   builtin call per builder call, the node cost p3's reduce step about 100 instructions an
@@ -24,7 +25,6 @@
 
 use super::expr::{Expr, Folded};
 use crate::builtins::hof::pure_builder;
-use crate::error::Pos;
 use crate::value::Value;
 
 /// The hook where calls are analysed: a call of builtin `f` folds the builder calls written
@@ -33,9 +33,9 @@ pub(crate) fn fold_call_args(f: &Expr, args: &mut [Expr]) {
     let Expr::Builtin(b) = f else { return };
     for k in called_args(b.name, args.len()) {
         if let Some(arg) = args.get_mut(k)
-            && let Some((value, positions)) = build(arg)
+            && let Some((value, calls)) = build(arg)
         {
-            *arg = Expr::Folded(Box::new(Folded { value, positions }));
+            *arg = Expr::Folded(Box::new(Folded { value, calls }));
         }
     }
 }
@@ -56,9 +56,9 @@ fn called_args(name: &str, n: usize) -> std::ops::Range<usize> {
     }
 }
 
-/// The fn a foldable builder call makes, and its calls' positions in the order they run (the
-/// outer call first, then its arguments' left to right). `None` if it is not foldable.
-fn build(e: &Expr) -> Option<(Value, Vec<Pos>)> {
+/// The fn a foldable builder call makes, and how many builder calls it stands for (the outer
+/// one and the nested ones). `None` if it is not foldable.
+fn build(e: &Expr) -> Option<(Value, u32)> {
     let Expr::Call(c) = e else { return None };
     let Expr::Builtin(b) = c.f else { return None };
     let (make, called) = pure_builder(b)?;
@@ -66,7 +66,7 @@ fn build(e: &Expr) -> Option<(Value, Vec<Pos>)> {
     if !arity.contains(&c.args.len()) {
         return None;
     }
-    let mut positions = vec![c.pos];
+    let mut calls = 1u32;
     let mut values = Vec::with_capacity(c.args.len());
     for (k, a) in c.args.iter().enumerate() {
         values.push(match a {
@@ -74,11 +74,11 @@ fn build(e: &Expr) -> Option<(Value, Vec<Pos>)> {
             Expr::Builtin(b) => Value::Builtin(b),
             nested if called.includes(k) => {
                 let (v, inner) = build(nested)?;
-                positions.extend(inner);
+                calls = calls.saturating_add(inner);
                 v
             }
             _ => return None,
         });
     }
-    Some((make(values).ok()?, positions))
+    Some((make(values).ok()?, calls))
 }

@@ -415,18 +415,13 @@ impl<'h> Interp<'h> {
         self.charged(c.pos, |i| i.call_keyword(kv, k, c, env))
     }
 
-    /// A fn built at analysis: the steps of the builder calls it stands for, then the fn. A step
-    /// error leaves as it would have left those nested calls: a call's own step error is placed
-    /// by the call around it, the outermost one's by the node around the whole.
+    /// A fn built at analysis: the steps of the builder calls it stands for, one at a time as
+    /// the calls charged them, then the fn. (A step fails only with a limit, which carries no
+    /// position: `EvalError::at` leaves it as it is.)
     #[inline(never)]
     fn eval_folded(&mut self, f: &crate::analyze::Folded) -> EvalResult {
-        for k in 0..f.positions.len() {
-            if let Err(e) = self.tick() {
-                return Err(match k.checked_sub(1).and_then(|j| f.positions.get(j)) {
-                    Some(outer) => e.at(*outer),
-                    None => e,
-                });
-            }
+        for _ in 0..f.calls {
+            self.tick()?;
         }
         Ok(f.value.clone())
     }
