@@ -13,21 +13,9 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 include!("support/runner_heap.rs");
+include!("support/p3_parts.rs");
 
-use ptc_runner::convert::import_encoded;
-use ptc_runner::value::{KeyHint, MapImpl, Text, Value};
-use ptc_shared::value::EncodedValue;
-
-fn kw(name: &str) -> (Text, KeyHint) {
-    (Text::from(name), KeyHint::default())
-}
-
-fn field<'a>(m: &'a Value, k: &(Text, KeyHint)) -> &'a Value {
-    match m {
-        Value::Map(map) => map.get_keyword_hinted(&k.0, &k.1).unwrap_or(&Value::Nil),
-        _ => &Value::Nil,
-    }
-}
+use ptc_runner::value::MapImpl;
 
 fn key_of<'a>(m: &'a Value, k: &Value) -> &'a Value {
     match m {
@@ -77,28 +65,14 @@ fn p3_native(ctx: &Value) -> Vec<(Value, Value)> {
             }
         }
     }
-    let mut rows: Vec<(Value, Value)> = match &acc {
-        Value::Map(m) => m
-            .iter_unordered()
-            .map(|(k, v)| (k.clone(), v.clone()))
-            .collect(),
-        _ => Vec::new(),
-    };
-    rows.sort_by(|a, b| match (&a.1, &b.1) {
-        (Value::Float(x), Value::Float(y)) => y.total_cmp(x).then_with(|| a.0.cmp(&b.0)),
-        _ => std::cmp::Ordering::Equal,
-    });
-    rows.truncate(5);
-    rows
+    top_five(&acc)
 }
 
 fn main() {
     alloc::arm(u64::MAX);
     let args: Vec<String> = std::env::args().collect();
     let n = args[1].parse::<usize>().expect("N");
-    let text = std::fs::read(&args[2]).expect("context file");
-    let e = EncodedValue::from_json_text(&text, usize::MAX).expect("context is JSON");
-    let ctx = import_encoded(&e).expect("context imports");
+    let ctx = load_context(&args[2]);
     for _ in 0..n {
         std::hint::black_box(p3_native(&ctx));
     }
