@@ -138,55 +138,52 @@ fn run(ops: &[Op], regs: &mut [Value; 8], env: &Env, steps: &mut u64, limit: u64
     }
 }
 
-/// `(fn [o] (let [c (get by-id (:customer_id o))] (when (= "gold" (:tier c)) {:customer (:name
-/// c) :total (:total o)})))`, with `o` in r0. Keys: 0 customer_id, 1 tier, 2 name, 3 total.
-fn keep_ops() -> Vec<Op> {
+/// The join both fns start with, `o` in register `o` and the next four free from `o + 1`:
+/// `(:customer_id o)`, its customer `c` from by-id, a jump to op 7 unless `c` is gold, then
+/// `(:name c)` in `o + 3` and `(:total o)` in `o + 4`. Keys: 0 customer_id, 1 tier, 2 name,
+/// 3 total.
+fn join_ops(o: usize) -> Vec<Op> {
+    let (id, c, name, total) = (o + 1, o + 2, o + 3, o + 4);
     vec![
-        Op::Field {
-            dst: 1,
-            src: 0,
-            key: 0,
-        },
-        Op::GetCapture { dst: 2, k: 1 },
+        read(id, o, 0),
+        Op::GetCapture { dst: c, k: id },
         Op::UnlessFieldEq {
-            src: 2,
+            src: c,
             key: 1,
             to: 7,
         },
-        Op::Field {
-            dst: 3,
-            src: 2,
-            key: 2,
-        },
-        Op::Field {
-            dst: 4,
-            src: 0,
-            key: 3,
-        },
+        read(name, c, 2),
+        read(total, o, 3),
+    ]
+}
+
+/// `(fn [o] (let [c (get by-id (:customer_id o))] (when (= "gold" (:tier c)) {:customer (:name
+/// c) :total (:total o)})))`, with `o` in r0.
+fn keep_ops() -> Vec<Op> {
+    let mut ops = join_ops(0);
+    ops.extend([
         Op::Record2 { dst: 5, a: 3, b: 4 },
         Op::Return { src: 5 },
         // 7: the `when`'s nil.
         Op::ReturnNil,
-    ]
+    ]);
+    ops
 }
 
 /// `(fn [acc r] (update acc (:customer r) (fnil + 0) (:total r)))`, acc in r0 and r in r1.
 /// Keys: 4 customer, 3 total.
 fn reduce_ops() -> Vec<Op> {
     vec![
-        Op::Field {
-            dst: 2,
-            src: 1,
-            key: 4,
-        },
-        Op::Field {
-            dst: 3,
-            src: 1,
-            key: 3,
-        },
+        read(2, 1, 4),
+        read(3, 1, 3),
         Op::UpdateAdd { acc: 0, k: 2, x: 3 },
         Op::Return { src: 0 },
     ]
+}
+
+/// `Op::Field`, written short in the op lists.
+const fn read(dst: usize, src: usize, key: usize) -> Op {
+    Op::Field { dst, src, key }
 }
 
 /// `r[dst] = v`, the old value forgotten when it holds nothing (`Value`'s drop is out of line).
@@ -202,35 +199,16 @@ fn set(regs: &mut [Value; 8], dst: usize, v: Value) {
 
 /// The `keep` fn's body inlined into the `reduce` fn's, as a fusing compiler would make
 /// `(reduce g {} (keep f xs))`: no kept sequence and no record, the two values read where the
-/// record would have been. `acc` in r0 and `o` in r1; keys as in [`keep_ops`].
+/// record would have been. `acc` in r0 and `o` in r1.
 fn fused_ops() -> Vec<Op> {
-    vec![
-        Op::Field {
-            dst: 2,
-            src: 1,
-            key: 0,
-        },
-        Op::GetCapture { dst: 3, k: 2 },
-        Op::UnlessFieldEq {
-            src: 3,
-            key: 1,
-            to: 7,
-        },
-        Op::Field {
-            dst: 4,
-            src: 3,
-            key: 2,
-        },
-        Op::Field {
-            dst: 5,
-            src: 1,
-            key: 3,
-        },
+    let mut ops = join_ops(1);
+    ops.extend([
         Op::UpdateAdd { acc: 0, k: 4, x: 5 },
         Op::Return { src: 0 },
         // 7: the order is not kept: the accumulator as it was.
         Op::Return { src: 0 },
-    ]
+    ]);
+    ops
 }
 
 /// Lets go of every register (a returning call's frame).
