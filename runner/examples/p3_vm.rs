@@ -220,6 +220,8 @@ fn clear(regs: &mut [Value; 8]) {
     }
 }
 
+/// p3's `keep` then `reduce`, each element's call run by [`run`] in a cleared frame: the
+/// accumulator of the answer. (by-id is built once, outside; the sort is `top_five`.)
 #[inline(never)]
 fn p3_vm(orders: &[Value], env: &Env, keep: &[Op], reduce: &[Op]) -> Value {
     let mut regs: [Value; 8] = Default::default();
@@ -276,10 +278,7 @@ fn main() {
     }
     let keys = ["customer_id", "tier", "name", "total", "customer"];
     let env = Env {
-        keys: keys
-            .iter()
-            .map(|k| (Text::from(*k), KeyHint::default()))
-            .collect(),
+        keys: keys.iter().map(|k| kw(k)).collect(),
         capture: by_id,
         konst: Value::str("gold"),
         shape: Shape::new(vec![Value::kw("customer"), Value::kw("total")]).expect("a shape"),
