@@ -147,6 +147,8 @@ pub struct FnTemplate {
     pub arities: Vec<Arity>,
     /// The answer the sequence builtins may give without entering the fn (`eval::prim`).
     pub quick: Option<crate::eval::quick::Quick>,
+    /// The answer `apply2` may give without entering the fn (`eval::reducer`).
+    pub reducer: Option<crate::eval::reducer::Reducer>,
 }
 
 #[derive(Debug)]

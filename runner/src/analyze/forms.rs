@@ -268,8 +268,10 @@ impl Analyzer<'_> {
             name,
             arities,
             quick: None,
+            reducer: None,
         };
         t.quick = crate::eval::quick::Quick::of(&t);
+        t.reducer = crate::eval::reducer::Reducer::of(&t);
         Ok(Expr::Fn(Rc::new(t), captures))
     }
 

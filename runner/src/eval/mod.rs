@@ -23,6 +23,7 @@ mod literal;
 mod pattern;
 pub mod prim;
 pub mod quick;
+pub mod reducer;
 pub mod seq;
 pub(crate) mod special;
 mod stack;
@@ -718,6 +719,14 @@ impl<'h> Interp<'h> {
     pub fn apply2(&mut self, f: &Value, x: Value, y: Value) -> EvalResult {
         match f {
             Value::Fn(l) => {
+                // A quick reducer's answer (`reducer.rs`), else the call.
+                let x = match &l.template.reducer {
+                    Some(r) => match self.quick_reduce(r, x, &y) {
+                        Ok(v) => return Ok(v),
+                        Err(x) => x,
+                    },
+                    None => x,
+                };
                 let base = self.stack.len();
                 self.stack.push(x);
                 self.stack.push(y);

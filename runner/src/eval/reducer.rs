@@ -1,0 +1,335 @@
+//! Quick reducers: the two-parameter fns LLM pipelines hand to `reduce` to build a map, one
+//! `assoc` or `update` of the accumulator per element, are answered by `apply2` without
+//! entering them: no frame, no body walk.
+//! - `(fn [acc o] (update acc (:k o) (fnil + 0) (:v o)))` sums by key, with any number prim
+//!   folded under `fnil` and any defaults.
+//! - `(fn [acc o] (update acc (:k o) + (:v o)))` does the same with the prim itself.
+//! - `(fn [acc o] (update acc (:k o) inc))` counts, with any builtin with a one-value entry.
+//! - `(fn [acc o] (assoc acc (:id o) o))` indexes.
+//!
+//! The key and the value may each be a keyword read of the element, the element itself, or a
+//! constant. The accumulator must be the first parameter, moved into the call (its last use:
+//! `liveness`), so an unshared map is updated in place, as on the general path.
+//!
+//! Session 33's measurements (BENCHMARKS.md) put the cost of this idiom in the walker's general
+//! machinery, which three layers of calls go through: the stacked call, `update_with`, and the
+//! native's entry.
+//!
+//! Invariant, the quick fns' (`quick.rs`): the answer is taken only when it is the general path's
+//! with no error possible. That means:
+//! - the accumulator is a map (not a sorted one, whose key check is the builtin's) or nil;
+//! - the fn's computation answered inline (a builtin's one-value entry, `Prim::apply`) without
+//!   an error;
+//! - neither the call nor `fnil`'s own could pass `max_depth`;
+//! - the steps the body charges (one per call node: the `assoc`/`update`, each keyword read, and
+//!   each builder call a folded `fnil` stands for) neither exhaust the budget nor reach a
+//!   deadline check.
+//!
+//! Otherwise the accumulator is handed back untouched and the fn is entered as usual, so errors
+//! and limits are the general path's own (`tests/quick_reducers.rs` runs both side by side).
+
+use super::Interp;
+use super::prim::Prim;
+use crate::analyze::{Expr, FnTemplate};
+use crate::builtins::{Fast, NativeFn};
+use crate::error::EvalResult;
+use crate::value::{KeyHint, MapImpl, Text, Value};
+
+/// A two-parameter fn whose body is one `assoc` or `update` of its first parameter; made by the
+/// analyzer (see [`Reducer::of`]).
+#[derive(Debug)]
+pub struct Reducer {
+    key: Operand,
+    change: Change,
+    /// The steps the body charges.
+    steps: u64,
+    /// 1 when a folded `fnil` is called one level deeper than the body (its depth check).
+    depth: u32,
+}
+
+/// What the body does to the key's entry.
+#[derive(Debug)]
+enum Change {
+    /// `(assoc acc k v)`.
+    Assoc(Operand),
+    /// `(update acc k f)`, `f` a builtin with a one-value entry (`inc`), or `(fnil f default)`
+    /// of one folded at analysis.
+    One {
+        f: fn(&Value) -> Option<EvalResult>,
+        defaults: Box<[Value]>,
+    },
+    /// `(update acc k f v)`, `f` a number prim, or `(fnil prim defaults...)` folded at analysis.
+    Two {
+        op: Prim,
+        defaults: Box<[Value]>,
+        v: Operand,
+    },
+}
+
+/// A key or value: a keyword read of the element, the element, or a constant.
+#[derive(Debug)]
+enum Operand {
+    Field {
+        key: Value,
+        name: Text,
+        hint: KeyHint,
+    },
+    Elem,
+    Const(Value),
+}
+
+impl Operand {
+    /// The operand `e` in a body whose element is slot `elem`, and the steps it charges.
+    fn of(e: &Expr, elem: u32) -> Option<(Operand, u64)> {
+        Some(match e {
+            Expr::Local(s) | Expr::Move(s) if *s == elem => (Operand::Elem, 0),
+            Expr::Const(v) => (Operand::Const(v.clone()), 0),
+            Expr::Call(c) => match (&c.f, c.args.as_slice()) {
+                (Expr::Const(key @ Value::Keyword(name)), [Expr::Local(s) | Expr::Move(s)])
+                    if *s == elem =>
+                {
+                    let hint = KeyHint::default();
+                    let (key, name) = (key.clone(), name.clone());
+                    (Operand::Field { key, name, hint }, 1)
+                }
+                _ => return None,
+            },
+            _ => return None,
+        })
+    }
+
+    /// The operand's value for element `x`, read in place where it can be.
+    fn read<'a>(&'a self, x: &'a Value) -> std::borrow::Cow<'a, Value> {
+        use std::borrow::Cow;
+        match self {
+            Operand::Field { key, name, hint } => match x {
+                Value::Map(m) => {
+                    Cow::Borrowed(m.get_keyword_hinted(name, hint).unwrap_or(&Value::Nil))
+                }
+                other => Cow::Owned(crate::builtins::coll::get(other, key).unwrap_or_default()),
+            },
+            Operand::Elem => Cow::Borrowed(x),
+            Operand::Const(c) => Cow::Borrowed(c),
+        }
+    }
+}
+
+impl Reducer {
+    /// The quick reducer form of `t`, if it has one (see the module header).
+    pub fn of(t: &FnTemplate) -> Option<Reducer> {
+        let [a] = t.arities.as_slice() else {
+            return None;
+        };
+        if a.variadic || a.required != 2 || !a.patterns.is_empty() {
+            return None;
+        }
+        let (&[acc, elem], Expr::Call(c)) = (a.raw.as_slice(), &a.body) else {
+            return None;
+        };
+        let Expr::Builtin(b) = &c.f else {
+            return None;
+        };
+        let (Some(Expr::Move(m)), Some(k)) = (c.args.first(), c.args.get(1)) else {
+            return None;
+        };
+        if *m != acc {
+            return None;
+        }
+        let (key, key_steps) = Operand::of(k, elem)?;
+        let (change, steps, depth) = match (b.name, c.args.get(2..).unwrap_or_default()) {
+            ("assoc", [v]) => {
+                let (v, s) = Operand::of(v, elem)?;
+                (Change::Assoc(v), s, 0)
+            }
+            ("update", [f]) => {
+                let (f, defaults, calls, depth) = Self::folded(f, |g| match g.fast {
+                    Fast::One(one) => Some(one),
+                    _ => None,
+                })?;
+                (Change::One { f, defaults }, calls, depth)
+            }
+            ("update", [f, v]) => {
+                let (v, s) = Operand::of(v, elem)?;
+                let (op, defaults, calls, depth) = Self::folded(f, |g| match g.fast {
+                    Fast::Prim(op) => Some(op),
+                    _ => None,
+                })?;
+                (Change::Two { op, defaults, v }, s + calls, depth)
+            }
+            _ => return None,
+        };
+        Some(Reducer {
+            key,
+            change,
+            steps: 1 + key_steps + steps,
+            depth,
+        })
+    }
+
+    /// `update`'s fn: a builtin whose entry `entry` picks, or a `(fnil builtin defaults...)` of
+    /// one folded at analysis, with the builder calls it charges and the level deeper its
+    /// native is called at (`apply1`'s `nested`, `call_native2`'s check).
+    fn folded<T>(
+        f: &Expr,
+        entry: impl Fn(&crate::builtins::BuiltinDef) -> Option<T>,
+    ) -> Option<(T, Box<[Value]>, u64, u32)> {
+        match f {
+            Expr::Builtin(g) => Some((entry(g)?, Box::default(), 0, 0)),
+            Expr::Folded(folded) => match &folded.value {
+                Value::Native(n) => match &**n {
+                    NativeFn::Fnil(Value::Builtin(g), d) => {
+                        Some((entry(g)?, d.clone().into(), u64::from(folded.calls), 1))
+                    }
+                    _ => None,
+                },
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+impl Interp<'_> {
+    /// The answer of quick reducer `r` for accumulator `acc` and element `x`, with its steps
+    /// charged; or `acc` back, untouched, for the general call.
+    pub(crate) fn quick_reduce(
+        &mut self,
+        r: &Reducer,
+        acc: Value,
+        x: &Value,
+    ) -> Result<Value, Value> {
+        let after = self.steps.saturating_add(r.steps);
+        let deep = self.depth.saturating_add(r.depth);
+        let mapped = match &acc {
+            Value::Nil => true,
+            Value::Map(m) => !matches!(&**m, MapImpl::Sorted(_)),
+            _ => false,
+        };
+        if after > self.tick_limit || deep >= self.limits.max_depth || !mapped {
+            return Err(acc);
+        }
+        let key = r.key.read(x);
+        let mut acc = acc;
+        let new = match &r.change {
+            Change::Assoc(v) => v.read(x).into_owned(),
+            change => {
+                // A present key is changed where it is, one lookup, as `update_with` does it
+                // (unshared first, as it would be there: which map holds the entry is not
+                // observable).
+                if let Value::Map(m) = &mut acc
+                    && let Some(slot) = m.make_mut().get_mut(&key)
+                {
+                    let Some(new) = new_value(change, slot, x) else {
+                        return Err(acc);
+                    };
+                    *slot = new;
+                    self.steps = after;
+                    return Ok(acc);
+                }
+                match new_value(change, old(&acc, &key), x) {
+                    Some(v) => v,
+                    None => return Err(acc),
+                }
+            }
+        };
+        self.steps = after;
+        Ok(put(acc, key.into_owned(), new))
+    }
+}
+
+/// The accumulator's value at `key`, as `update` reads it (a keyword finds a string key).
+fn old<'a>(acc: &'a Value, key: &Value) -> &'a Value {
+    match acc {
+        Value::Map(m) => m.get_lenient(key).unwrap_or(&Value::Nil),
+        _ => &Value::Nil,
+    }
+}
+
+/// `update`'s new value from `old`, where its fn answers inline without an error.
+fn new_value(change: &Change, old: &Value, x: &Value) -> Option<Value> {
+    let r = match change {
+        Change::One { f, defaults } => f(fnil_arg(defaults, 0, old))?,
+        Change::Two { op, defaults, v } => {
+            let v = v.read(x);
+            // Every way the general path applies a prim ends in `Prim::apply`'s answer, when it
+            // gives one (`call_native2`, `apply2`, `call2`).
+            op.apply_inline(fnil_arg(defaults, 0, old), fnil_arg(defaults, 1, &v))?
+        }
+        Change::Assoc(_) => return None,
+    };
+    r.ok()
+}
+
+/// Argument `k` of a `fnil` call: its default when it is nil and one is given.
+fn fnil_arg<'a>(defaults: &'a [Value], k: usize, a: &'a Value) -> &'a Value {
+    match (a, defaults.get(k)) {
+        (Value::Nil, Some(d)) => d,
+        (a, _) => a,
+    }
+}
+
+/// `(assoc acc key new)` of a map or nil, as the builtin computes it: in place when unshared.
+fn put(acc: Value, key: Value, new: Value) -> Value {
+    match acc {
+        Value::Map(mut m) => {
+            m.make_mut().insert(key, new);
+            Value::Map(m)
+        }
+        _ => Value::map(MapImpl::Small(smallvec::smallvec![(key, new)])),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::analyze::{Expr, analyze_program};
+
+    /// Whether the first form of `src`, a fn, has a quick reducer form.
+    fn quick(src: &str) -> bool {
+        let forms = crate::reader::read_all(src, 1 << 20, 256).unwrap_or_default();
+        let Ok(fs) = analyze_program(&forms, [], &[]).map(|p| p.forms) else {
+            return false;
+        };
+        matches!(fs.first(), Some(Expr::Fn(t, _)) if t.reducer.is_some())
+    }
+
+    #[test]
+    fn the_quick_reducer_shapes_and_only_they_are_recognised() {
+        // Every body `tests/quick_reducers.rs` compares with the general path is taken here, so
+        // that test compares two paths, not one with itself.
+        for yes in [
+            "(fn [acc o] (update acc (:k o) (fnil + 0) (:v o)))",
+            "(fn [acc o] (update acc (:k o) (fnil * 1 2) (:v o)))",
+            "(fn [acc o] (update acc (:k o) (fnil < 0) (:v o)))",
+            "(fn [acc o] (update acc (:k o) + (:v o)))",
+            "(fn [acc o] (update acc (:k o) mod (:v o)))",
+            "(fn [acc o] (update acc :n (fnil + 0) (:v o)))",
+            "(fn [acc o] (update acc (:k o) inc))",
+            "(fn [acc o] (update acc o (fnil inc 0)))",
+            "(fn [acc o] (assoc acc (:k o) o))",
+            "(fn [acc o] (assoc acc :last (:v o)))",
+            "(fn [acc o] (update acc (:name o) (fnil + 0) (:total o)))",
+            "(fn [acc o] (update acc (:cat o) (fnil inc 0)))",
+            "(fn [acc o] (assoc acc (:id o) o))",
+            "(fn [acc o] (assoc acc (:name o) (:total o)))",
+        ] {
+            assert!(quick(yes), "{yes}");
+        }
+        for no in [
+            // The `(do nil ...)` the integration tests compare against must stay general.
+            "(fn [acc o] (do nil (update acc (:k o) (fnil + 0) (:v o))))",
+            "(fn [acc o] (update acc (:cat o) (fnil conj []) (:id o)))",
+            "(fn [acc o] (update o (:k acc) inc))",
+            "(fn [acc o] (update acc (:k acc) inc))",
+            "(fn [acc o] (assoc acc (:k o) (inc (:v o))))",
+            "(fn [acc o] (assoc acc (:k o) 1 :b 2))",
+            "(fn [acc o] (update acc (:k o) + 1 2))",
+            "(fn [acc o] (update acc (:k o) #(inc %)))",
+            "(fn [acc o] (update-in acc [(:k o)] inc))",
+            "(fn [acc [k v]] (assoc acc k v))",
+            "(fn [acc o & more] (assoc acc (:k o) o))",
+            "(fn [o] (assoc o :k 1))",
+        ] {
+            assert!(!quick(no), "{no}");
+        }
+    }
+}
