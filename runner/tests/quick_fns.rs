@@ -10,31 +10,8 @@
 #[path = "support/outcome.rs"]
 mod support;
 
-use ptc_runner::{RunOptions, run};
-
-use ptc_shared::{FailReason, Limits, Step};
-use support::outcome;
-
-/// Values a field or a constant may hold: numbers of both kinds and their edges, texts,
-/// keywords, nil, booleans and collections (which the inline prims decline).
-const VALUES: [&str; 16] = [
-    "1",
-    "-7",
-    "0",
-    "2.5",
-    "-0.0",
-    "##NaN",
-    "##Inf",
-    "9223372036854775807",
-    "\"paid\"",
-    "\"ab\"",
-    ":ab",
-    "nil",
-    "true",
-    "[1 2]",
-    "{:k 1}",
-    "\\a",
-];
+use ptc_shared::Limits;
+use support::{VALUES, outcome};
 
 /// Elements the fns see: maps holding each value under `:k` (small maps and records), a map
 /// without `:k`, and things that are not maps (`(:k x)` of them is `get`'s answer).
@@ -45,18 +22,9 @@ fn elements() -> String {
     format!("[{}]", xs.join(" "))
 }
 
-/// The same program with each quick fn `(fn [m] BODY)` written with a body it will not take.
-fn general(src: &str) -> String {
-    src.replace("(fn [m] ", "(fn [m] (do nil ")
-        .replace(" #_end", ")")
-}
-
-/// Runs the program both ways under `limits` and asserts the same outcome.
+/// Runs the program both ways under `limits`, asserts the same outcome, and gives it.
 fn same(src: &str, limits: Limits) -> (String, u64) {
-    let quick = outcome(src, limits);
-    let slow = outcome(&general(src), limits);
-    assert_eq!(quick, slow, "{src}");
-    quick
+    support::same_both_ways(src, "(fn [m]", limits)
 }
 
 #[test]
@@ -114,35 +82,6 @@ fn quick_field_reads_answer_and_charge_as_the_general_path() {
     assert!(steps > 10, "{steps}");
 }
 
-/// The smallest `max_steps` under which `src` passes, with one less failing on the budget.
-fn step_boundary(src: &str) -> u64 {
-    let limits = |n| Limits {
-        max_steps: n,
-        ..Limits::default()
-    };
-    let (mut lo, mut hi) = (0u64, 100_000u64);
-    assert!(run(src, RunOptions::default()).is_ok(), "{src}");
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        let opts = RunOptions {
-            limits: limits(mid),
-            ..RunOptions::default()
-        };
-        if run(src, opts).is_ok() {
-            hi = mid;
-        } else {
-            lo = mid + 1;
-        }
-    }
-    let opts = RunOptions {
-        limits: limits(lo - 1),
-        ..RunOptions::default()
-    };
-    let step: Step = run(src, opts).expect_err("one less fails");
-    assert_eq!(step.fail.map(|f| f.reason), Some(FailReason::LimitExceeded));
-    lo
-}
-
 #[test]
 fn the_step_budget_ends_quick_and_general_fns_at_the_same_step() {
     // Long enough that the quick path crosses several of the deadline checks it leaves to the
@@ -154,17 +93,8 @@ fn the_step_budget_ends_quick_and_general_fns_at_the_same_step() {
         format!("(reduce + (map (fn [m] (:t m) #_end) {rows}))"),
         format!("(first (sort-by (fn [m] (:t m) #_end) > {rows}))"),
     ] {
-        let quick = step_boundary(&src);
-        assert_eq!(quick, step_boundary(&general(&src)), "{src}");
+        let quick = support::same_step_boundary(&src, "(fn [m]");
         assert!(quick > 1500 * 2, "{src}: {quick}");
-        // Every step boundary around it, both ways.
-        for n in quick - 3..=quick + 3 {
-            let limits = Limits {
-                max_steps: n,
-                ..Limits::default()
-            };
-            same(&src, limits);
-        }
     }
 }
 

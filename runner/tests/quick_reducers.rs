@@ -10,21 +10,11 @@
 mod support;
 
 use ptc_shared::Limits;
-use support::outcome;
-
-/// The same program with each reducer `(fn [acc o] BODY #_end)` written with a body it will not
-/// take.
-fn general(src: &str) -> String {
-    src.replace("(fn [acc o] ", "(fn [acc o] (do nil ")
-        .replace(" #_end", ")")
-}
+use support::{VALUES, outcome};
 
 /// Runs the program both ways under `limits`, asserts the same outcome, and gives it.
 fn same(src: &str, limits: Limits) -> (String, u64) {
-    let quick = outcome(src, limits);
-    let slow = outcome(&general(src), limits);
-    assert_eq!(quick, slow, "{src}");
-    quick
+    support::same_both_ways(src, "(fn [acc o]", limits)
 }
 
 /// Accumulators: empty and filled small maps, a record, a grown (flat) map, nil, and what
@@ -42,24 +32,6 @@ const ACCS: [&str; 11] = [
     "[1 2]",
     "\"s\"",
     "7",
-];
-
-/// Values an element's fields may hold: numbers of both kinds and their edges, texts,
-/// keywords, nil, booleans and collections.
-const VALUES: [&str; 13] = [
-    "1",
-    "-7",
-    "0",
-    "2.5",
-    "##NaN",
-    "9223372036854775807",
-    "\"paid\"",
-    ":ab",
-    "nil",
-    "true",
-    "[1 2]",
-    "{:k 1}",
-    "\\a",
 ];
 
 /// Elements: maps holding each value under `:k` and `:v` (small maps and records), a map with
@@ -148,29 +120,6 @@ fn the_usual_pipelines_give_the_same_answers() {
     }
 }
 
-/// The smallest `max_steps` under which `src` passes (both paths checked at every budget around
-/// it by the caller).
-fn step_boundary(src: &str) -> u64 {
-    let passes = |n| {
-        let limits = Limits {
-            max_steps: n,
-            ..Limits::default()
-        };
-        !outcome(src, limits).0.starts_with("failed")
-    };
-    let (mut lo, mut hi) = (0u64, 100_000u64);
-    assert!(passes(hi), "{src}");
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        if passes(mid) {
-            hi = mid;
-        } else {
-            lo = mid + 1;
-        }
-    }
-    lo
-}
-
 #[test]
 fn the_step_budget_ends_quick_and_general_reducers_at_the_same_step() {
     // Long enough to cross several of the deadline checks the quick path leaves to the general
@@ -182,21 +131,8 @@ fn the_step_budget_ends_quick_and_general_reducers_at_the_same_step() {
         "(assoc acc (:v o) (:k o))",
     ] {
         let src = format!("(count (reduce (fn [acc o] {body} #_end) {{}} {rows}))");
-        let quick = step_boundary(&src);
-        assert_eq!(quick, step_boundary(&general(&src)), "{src}");
+        let quick = support::same_step_boundary(&src, "(fn [acc o]");
         assert!(quick > 1500 * 3, "{src}: {quick}");
-        for n in quick - 3..=quick + 3 {
-            let limits = Limits {
-                max_steps: n,
-                ..Limits::default()
-            };
-            let (text, _) = same(&src, limits);
-            assert_eq!(
-                text.starts_with("failed: LimitExceeded"),
-                n < quick,
-                "{src} at {n}"
-            );
-        }
     }
 }
 

@@ -120,3 +120,85 @@ pub fn assert_same_outcome(
     assert_eq!(see(fast, limits), want, "{fast}\nagainst {general}");
     want
 }
+
+/// `src` with each fn written `HEAD BODY #_end)` (`HEAD` its opening, `(fn [m]`) given a body
+/// that its fast path does not take, `(do nil BODY)`, which charges no step of its own: the
+/// general path's program, for a side-by-side test.
+#[allow(dead_code)]
+pub fn general_of(src: &str, head: &str) -> String {
+    src.replace(&format!("{head} "), &format!("{head} (do nil "))
+        .replace(" #_end", ")")
+}
+
+/// Runs `src` as written and as [`general_of`] under `limits`, asserts the same outcome (text
+/// and steps), and gives it.
+#[allow(dead_code)]
+pub fn same_both_ways(src: &str, head: &str, limits: Limits) -> (String, u64) {
+    let fast = outcome(src, limits);
+    let slow = outcome(&general_of(src, head), limits);
+    assert_eq!(fast, slow, "{src}");
+    fast
+}
+
+/// The smallest `max_steps` under which `src` passes (searched up to 100,000).
+#[allow(dead_code)]
+pub fn step_boundary(src: &str) -> u64 {
+    let passes = |n| {
+        let limits = Limits {
+            max_steps: n,
+            ..Limits::default()
+        };
+        !outcome(src, limits).0.starts_with("failed")
+    };
+    let (mut lo, mut hi) = (0u64, 100_000u64);
+    assert!(passes(hi), "{src}");
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if passes(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    lo
+}
+
+/// Asserts that `src` and its [`general_of`] form pass from the same step budget on, fail on
+/// the budget below it, and agree at every budget around it; gives that budget.
+#[allow(dead_code)]
+pub fn same_step_boundary(src: &str, head: &str) -> u64 {
+    let fast = step_boundary(src);
+    assert_eq!(fast, step_boundary(&general_of(src, head)), "{src}");
+    for n in fast.saturating_sub(3)..=fast + 3 {
+        let limits = Limits {
+            max_steps: n,
+            ..Limits::default()
+        };
+        let (text, _) = same_both_ways(src, head, limits);
+        let limited = text.starts_with("failed: LimitExceeded");
+        assert_eq!(limited, n < fast, "{src} at {n}: {text}");
+    }
+    fast
+}
+
+/// Values a field or a constant may hold: numbers of both kinds and their edges, texts,
+/// keywords, nil, booleans and collections (which the inline prims decline).
+#[allow(dead_code)]
+pub const VALUES: [&str; 16] = [
+    "1",
+    "-7",
+    "0",
+    "2.5",
+    "-0.0",
+    "##NaN",
+    "##Inf",
+    "9223372036854775807",
+    "\"paid\"",
+    "\"ab\"",
+    ":ab",
+    "nil",
+    "true",
+    "[1 2]",
+    "{:k 1}",
+    "\\a",
+];
