@@ -572,11 +572,20 @@ pub(crate) fn call_native2(i: &mut Interp<'_>, n: &NativeFn, x: Value, y: Value)
 }
 
 /// Argument `k` of a call through `(fnil f defaults...)`: its default when it is nil and one
-/// is given; every call path goes through it.
+/// is given; every call path goes through it (or through [`fnil_default`], the rule itself).
 fn fnil_arg(defaults: &[Value], k: usize, a: Value) -> Value {
-    match (a, defaults.get(k)) {
-        (Value::Nil, Some(d)) => d.clone(),
-        (a, _) => a,
+    match fnil_default(defaults, k, &a) {
+        Some(d) => d.clone(),
+        None => a,
+    }
+}
+
+/// The default that replaces argument `k` of a `fnil` call, `a`: one is given and `a` is nil.
+#[inline(always)]
+pub(crate) fn fnil_default<'a>(defaults: &'a [Value], k: usize, a: &Value) -> Option<&'a Value> {
+    match a {
+        Value::Nil => defaults.get(k),
+        _ => None,
     }
 }
 

@@ -9,7 +9,7 @@ use super::coll::{get, sorted_key_check};
 use super::expected;
 use crate::error::{ErrorKind, EvalError, EvalResult};
 use crate::eval::Interp;
-use crate::value::{MapImpl, Value};
+use crate::value::{Coll, MapImpl, Value};
 
 fn path(p: &Value, op: &str) -> EvalResult<Vec<Value>> {
     match p {
@@ -39,11 +39,10 @@ pub(super) fn get_in(_: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
 /// `(assoc coll k v)` for maps, nil and vectors (index ≤ count).
 pub fn assoc(coll: Value, k: Value, v: Value) -> EvalResult {
     match coll {
-        Value::Nil => Ok(Value::map(MapImpl::Small(smallvec::smallvec![(k, v)]))),
-        Value::Map(mut m) => {
+        Value::Nil => Ok(Value::Map(put_entry(None, k, v))),
+        Value::Map(m) => {
             sorted_key_check(&m, &k)?;
-            m.make_mut().insert(k, v);
-            Ok(Value::Map(m))
+            Ok(Value::Map(put_entry(Some(m), k, v)))
         }
         Value::Vector(mut xs) => {
             let Value::Int(i) = k else {
@@ -66,6 +65,19 @@ pub fn assoc(coll: Value, k: Value, v: Value) -> EvalResult {
             Ok(Value::Vector(xs))
         }
         other => Err(expected("assoc", "a map or vector", &other)),
+    }
+}
+
+/// `(assoc m k v)` once the map's key check passed (nil: `None`): a new small map, or the
+/// map with the entry put in, in place when unshared. `assoc`'s one way to add an entry, shared
+/// with the quick reducers (`eval::reducer`).
+pub(crate) fn put_entry(m: Option<Coll<MapImpl>>, k: Value, v: Value) -> Coll<MapImpl> {
+    match m {
+        None => Coll::new(MapImpl::Small(smallvec::smallvec![(k, v)])),
+        Some(mut m) => {
+            m.make_mut().insert(k, v);
+            m
+        }
     }
 }
 

@@ -39,6 +39,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 pub use hof::NativeFn;
+pub(crate) use keyed::put_entry;
 pub use math::{add2, compare_total, num_cmp};
 
 /// A builtin's implementation: owned arguments, so `conj`/`assoc` can update in place.

@@ -261,23 +261,19 @@ fn new_value(change: &Change, old: &Value, x: &Value) -> Option<Value> {
     r.ok()
 }
 
-/// Argument `k` of a `fnil` call: its default when it is nil and one is given.
+/// Argument `k` of a `fnil` call, by the builtin's rule.
 fn fnil_arg<'a>(defaults: &'a [Value], k: usize, a: &'a Value) -> &'a Value {
-    match (a, defaults.get(k)) {
-        (Value::Nil, Some(d)) => d,
-        (a, _) => a,
-    }
+    crate::builtins::hof::fnil_default(defaults, k, a).unwrap_or(a)
 }
 
-/// `(assoc acc key new)` of a map or nil, as the builtin computes it: in place when unshared.
+/// `(assoc acc key new)` of a map or nil (what `quick_reduce` takes), by `assoc`'s own
+/// `put_entry`: in place when unshared.
 fn put(acc: Value, key: Value, new: Value) -> Value {
-    match acc {
-        Value::Map(mut m) => {
-            m.make_mut().insert(key, new);
-            Value::Map(m)
-        }
-        _ => Value::map(MapImpl::Small(smallvec::smallvec![(key, new)])),
-    }
+    let m = match acc {
+        Value::Map(m) => Some(m),
+        _ => None,
+    };
+    Value::Map(crate::builtins::put_entry(m, key, new))
 }
 
 #[cfg(test)]
