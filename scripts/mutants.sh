@@ -30,7 +30,8 @@ FILES=(
   runner/src/heap.rs               # the counting allocator and its free lists
   runner/src/zygote.rs             # the fork server
   runner/src/alloc.rs              # the heap budget
-  runner/src/eval/mod.rs           # interpreter limit accounting (steps, depth, deadline)
+  runner/src/eval/mod.rs           # interpreter limit accounting (steps, deadline)
+  runner/src/eval/apply.rs         # the depth of lambda calls and of natives' nested calls
   supervisor/src/policy.rs         # policy loader and validator, seccomp compilation
   supervisor/src/check.rs          # what a host can enforce
   supervisor/src/engine/pool.rs    # runner start-up checks (landlock required)
