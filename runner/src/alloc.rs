@@ -25,7 +25,8 @@
 //! 158 KiB) for each other ([`CACHE_LIMITS`]: 16,384 blocks of the smallest class, 5,957 of the
 //! map's, 593 of the largest, so the small blocks a program makes most are kept in proportion), and the next request of the class takes
 //! it back in a few instructions (glibc's own cache holds 7 per size, and most of a pipeline's
-//! frees missed it). The budget still counts **requested** bytes, live ones only: the peaks and
+//! frees missed it). An empty list is refilled from glibc in a batch (`heap.rs`, `refill`),
+//! whose spare blocks are on the list like freed ones. The budget still counts **requested** bytes, live ones only: the peaks and
 //! the `memory_exceeded` point are exactly what they were. Blocks waiting on a free list are not
 //! counted; there are at most [`CACHE_BOUND_BYTES`] of them (4 MiB), inside the slack
 //! RLIMIT_DATA leaves above the budget for allocator overhead (at least 32 MiB, of which the

@@ -29,6 +29,9 @@ pub struct CountingAlloc;
 struct FreeLists {
     heads: [AtomicPtr<u8>; alloc::CLASSES],
     counts: [AtomicU32; alloc::CLASSES],
+    /// How many blocks the next [`FreeLists::refill`] of each class asks for: 1 at first, twice
+    /// as many each time after, up to [`REFILL`].
+    batches: [AtomicU32; alloc::CLASSES],
 }
 
 impl FreeLists {
@@ -36,6 +39,7 @@ impl FreeLists {
         FreeLists {
             heads: [const { AtomicPtr::new(std::ptr::null_mut()) }; alloc::CLASSES],
             counts: [const { AtomicU32::new(0) }; alloc::CLASSES],
+            batches: [const { AtomicU32::new(1) }; alloc::CLASSES],
         }
     }
 
@@ -76,7 +80,77 @@ impl FreeLists {
         self.counts[class].store(n + 1, Relaxed);
         true
     }
+
+    /// For an empty list of `class`: blocks of the class from `System` in a row, the first
+    /// returned and the others kept, to be popped in the order they were allocated; null when
+    /// `System` has not even one. Blocks asked for one at a time, as a program's allocations
+    /// and frees interleave, come from wherever `System` has room: a vector's rows lay 0.7-2.2 KB
+    /// apart, each row's strings and nested values between them. A batch puts the blocks of one
+    /// class (the rows, mostly) next to each other, and the CPU's prefetchers follow them
+    /// (BENCHMARKS.md, "Blocks of one class together"). A batch is twice the last one, from 1 up
+    /// to [`REFILL`]: a short run, which touches few blocks, pays for no pages it never uses.
+    ///
+    /// # Safety
+    /// Single-threaded use only; `class < alloc::CLASSES`; the list of `class` is empty.
+    #[inline(never)]
+    unsafe fn refill(&self, class: usize) -> *mut u8 {
+        let Ok(layout) = Layout::from_size_align(alloc::class_bytes(class), 16) else {
+            return std::ptr::null_mut();
+        };
+        let want = self.batches[class].load(Relaxed).clamp(1, REFILL);
+        self.batches[class].store(want.saturating_mul(2).min(REFILL), Relaxed);
+        let mut got = [std::ptr::null_mut::<u8>(); REFILL as usize];
+        let mut n = 0;
+        while n < want as usize {
+            // SAFETY: a non-zero layout. Alignment 16 is `malloc`'s own, which every request of a
+            // small class (alignment at most 16) gets from `System` as well, so a block serves,
+            // and is freed as, any of them (the lists have always relied on this).
+            let p = unsafe { System.alloc(layout) };
+            if p.is_null() {
+                break;
+            }
+            got[n] = p;
+            n += 1;
+        }
+        // Pushed last first, so that pops go on in allocation order. The list was empty and a
+        // class holds at least `REFILL` blocks (`alloc::CACHE_LIMITS`), so `push` takes them all;
+        // one it refused would go back to `System`.
+        for &p in got.iter().take(n).skip(1).rev() {
+            // SAFETY: single threaded; `p` is a fresh `System` block of the class's size.
+            if !unsafe { self.push(class, p) } {
+                // SAFETY: `p` came from `System` with `layout` and was never used.
+                unsafe { System.dealloc(p, layout) };
+            }
+        }
+        got.first().copied().unwrap_or(std::ptr::null_mut())
+    }
+
+    /// A block of `class` from its list, or from a [`FreeLists::refill`] when the list is empty;
+    /// null when `System` has none.
+    ///
+    /// # Safety
+    /// As [`FreeLists::pop`].
+    #[inline(always)]
+    unsafe fn pop_or_refill(&self, class: usize) -> *mut u8 {
+        // SAFETY: the caller's guarantees are `pop`'s and `refill`'s; `refill` only on empty.
+        unsafe {
+            let p = self.pop(class);
+            if p.is_null() { self.refill(class) } else { p }
+        }
+    }
 }
+
+/// The most blocks a [`FreeLists::refill`] asks `System` for at once.
+const REFILL: u32 = 128;
+
+// Every class's list holds a whole refill.
+const _: () = {
+    let mut c = 0;
+    while c < alloc::CLASSES {
+        assert!(alloc::CACHE_LIMITS[c] >= REFILL);
+        c += 1;
+    }
+};
 
 static FREE_LISTS: FreeLists = FreeLists::new();
 
@@ -130,8 +204,9 @@ fn block_layout(layout: Layout) -> (Option<usize>, Layout) {
     }
 }
 
-/// Charges `layout` and, once armed, takes a block of its class from the free list: the whole
-/// of a small allocation in the usual case. `None`: the (charged) block must come from `System`.
+/// Charges `layout` and, once armed, takes a block of its class from the free list (refilled in a
+/// batch when empty): the whole of a small allocation in the usual case. `None`: the (charged)
+/// block must come from `System`.
 ///
 /// # Safety
 /// Called only from `GlobalAlloc::alloc`/`alloc_zeroed` with their caller's `layout`.
@@ -144,7 +219,7 @@ unsafe fn take_cached(layout: Layout) -> Option<*mut u8> {
     charge_armed(layout.size());
     let c = alloc::class_of(layout.size(), layout.align())?;
     // SAFETY: armed, so single threaded; `c` is a valid class.
-    let p = unsafe { FREE_LISTS.pop(c) };
+    let p = unsafe { FREE_LISTS.pop_or_refill(c) };
     (!p.is_null()).then_some(p)
 }
 
@@ -235,7 +310,7 @@ unsafe impl GlobalAlloc for CountingAlloc {
             // dealloc would, where glibc's realloc would copy through its own bins.
             (Some(c), Some(n)) if alloc::caching() => {
                 // SAFETY: armed, so single threaded; `n` is a valid class.
-                let q = unsafe { FREE_LISTS.pop(n) };
+                let q = unsafe { FREE_LISTS.pop_or_refill(n) };
                 let q = if q.is_null() {
                     // SAFETY: `new_real` is class `n`'s layout, as every block of its list has.
                     unsafe { self.fresh_block(new_real, false) }
@@ -289,6 +364,43 @@ mod tests {
         let p = unsafe { System.alloc(class_layout(class)) };
         assert!(!p.is_null());
         p
+    }
+
+    /// An empty list is refilled with a batch twice the last one's (1, 2, 4, ... up to
+    /// `REFILL`), of which the first block is handed out and the others are kept; every block is
+    /// distinct, a whole block of the class, and goes back to `System` at the end.
+    #[test]
+    fn empty_lists_are_refilled_in_doubling_batches_up_to_the_cap() {
+        let lists = FreeLists::new();
+        let class = alloc::MAP_CLASS;
+        let mut taken: Vec<*mut u8> = Vec::new();
+        let mut batch = 1;
+        for _ in 0..12 {
+            assert_eq!(
+                lists.counts[class].load(Relaxed),
+                0,
+                "refilled only when empty"
+            );
+            for left in (0..batch).rev() {
+                // SAFETY: single threaded; a valid class.
+                let p = unsafe { lists.pop_or_refill(class) };
+                assert!(!p.is_null());
+                assert_eq!(lists.counts[class].load(Relaxed), left);
+                // SAFETY: `p` is a block of `class_bytes(class)` bytes, ours until freed below.
+                unsafe { p.write_bytes(0xA5, alloc::class_bytes(class)) };
+                taken.push(p);
+            }
+            batch = (batch * 2).min(REFILL);
+        }
+        assert_eq!(batch, REFILL, "the batches reached the cap");
+        let mut sorted = taken.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), taken.len(), "a block was handed out twice");
+        for p in taken {
+            // SAFETY: `p` came from `System` with the class's layout and is no longer used.
+            unsafe { System.dealloc(p, class_layout(class)) };
+        }
     }
 
     /// Random allocs and frees through one set of free lists against a model (a stack of addresses
