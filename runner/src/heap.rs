@@ -29,9 +29,8 @@ pub struct CountingAlloc;
 struct FreeLists {
     heads: [AtomicPtr<u8>; alloc::CLASSES],
     counts: [AtomicU32; alloc::CLASSES],
-    /// How many blocks the next [`FreeLists::refill`] of each class asks for: 1 at first, twice
-    /// as many each time after, up to [`REFILL`].
-    batches: [AtomicU32; alloc::CLASSES],
+    /// How many times each class's list was refilled ([`FreeLists::refill`]): its next batch.
+    refills: [AtomicU32; alloc::CLASSES],
 }
 
 impl FreeLists {
@@ -39,7 +38,7 @@ impl FreeLists {
         FreeLists {
             heads: [const { AtomicPtr::new(std::ptr::null_mut()) }; alloc::CLASSES],
             counts: [const { AtomicU32::new(0) }; alloc::CLASSES],
-            batches: [const { AtomicU32::new(1) }; alloc::CLASSES],
+            refills: [const { AtomicU32::new(0) }; alloc::CLASSES],
         }
     }
 
@@ -87,8 +86,9 @@ impl FreeLists {
     /// and frees interleave, come from wherever `System` has room: a vector's rows lay 0.7-2.2 KB
     /// apart, each row's strings and nested values between them. A batch puts the blocks of one
     /// class (the rows, mostly) next to each other, and the CPU's prefetchers follow them
-    /// (BENCHMARKS.md, "Blocks of one class together"). A batch is twice the last one, from 1 up
-    /// to [`REFILL`]: a short run, which touches few blocks, pays for no pages it never uses.
+    /// (BENCHMARKS.md, "Blocks of one class together"). The first [`SINGLE_REFILLS`] batches are
+    /// one block, then each is twice the last, up to [`REFILL`]: a short run pays for no block
+    /// and no page it never uses.
     ///
     /// # Safety
     /// Single-threaded use only; `class < alloc::CLASSES`; the list of `class` is empty.
@@ -97,11 +97,15 @@ impl FreeLists {
         let Ok(layout) = Layout::from_size_align(alloc::class_bytes(class), 16) else {
             return std::ptr::null_mut();
         };
-        let want = self.batches[class].load(Relaxed).clamp(1, REFILL);
-        self.batches[class].store(want.saturating_mul(2).min(REFILL), Relaxed);
-        let mut got = [std::ptr::null_mut::<u8>(); REFILL as usize];
+        let refills = self.refills[class].load(Relaxed);
+        self.refills[class].store(refills.saturating_add(1), Relaxed);
+        let want = 1usize
+            << (refills.saturating_add(1))
+                .saturating_sub(SINGLE_REFILLS)
+                .min(REFILL_SHIFT);
+        let mut got = [std::ptr::null_mut::<u8>(); REFILL];
         let mut n = 0;
-        while n < want as usize {
+        while n < want {
             // SAFETY: a non-zero layout. Alignment 16 is `malloc`'s own, which every request of a
             // small class (alignment at most 16) gets from `System` as well, so a block serves,
             // and is freed as, any of them (the lists have always relied on this).
@@ -140,14 +144,18 @@ impl FreeLists {
     }
 }
 
-/// The most blocks a [`FreeLists::refill`] asks `System` for at once.
-const REFILL: u32 = 128;
+/// The most blocks a [`FreeLists::refill`] asks `System` for at once: `1 << REFILL_SHIFT`.
+const REFILL: usize = 1 << REFILL_SHIFT;
+const REFILL_SHIFT: u32 = 7;
+/// Refills of one block each, as before batches, before a class's batches start doubling: a
+/// short run, which asks each class for a few blocks, allocates exactly what it did.
+const SINGLE_REFILLS: u32 = 4;
 
 // Every class's list holds a whole refill.
 const _: () = {
     let mut c = 0;
     while c < alloc::CLASSES {
-        assert!(alloc::CACHE_LIMITS[c] >= REFILL);
+        assert!(alloc::CACHE_LIMITS[c] as usize >= REFILL);
         c += 1;
     }
 };
@@ -366,16 +374,17 @@ mod tests {
         p
     }
 
-    /// An empty list is refilled with a batch twice the last one's (1, 2, 4, ... up to
-    /// `REFILL`), of which the first block is handed out and the others are kept; every block is
-    /// distinct, a whole block of the class, and goes back to `System` at the end.
+    /// An empty list is refilled with one block `SINGLE_REFILLS` times, then with batches twice
+    /// the last one's (2, 4, ... up to `REFILL`), of which the first block is handed out and the
+    /// others are kept; every block is distinct, a whole block of the class, and goes back to
+    /// `System` at the end.
     #[test]
     fn empty_lists_are_refilled_in_doubling_batches_up_to_the_cap() {
         let lists = FreeLists::new();
         let class = alloc::MAP_CLASS;
         let mut taken: Vec<*mut u8> = Vec::new();
-        let mut batch = 1;
-        for _ in 0..12 {
+        let mut batch: usize = 1;
+        for round in 0..16 {
             assert_eq!(
                 lists.counts[class].load(Relaxed),
                 0,
@@ -385,12 +394,14 @@ mod tests {
                 // SAFETY: single threaded; a valid class.
                 let p = unsafe { lists.pop_or_refill(class) };
                 assert!(!p.is_null());
-                assert_eq!(lists.counts[class].load(Relaxed), left);
+                assert_eq!(lists.counts[class].load(Relaxed) as usize, left);
                 // SAFETY: `p` is a block of `class_bytes(class)` bytes, ours until freed below.
                 unsafe { p.write_bytes(0xA5, alloc::class_bytes(class)) };
                 taken.push(p);
             }
-            batch = (batch * 2).min(REFILL);
+            if round + 1 >= SINGLE_REFILLS {
+                batch = (batch * 2).min(REFILL);
+            }
         }
         assert_eq!(batch, REFILL, "the batches reached the cap");
         let mut sorted = taken.clone();
