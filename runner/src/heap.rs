@@ -5,8 +5,10 @@
 //!
 //! Invariants: nothing here allocates; the free lists are used only once `alloc::arm`ed, when
 //! the process is single threaded; a block goes back to `System` with the layout it came with
-//! (a small one at its class's size, whether it passed through a list or not); over budget, or
-//! when `System` returns null, the process writes the pre-built `MemoryExceeded` frame and exits.
+//! (a small one at its class's size, whether it passed through a list or not); an empty list is
+//! refilled from `System` in a batch whose spare blocks wait on the list, inside its bound (so
+//! the blocks of a class lie together); over budget, or when `System` returns null, the process
+//! writes the pre-built `MemoryExceeded` frame and exits.
 #![allow(unsafe_code)]
 
 use crate::alloc;
@@ -105,7 +107,7 @@ impl FreeLists {
                 .min(REFILL_SHIFT);
         let mut got = [std::ptr::null_mut::<u8>(); REFILL];
         let mut n = 0;
-        while n < want {
+        for slot in got.iter_mut().take(want) {
             // SAFETY: a non-zero layout. Alignment 16 is `malloc`'s own, which every request of a
             // small class (alignment at most 16) gets from `System` as well, so a block serves,
             // and is freed as, any of them (the lists have always relied on this).
@@ -113,7 +115,7 @@ impl FreeLists {
             if p.is_null() {
                 break;
             }
-            got[n] = p;
+            *slot = p;
             n += 1;
         }
         // Pushed last first, so that pops go on in allocation order. The list was empty and a
