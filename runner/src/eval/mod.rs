@@ -652,7 +652,24 @@ impl std::fmt::Debug for Interp<'_> {
 /// Test support shared by the interpreter's unit tests.
 #[cfg(test)]
 pub(crate) mod testing {
+    use crate::analyze::{Expr, FnTemplate, analyze_program};
     use crate::api::{ToolFailure, ToolHost};
+    use std::rc::Rc;
+
+    /// The template of the first form of `src` when it is a fn, or a `let` whose body is one:
+    /// what the analyzer built for it (its quick form, its quick reducer).
+    pub fn first_fn(src: &str) -> Option<Rc<FnTemplate>> {
+        let forms = crate::reader::read_all(src, 1 << 20, 256).ok()?;
+        let forms = analyze_program(&forms, [], &[]).ok()?.forms;
+        let f = match forms.first() {
+            Some(Expr::Let(l)) => Some(&l.body),
+            other => other,
+        };
+        match f {
+            Some(Expr::Fn(t, _)) => Some(t.clone()),
+            _ => None,
+        }
+    }
 
     /// A host with no tools.
     pub struct NoTools;

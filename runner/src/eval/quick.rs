@@ -212,17 +212,9 @@ impl Interp<'_> {
 mod quick_tests {
     use crate::analyze::{Expr, analyze_program};
 
-    /// Whether the first form of `src`, a fn (or a `let` whose body is one), has a quick form.
+    /// Whether the first form of `src` is a fn (or a `let` whose body is one) with a quick form.
     fn quick(src: &str) -> bool {
-        let forms = crate::reader::read_all(src, 1 << 20, 256).unwrap_or_default();
-        let Ok(fs) = analyze_program(&forms, [], &[]).map(|p| p.forms) else {
-            return false;
-        };
-        let f = match fs.first() {
-            Some(Expr::Let(l)) => Some(&l.body),
-            other => other,
-        };
-        matches!(f, Some(Expr::Fn(t, _)) if t.quick.is_some())
+        crate::eval::testing::first_fn(src).is_some_and(|t| t.quick.is_some())
     }
 
     #[test]

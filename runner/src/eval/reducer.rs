@@ -278,15 +278,10 @@ fn put(acc: Value, key: Value, new: Value) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use crate::analyze::{Expr, analyze_program};
-
-    /// Whether the first form of `src`, a fn, has a quick reducer form.
+    /// Whether the first form of `src` is a fn (or a `let` whose body is one) with a quick
+    /// reducer form.
     fn quick(src: &str) -> bool {
-        let forms = crate::reader::read_all(src, 1 << 20, 256).unwrap_or_default();
-        let Ok(fs) = analyze_program(&forms, [], &[]).map(|p| p.forms) else {
-            return false;
-        };
-        matches!(fs.first(), Some(Expr::Fn(t, _)) if t.reducer.is_some())
+        crate::eval::testing::first_fn(src).is_some_and(|t| t.reducer.is_some())
     }
 
     #[test]
