@@ -8,8 +8,10 @@
 //! walker's builtins do.
 //!
 //! A measurement driver: nothing in it is reachable from `ptc-runner` (BENCHMARKS.md, issue 15,
-//! session 33). Usage: `p3_vm N CONTEXT.json [fused]`. It runs the `keep`
-//! and `reduce` of p3 N times (with `fused`, the two fns as one, over one pass), then prints the
+//! session 33). Usage: `p3_vm N CONTEXT.json [fused|borrowed]`. It runs the `keep`
+//! and `reduce` of p3 N times (with `fused`, the two fns as one, over one pass; with `borrowed`,
+//! fused and with registers that read the orders and by-id's customers in place, session 35),
+//! then prints the
 //! top five, to compare with `ptc run`'s answer. Counted as `eval_repeat` is: N and 2N under
 //! callgrind (toggle `p3_vm::p3_vm*`). It allocates through
 //! the runner's own allocator.
@@ -263,6 +265,110 @@ fn p3_vm_fused(orders: &[Value], env: &Env, fused: &[Op]) -> Value {
     acc
 }
 
+/// A register of the borrowing mode: a value the frame owns, or one read in place from data that
+/// outlives the loop (an order, a customer in by-id, a field of either): no count taken or given back.
+enum Reg<'a> {
+    Own(Value),
+    Ref(&'a Value),
+}
+
+impl Reg<'_> {
+    fn get(&self) -> &Value {
+        match self {
+            Reg::Own(v) => v,
+            Reg::Ref(v) => v,
+        }
+    }
+}
+
+/// [`run`] over borrowing registers, for [`fused_ops`]: a field of a borrowed map and `get`'s
+/// answer from the capture are borrowed too; the accumulator (`r0`) is owned and updated in place,
+/// its key cloned only when it is new.
+fn run_borrowed<'a>(
+    ops: &[Op],
+    regs: &mut [Reg<'a>; 8],
+    env: &'a Env,
+    steps: &mut u64,
+    limit: u64,
+) -> Option<()> {
+    let mut pc = 0;
+    loop {
+        let op = ops.get(pc)?;
+        pc += 1;
+        match *op {
+            Op::Field { dst, src, key } => {
+                *steps += 1;
+                let (name, hint) = env.keys.get(key)?;
+                let v = match &regs[src & 7] {
+                    Reg::Ref(Value::Map(m)) => {
+                        Reg::Ref(m.get_keyword_hinted(name, hint).unwrap_or(&Value::Nil))
+                    }
+                    Reg::Own(Value::Map(m)) => Reg::Own(
+                        m.get_keyword_hinted(name, hint)
+                            .cloned()
+                            .unwrap_or_default(),
+                    ),
+                    _ => Reg::Ref(&Value::Nil),
+                };
+                regs[dst & 7] = v;
+            }
+            Op::GetCapture { dst, k } => {
+                *steps += 1;
+                let v = match &env.capture {
+                    Value::Map(m) => m.get_lenient(regs[k & 7].get()).unwrap_or(&Value::Nil),
+                    _ => &Value::Nil,
+                };
+                regs[dst & 7] = Reg::Ref(v);
+            }
+            Op::UnlessFieldEq { src, key, to } => {
+                *steps += 2;
+                let (name, hint) = env.keys.get(key)?;
+                let eq = match regs[src & 7].get() {
+                    Value::Map(m) => m.get_keyword_hinted(name, hint) == Some(&env.konst),
+                    _ => false,
+                };
+                if !eq {
+                    pc = to;
+                }
+            }
+            Op::UpdateAdd { acc, k, x } => {
+                *steps += 2;
+                let add = match regs[x & 7].get() {
+                    Value::Float(f) => *f,
+                    _ => return None,
+                };
+                let key = regs[k & 7].get().clone();
+                if let Reg::Own(Value::Map(m)) = &mut regs[acc & 7] {
+                    let mm = m.make_mut();
+                    match mm.get_mut(&key) {
+                        Some(Value::Float(old)) => *old += add,
+                        Some(_) => return None,
+                        None => mm.insert(key, Value::Float(add)),
+                    }
+                }
+            }
+            Op::Return { .. } | Op::ReturnNil => return (*steps <= limit).then_some(()),
+            Op::Record2 { .. } => return None,
+        }
+    }
+}
+
+/// [`p3_vm_fused`] over borrowing registers ([`run_borrowed`]).
+#[inline(never)]
+fn p3_vm_borrowed(orders: &[Value], env: &Env, fused: &[Op]) -> Value {
+    let (mut steps, limit) = (0u64, u64::MAX);
+    let mut regs: [Reg<'_>; 8] = std::array::from_fn(|_| Reg::Ref(&Value::Nil));
+    regs[0] = Reg::Own(Value::map(MapImpl::Small(Default::default())));
+    for o in orders {
+        regs[1] = Reg::Ref(o);
+        run_borrowed(fused, &mut regs, env, &mut steps, limit);
+    }
+    match std::mem::replace(&mut regs[0], Reg::Ref(&Value::Nil)) {
+        Reg::Own(acc) => acc,
+        Reg::Ref(v) => v.clone(),
+    }
+}
+
 fn main() {
     alloc::arm(u64::MAX);
     let args: Vec<String> = std::env::args().collect();
@@ -290,6 +396,7 @@ fn main() {
     let (keep, reduce, fused) = (keep_ops(), reduce_ops(), fused_ops());
     let once = || match args.get(3).map(String::as_str) {
         Some("fused") => p3_vm_fused(&orders, &env, &fused),
+        Some("borrowed") => p3_vm_borrowed(&orders, &env, &fused),
         _ => p3_vm(&orders, &env, &keep, &reduce),
     };
     for _ in 0..n {

@@ -149,6 +149,9 @@ pub struct FnTemplate {
     pub quick: Option<crate::eval::quick::Quick>,
     /// The answer `apply2` may give without entering the fn (`eval::reducer`).
     pub reducer: Option<crate::eval::reducer::Reducer>,
+    /// The body as register code, run by the sequence builtins with the element borrowed
+    /// (`eval::code`).
+    pub code: Option<crate::eval::code::Code>,
 }
 
 #[derive(Debug)]

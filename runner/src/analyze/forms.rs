@@ -269,9 +269,13 @@ impl Analyzer<'_> {
             arities,
             quick: None,
             reducer: None,
+            code: None,
         };
         t.quick = crate::eval::quick::Quick::of(&t);
         t.reducer = crate::eval::reducer::Reducer::of(&t);
+        if t.quick.is_none() {
+            t.code = crate::eval::code::Code::of(&t);
+        }
         Ok(Expr::Fn(Rc::new(t), captures))
     }
 

@@ -17,6 +17,7 @@
 //! (BENCHMARKS.md, "The node dispatcher").
 
 mod apply;
+pub mod code;
 mod frame;
 pub mod lazy;
 mod lazy_drop;

@@ -129,6 +129,13 @@ impl Interp<'_> {
                 return Ok(v);
             }
         }
+        if let Some(c) = &l.template.code
+            && self.depth < self.limits.max_depth
+            && let Some((v, steps)) = c.run(&l.captures, x)
+            && let Some(v) = self.quick_steps(v, steps)
+        {
+            return Ok(v);
+        }
         self.enter1(l, crate::builtins::hofseq::share(x))
     }
 
