@@ -66,11 +66,23 @@ enum Op {
         src: Src,
         key: u16,
     },
+    /// `Field` of a register, the usual operand (the element, a `let`'s map).
+    FieldR {
+        dst: u8,
+        src: u8,
+        key: u16,
+    },
     /// `r[dst] = (get map key)`: one step.
     Get {
         dst: u8,
         map: Src,
         key: Src,
+    },
+    /// `Get` of a captured map by a register's key (`(get by-id (:customer_id o))`).
+    GetCapR {
+        dst: u8,
+        map: u32,
+        key: u8,
     },
     /// `r[dst] = (op x y)`: one step.
     Prim {
@@ -87,6 +99,15 @@ enum Op {
         y: Src,
         to: u16,
         fixed: Option<u16>,
+    },
+    /// Unless `(op (:key r[src]) c)` (in the source's order) is truthy, go to `to`: the field's
+    /// step and the prim's, the constant decoded (`fixed` indexes `Code::fixed`).
+    TestField {
+        src: u8,
+        key: u16,
+        op: Prim,
+        fixed: u16,
+        to: u16,
     },
     /// Unless `r[src]` is truthy, go to `to`.
     Unless {
@@ -122,8 +143,9 @@ pub struct Code {
     /// The keyword of each field read, with the read's own hint.
     keys: Box<[(Text, KeyHint)]>,
     shapes: Box<[Rc<Shape>]>,
-    /// The decoded constants of tests, each with whether the other operand comes first.
-    fixed: Box<[(Fixed, bool)]>,
+    /// The decoded constants of tests, each with whether the other operand comes first and
+    /// the constant itself (for what the decoded form does not answer).
+    fixed: Box<[(Fixed, bool, u16)]>,
     /// The fn's parameter slot.
     param: u8,
 }
@@ -214,6 +236,57 @@ impl Code {
                     };
                     owned |= matches!(v, Reg::Own(_));
                     regs[usize::from(*dst) & MASK] = v;
+                }
+                Op::FieldR { dst, src, key } => {
+                    steps += 1;
+                    let Some((k, hint)) = self.keys.get(usize::from(*key)) else {
+                        break None;
+                    };
+                    let v = match &regs[usize::from(*src) & MASK] {
+                        Reg::Ref(m) => {
+                            let m: &'a Value = m;
+                            match m {
+                                Value::Map(map) => {
+                                    Reg::Ref(map.get_keyword_hinted(k, hint).unwrap_or(NIL))
+                                }
+                                Value::Nil => Reg::Ref(NIL),
+                                _ => break None,
+                            }
+                        }
+                        Reg::Own(Value::Map(map)) => {
+                            owned = true;
+                            Reg::Own(map.get_keyword_hinted(k, hint).cloned().unwrap_or_default())
+                        }
+                        Reg::Own(Value::Nil) => Reg::Ref(NIL),
+                        Reg::Own(_) => break None,
+                    };
+                    regs[usize::from(*dst) & MASK] = v;
+                }
+                Op::GetCapR { dst, map, key } => {
+                    steps += 1;
+                    let v = match at.capture(*map) {
+                        Value::Map(m) => Reg::Ref(
+                            m.get_lenient(regs[usize::from(*key) & MASK].get())
+                                .unwrap_or(NIL),
+                        ),
+                        Value::Nil => Reg::Ref(NIL),
+                        _ => break None,
+                    };
+                    regs[usize::from(*dst) & MASK] = v;
+                }
+                Op::TestField {
+                    src,
+                    key,
+                    op,
+                    fixed,
+                    to,
+                } => {
+                    steps += 2;
+                    match at.test_field(&regs, *src, *key, *op, *fixed) {
+                        Some(true) => {}
+                        Some(false) => pc = usize::from(*to),
+                        None => break None,
+                    }
                 }
                 Op::Get { dst, map, key } => {
                     steps += 1;
@@ -326,9 +399,31 @@ impl<'a> Operands<'a> {
     /// other operand is of the constant's kind (`Fixed::answer`, exactly `apply`'s answer).
     #[inline(always)]
     fn fixed(&self, regs: &Regs<'a>, op: Prim, x: Src, y: Src, at: Option<u16>) -> Option<bool> {
-        let (fixed, other_first) = self.code.fixed.get(usize::from(at?))?;
+        let (fixed, other_first, _) = self.code.fixed.get(usize::from(at?))?;
         let other = if *other_first { x } else { y };
         fixed.answer(op, self.read(regs, other), *other_first)
+    }
+
+    /// `(op (:key r[src]) c)` for `TestField`: the field read in place, compared by the
+    /// decoded constant, or by `Prim::apply` where that does not answer; `None` declines.
+    #[inline(always)]
+    fn test_field(&self, regs: &Regs<'a>, src: u8, key: u16, op: Prim, at: u16) -> Option<bool> {
+        let (k, hint) = self.code.keys.get(usize::from(key))?;
+        let (fixed, field_first, c) = self.code.fixed.get(usize::from(at))?;
+        let field = match regs[usize::from(src) & MASK].get() {
+            Value::Map(m) => m.get_keyword_hinted(k, hint).unwrap_or(NIL),
+            Value::Nil => NIL,
+            _ => return None,
+        };
+        if let Some(b) = fixed.answer(op, field, *field_first) {
+            return Some(b);
+        }
+        let c = self.constant(*c);
+        let (x, y) = if *field_first { (field, c) } else { (c, field) };
+        match op.apply(x, y)? {
+            Ok(v) => Some(truthy(&v)),
+            Err(_) => None,
+        }
     }
 
     /// An operand as a register's value: borrowed where it lives as long as the run.
@@ -425,7 +520,7 @@ struct Compiler {
     args: Vec<Src>,
     keys: Vec<(Text, KeyHint)>,
     shapes: Vec<Rc<Shape>>,
-    fixed: Vec<(Fixed, bool)>,
+    fixed: Vec<(Fixed, bool, u16)>,
     /// The next free temporary register.
     next: usize,
 }
@@ -513,22 +608,65 @@ impl Compiler {
         match (&c.f, c.args.as_slice()) {
             (Expr::Const(Value::Keyword(k)), [m]) => {
                 let src = self.src(m)?;
-                let key = u16::try_from(self.keys.len()).ok()?;
-                self.keys.push((k.clone(), KeyHint::default()));
-                Some(Op::Field { dst, src, key })
+                let key = self.key(k)?;
+                Some(match src {
+                    Src::Reg(src) => Op::FieldR { dst, src, key },
+                    src => Op::Field { dst, src, key },
+                })
             }
             (Expr::Builtin(b), [m, k]) if is_get(b) => {
                 let (map, key) = (self.src(m)?, self.src(k)?);
-                Some(Op::Get { dst, map, key })
+                Some(match (map, key) {
+                    (Src::Capture(map), Src::Reg(key)) => Op::GetCapR { dst, map, key },
+                    (map, key) => Op::Get { dst, map, key },
+                })
             }
             _ => None,
         }
+    }
+
+    /// A field read's keyword, with a hint of its own.
+    fn key(&mut self, k: &Text) -> Option<u16> {
+        let at = u16::try_from(self.keys.len()).ok()?;
+        self.keys.push((k.clone(), KeyHint::default()));
+        Some(at)
+    }
+
+    /// `(op (:k local) c)` or `(op c (:k local))` with a decoded constant, as one `TestField`.
+    fn test_field(&mut self, p: &crate::analyze::PrimCall) -> Option<Op> {
+        let (f, c) = match (&p.x, &p.y) {
+            (Expr::Call(f), Expr::Const(c)) | (Expr::Const(c), Expr::Call(f)) => (f, c),
+            _ => return None,
+        };
+        let (Expr::Const(Value::Keyword(k)), [Expr::Local(s) | Expr::Move(s)]) =
+            (&f.f, f.args.as_slice())
+        else {
+            return None;
+        };
+        if matches!(Fixed::of(p.op, c), Fixed::No) {
+            return None;
+        }
+        let src = slot(*s)?;
+        let key = self.key(k)?;
+        let fixed = self.fixed(p.op, &p.x, &p.y)??;
+        Some(Op::TestField {
+            src,
+            key,
+            op: p.op,
+            fixed,
+            to: 0,
+        })
     }
 
     /// `if`: a prim test jumps by itself, anything else is computed and tested.
     fn branch(&mut self, b: &(Expr, Expr, Expr), dst: u8) -> Option<()> {
         let (t, then, els) = b;
         match t {
+            Expr::Prim(p) if let Some(op) = self.test_field(p) => {
+                let test_at = self.ops.len();
+                self.ops.push(op);
+                self.arms(test_at, then, els, dst)
+            }
             Expr::Prim(p) => {
                 let (x, y) = (self.src(&p.x)?, self.src(&p.y)?);
                 let fixed = self.fixed(p.op, &p.x, &p.y)?;
@@ -564,8 +702,10 @@ impl Compiler {
         if matches!(f, Fixed::No) {
             return Some(None);
         }
+        let konst = u16::try_from(self.consts.len()).ok()?;
+        self.consts.push(c.clone());
         let at = u16::try_from(self.fixed.len()).ok()?;
-        self.fixed.push((f, other_first));
+        self.fixed.push((f, other_first, konst));
         Some(Some(at))
     }
 
@@ -576,7 +716,9 @@ impl Compiler {
         self.ops.push(Op::Jump { to: 0 });
         let else_at = self.here()?;
         match self.ops.get_mut(test_at)? {
-            Op::Test { to, .. } | Op::Unless { to, .. } => *to = else_at,
+            Op::Test { to, .. } | Op::TestField { to, .. } | Op::Unless { to, .. } => {
+                *to = else_at;
+            }
             _ => return None,
         }
         self.value(els, dst)?;
