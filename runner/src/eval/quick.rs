@@ -5,7 +5,8 @@
 //! value), the call would not have passed `max_depth`, and the steps the body would charge
 //! (one per call node: the keyword read, and the prim around it) neither exhaust the budget nor
 //! reach a deadline check. Otherwise the fn is entered as usual, so errors and limits are the
-//! general path's own (`tests/quick_fns.rs` runs both paths side by side).
+//! general path's own (`tests/quick_fns.rs` runs both paths side by side). A fn with no quick
+//! form may have register code (`code.rs`), tried here under the same rules.
 
 use super::Interp;
 use super::prim::{Fixed, Prim};
@@ -111,8 +112,22 @@ impl Interp<'_> {
     pub(crate) fn quick_call(&mut self, l: &super::Lambda, x: &Value) -> Option<Value> {
         match &l.template.quick {
             Some(q) => self.quick_answer(q, &l.captures, x),
-            None => None,
+            None => self.code_answer(l, x),
         }
+    }
+
+    /// The answer of lambda `l`'s register code for `x` (`code.rs`), with its steps charged,
+    /// or `None`, with nothing changed, for the general call: no code, a call that would pass
+    /// `max_depth`, an operand the code declines, or steps that would end the run or reach a
+    /// deadline check.
+    #[inline(always)]
+    fn code_answer(&mut self, l: &super::Lambda, x: &Value) -> Option<Value> {
+        let code = l.template.code.as_ref()?;
+        if self.depth >= self.limits.max_depth {
+            return None;
+        }
+        let (v, steps) = code.run(&l.captures, x)?;
+        self.quick_steps(v, steps)
     }
 
     /// Calls lambda `l` with a borrowed argument: its quick answer, read in place, else a
@@ -129,11 +144,7 @@ impl Interp<'_> {
                 return Ok(v);
             }
         }
-        if let Some(c) = &l.template.code
-            && self.depth < self.limits.max_depth
-            && let Some((v, steps)) = c.run(&l.captures, x)
-            && let Some(v) = self.quick_steps(v, steps)
-        {
+        if let Some(v) = self.code_answer(l, x) {
             return Ok(v);
         }
         self.enter1(l, crate::builtins::hofseq::share(x))
