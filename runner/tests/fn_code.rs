@@ -44,7 +44,7 @@ fn same(src: &str, limits: Limits) -> (String, u64) {
 
 /// Bodies over `m` (the element), `by` (a map of customers by id, captured) and `n` (a
 /// captured number): every op of the code, and operands that make each op decline.
-const BODIES: [&str; 16] = [
+const BODIES: [&str; 21] = [
     "(let [c (get by (:id m))] (when (= \"gold\" (:tier c)) {:customer (:name c) :total (:k m)}))",
     "(get by (:id m))",
     "(let [x (:k m)] (when x [x (:id m)]))",
@@ -61,6 +61,11 @@ const BODIES: [&str; 16] = [
     "(if (get by (:id m)) (:tier (get by (:id m))) (:k m))",
     "[(:k m) (:k m) (:k m)]",
     "(let [c (get by (:id m)) t (:tier c)] (if t {:t t :k (:k m) :c c} (:k m)))",
+    "(inc (:k m))",
+    "[(count (:k m)) (first (:k m)) (second (:k m))]",
+    "(when (not= (:k m) 1) (not (:k m)))",
+    "(let [s (:k m)] (if (string? s) (str/upper-case s) (str/lower-case (:name (get by (:id m))))))",
+    "(first (str/split (:k m) #\"a\"))",
 ];
 
 /// The context the bodies capture: `by` keyed by integers (a flat map, as `into {}` builds) and
@@ -89,13 +94,20 @@ fn register_code_answers_and_charges_as_the_general_path() {
     assert_eq!(cases, BODIES.len() * hofs.len());
 }
 
+/// A `catch` that gives the error's message (without its position).
+const CATCH: &str = "(catch Exception e (str \"error: \" (ex-message e)))";
+
 #[test]
 fn register_code_over_whole_collections_and_lazy_sources() {
     let xs = "(mapv (fn [i] {:id i :k (mod i 5)}) (range 40))";
     for body in BODIES {
+        // Errors caught: their positions move with the `(do nil` the general form adds.
         for src in [
-            format!("(let {BINDINGS} (doall (keep (fn [m] {body} #_end) {xs})))"),
-            format!("(let {BINDINGS} (doall (map (fn [m] {body} #_end) (map identity {xs}))))"),
+            format!("(let {BINDINGS} (try (doall (keep (fn [m] {body} #_end) {xs})) {CATCH}))"),
+            format!(
+                "(let {BINDINGS} (try (doall (map (fn [m] {body} #_end) (map identity {xs}))) \
+                 {CATCH}))"
+            ),
         ] {
             same(&src, Limits::default());
         }

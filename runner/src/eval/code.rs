@@ -10,14 +10,17 @@
 //! The code answers only where the answer is the general path's with no error possible, as the
 //! quick fns do (`quick.rs`): each op declines (the run answers `None`) on anything but its
 //! usual operands (a field of what is not a map or nil, `get` on what is not a map or nil, a
-//! prim that `Prim::apply` does not answer with a value), and the caller then enters the fn as
+//! prim that `Prim::apply` does not answer with a value, a builtin's fast entry that answers
+//! nothing or an error), and the caller then enters the fn as
 //! usual, which evaluates it from the start and meets the error, the limit or the odd operand
 //! itself. The ops are pure (no tool, no output, no binding outside the fn, no allocation but
 //! the answer's), so a declined run leaves nothing behind. Invariants:
 //! - **Same answers.** Every op gives what its node gives: a field is `call_keyword`'s read, a
 //!   `get` is `coll::get`'s for a map (`get_lenient`) or nil, a prim is `Prim::apply`'s value,
-//!   `if` tests truthiness, a record or vector literal is built as `literal.rs` builds it.
-//! - **Same steps.** Each op charges what its node charges (a keyword call, a `get` call and a
+//!   another builtin's call is its `Fast::One`/`Fast::Two` answer (what `call1`/`call2` take
+//!   first; those entries see no interpreter, so they are pure), `if` tests truthiness, a record
+//!   or vector literal is built as `literal.rs` builds it.
+//! - **Same steps.** Each op charges what its node charges (a keyword call, a builtin call and a
 //!   prim one step each; `let`, `if`, literals and leaves none). The total is charged at the end
 //!   by the caller, only if it passes neither the budget nor a deadline check
 //!   (`Interp::quick_steps`); no program can tell when within a pure body a step was charged.
@@ -30,7 +33,8 @@
 
 use super::prim::{Fixed, Prim};
 use crate::analyze::{Expr, FnTemplate, Pattern};
-use crate::builtins::{self, BuiltinDef, Lookup};
+use crate::builtins::{self, BuiltinDef, Fast, Lookup};
+use crate::error::EvalResult;
 use crate::pvec::PVec;
 use crate::value::{Coll, KeyHint, MapImpl, Record, Shape, Text, Value};
 use std::rc::Rc;
@@ -83,6 +87,19 @@ enum Op {
         dst: u8,
         map: u32,
         key: u8,
+    },
+    /// `r[dst] = (f x)`, a builtin's one-argument fast entry (`Fast::One`): one step.
+    Call1 {
+        dst: u8,
+        f: fn(&Value) -> Option<EvalResult>,
+        x: Src,
+    },
+    /// `r[dst] = (f x y)`, a builtin's two-argument fast entry (`Fast::Two`): one step.
+    Call2 {
+        dst: u8,
+        f: fn(&Value, &Value) -> Option<EvalResult>,
+        x: Src,
+        y: Src,
     },
     /// `r[dst] = (op x y)`: one step.
     Prim {
@@ -296,6 +313,22 @@ impl Code {
                     };
                     owned |= matches!(v, Reg::Own(_));
                     regs[usize::from(*dst) & MASK] = v;
+                }
+                Op::Call1 { dst, f, x } => {
+                    steps += 1;
+                    let Some(Ok(v)) = f(at.read(&regs, *x)) else {
+                        break None;
+                    };
+                    owned = true;
+                    regs[usize::from(*dst) & MASK] = Reg::Own(v);
+                }
+                Op::Call2 { dst, f, x, y } => {
+                    steps += 1;
+                    let Some(Ok(v)) = f(at.read(&regs, *x), at.read(&regs, *y)) else {
+                        break None;
+                    };
+                    owned = true;
+                    regs[usize::from(*dst) & MASK] = Reg::Own(v);
                 }
                 Op::Prim { dst, op, x, y } => {
                     steps += 1;
@@ -603,7 +636,8 @@ impl Compiler {
         Some(())
     }
 
-    /// A keyword call of one argument or a call of the builtin `get` with two.
+    /// A keyword call of one argument, a call of the builtin `get` with two, or of a builtin
+    /// with a fast entry for its argument count (pure: they see no interpreter).
     fn call(&mut self, c: &crate::analyze::Call, dst: u8) -> Option<Op> {
         match (&c.f, c.args.as_slice()) {
             (Expr::Const(Value::Keyword(k)), [m]) => {
@@ -620,6 +654,15 @@ impl Compiler {
                     (Src::Capture(map), Src::Reg(key)) => Op::GetCapR { dst, map, key },
                     (map, key) => Op::Get { dst, map, key },
                 })
+            }
+            (Expr::Builtin(b), [x]) if let Fast::One(f) = b.fast => Some(Op::Call1 {
+                dst,
+                f,
+                x: self.src(x)?,
+            }),
+            (Expr::Builtin(b), [x, y]) if let Fast::Two(f) = b.fast => {
+                let (x, y) = (self.src(x)?, self.src(y)?);
+                Some(Op::Call2 { dst, f, x, y })
             }
             _ => None,
         }
