@@ -44,7 +44,7 @@ fn same(src: &str, limits: Limits) -> (String, u64) {
 
 /// Bodies over `m` (the element), `by` (a map of customers by id, captured) and `n` (a
 /// captured number): every op of the code, and operands that make each op decline.
-const BODIES: [&str; 21] = [
+const BODIES: [&str; 24] = [
     "(let [c (get by (:id m))] (when (= \"gold\" (:tier c)) {:customer (:name c) :total (:k m)}))",
     "(get by (:id m))",
     "(let [x (:k m)] (when x [x (:id m)]))",
@@ -66,6 +66,9 @@ const BODIES: [&str; 21] = [
     "(when (not= (:k m) 1) (not (:k m)))",
     "(let [s (:k m)] (if (string? s) (str/upper-case s) (str/lower-case (:name (get by (:id m))))))",
     "(first (str/split (:k m) #\"a\"))",
+    "(and (:k m) (> (:k m) 0) [(:k m)])",
+    "(or (:j m) (:k m) (get by (:id m)))",
+    "(let [x (:k m)] [(and) (or) (and x) (or x nil) (and (= x 1) (or (:z m) :none))])",
 ];
 
 /// The context the bodies capture: `by` keyed by integers (a flat map, as `into {}` builds) and

@@ -131,6 +131,11 @@ enum Op {
         src: u8,
         to: u16,
     },
+    /// If `r[src]` is truthy, go to `to` (an `or` answered).
+    When {
+        src: u8,
+        to: u16,
+    },
     Jump {
         to: u16,
     },
@@ -360,6 +365,11 @@ impl Code {
                 }
                 Op::Unless { src, to } => {
                     if !truthy(regs[usize::from(*src) & MASK].get()) {
+                        pc = usize::from(*to);
+                    }
+                }
+                Op::When { src, to } => {
+                    if truthy(regs[usize::from(*src) & MASK].get()) {
                         pc = usize::from(*to);
                     }
                 }
@@ -607,6 +617,8 @@ impl Compiler {
                 }
             }
             Expr::If(b) => return self.branch(b, dst),
+            Expr::And(xs) => return self.and_or(xs, true, dst),
+            Expr::Or(xs) => return self.and_or(xs, false, dst),
             Expr::Let(l) => {
                 for (p, init) in &l.bindings {
                     let Pattern::Bind(s) = p else {
@@ -752,6 +764,39 @@ impl Compiler {
         Some(Some(at))
     }
 
+    /// `and` / `or`: each value in turn into `dst`, the first falsy (`and`) or truthy (`or`)
+    /// one answering, as `Interp::eval_and_or` does; no step of its own.
+    fn and_or(&mut self, xs: &[Expr], and: bool, dst: u8) -> Option<()> {
+        let Some((last, init)) = xs.split_last() else {
+            let src = self.src(&Expr::Const(if and {
+                Value::Bool(true)
+            } else {
+                Value::Nil
+            }))?;
+            self.ops.push(Op::Copy { dst, src });
+            return Some(());
+        };
+        let mut exits = Vec::with_capacity(init.len());
+        for x in init {
+            self.value(x, dst)?;
+            exits.push(self.ops.len());
+            self.ops.push(if and {
+                Op::Unless { src: dst, to: 0 }
+            } else {
+                Op::When { src: dst, to: 0 }
+            });
+        }
+        self.value(last, dst)?;
+        let end = self.here()?;
+        for at in exits {
+            match self.ops.get_mut(at)? {
+                Op::Unless { to, .. } | Op::When { to, .. } => *to = end,
+                _ => return None,
+            }
+        }
+        Some(())
+    }
+
     /// The two arms after the test at `test_at`, which jumps to the second.
     fn arms(&mut self, test_at: usize, then: &Expr, els: &Expr, dst: u8) -> Option<()> {
         self.value(then, dst)?;
@@ -810,6 +855,9 @@ mod code_tests {
             "(fn [m] (get m :id))",
             "(fn [m] [1 2 3 4 5 (:k m)])",
             "(fn [m] m)",
+            "(fn [m] (and (:a m) (or (:b m) (inc (:c m)))))",
+            "(fn [m] (inc (:id m)))",
+            "(fn [s] (str/upper-case (first (str/split s #\" \"))))",
         ] {
             assert!(compiled(yes), "{yes}");
         }
@@ -825,7 +873,6 @@ mod code_tests {
             "(fn ([m] [(:id m)]) ([m n] n))",
             "(fn [m] (:id m 0))",
             "(fn [m] (get m :id 0))",
-            "(fn [m] (inc (:id m)))",
             "(fn [m] (let [[a b] m] [a b]))",
             "(fn [m] (str (:id m)))",
             "(fn [m] {(:k m) 1})",
