@@ -1,0 +1,372 @@
+//! The compiler of register code (see the parent module): walks a fn's analyzed body once and
+//! emits ops, or answers `None` for any form it does not take, and the fn keeps the walker.
+
+use super::{Code, MAX_REGS, Op, Src};
+use crate::analyze::{Expr, FnTemplate, Pattern};
+use crate::builtins::{self, BuiltinDef, Fast, Lookup};
+use crate::eval::prim::{Fixed, Prim};
+use crate::value::{KeyHint, Shape, Text, Value};
+use std::rc::Rc;
+
+impl Code {
+    /// The code of a fn, if it has one: one arity of one plain parameter, and a body of the
+    /// forms [`Compiler`] takes, fitting in [`MAX_REGS`] registers.
+    pub fn of(t: &FnTemplate) -> Option<Code> {
+        let [a] = t.arities.as_slice() else {
+            return None;
+        };
+        if a.variadic || a.required != 1 || !a.patterns.is_empty() {
+            return None;
+        }
+        let param = slot(*a.raw.first()?)?;
+        let frame = usize::try_from(a.frame_size).ok()?.max(1);
+        let mut c = Compiler {
+            ops: Vec::new(),
+            consts: Vec::new(),
+            args: Vec::new(),
+            keys: Vec::new(),
+            shapes: Vec::new(),
+            fixed: Vec::new(),
+            next: frame,
+        };
+        let dst = c.temp()?;
+        c.value(&a.body, dst)?;
+        c.ops.push(Op::Return { src: dst });
+        Some(Code {
+            ops: c.ops.into(),
+            consts: c.consts.into(),
+            args: c.args.into(),
+            keys: c.keys.into(),
+            shapes: c.shapes.into(),
+            fixed: c.fixed.into(),
+            param,
+        })
+    }
+}
+
+/// Emits the ops of a body; each method answers `None` for a form it does not take.
+struct Compiler {
+    ops: Vec<Op>,
+    consts: Vec<Value>,
+    args: Vec<Src>,
+    keys: Vec<(Text, KeyHint)>,
+    shapes: Vec<Rc<Shape>>,
+    fixed: Vec<(Fixed, bool, u16)>,
+    /// The next free temporary register.
+    next: usize,
+}
+
+impl Compiler {
+    fn temp(&mut self) -> Option<u8> {
+        let r = u8::try_from(self.next)
+            .ok()
+            .filter(|_| self.next < MAX_REGS)?;
+        self.next += 1;
+        Some(r)
+    }
+
+    fn here(&self) -> Option<u16> {
+        u16::try_from(self.ops.len()).ok()
+    }
+
+    /// An operand: a leaf where it is, anything else computed into a temporary.
+    fn src(&mut self, e: &Expr) -> Option<Src> {
+        Some(match e {
+            Expr::Const(v) => {
+                let i = u16::try_from(self.consts.len()).ok()?;
+                self.consts.push(v.clone());
+                Src::Const(i)
+            }
+            Expr::Local(s) | Expr::Move(s) => Src::Reg(slot(*s)?),
+            Expr::Capture(i) => Src::Capture(*i),
+            e => {
+                let t = self.temp()?;
+                self.value(e, t)?;
+                Src::Reg(t)
+            }
+        })
+    }
+
+    /// The ops that leave `e`'s value in register `dst`.
+    fn value(&mut self, e: &Expr, dst: u8) -> Option<()> {
+        let op = match e {
+            Expr::Const(_) | Expr::Local(_) | Expr::Move(_) | Expr::Capture(_) => Op::Copy {
+                dst,
+                src: self.src(e)?,
+            },
+            Expr::Call(c) => self.call(c, dst)?,
+            Expr::Prim(p) => {
+                let (x, y) = (self.src(&p.x)?, self.src(&p.y)?);
+                Op::Prim {
+                    dst,
+                    op: p.op,
+                    x,
+                    y,
+                }
+            }
+            Expr::If(b) => return self.branch(b, dst),
+            Expr::And(xs) => return self.and_or(xs, true, dst),
+            Expr::Or(xs) => return self.and_or(xs, false, dst),
+            Expr::Let(l) => {
+                for (p, init) in &l.bindings {
+                    let Pattern::Bind(s) = p else {
+                        return None;
+                    };
+                    self.value(init, slot(*s)?)?;
+                }
+                return self.value(&l.body, dst);
+            }
+            Expr::Record(pairs, Some(shape)) => {
+                let args = self.operands(pairs.iter().map(|(_, v)| v))?;
+                let at = u16::try_from(self.shapes.len()).ok()?;
+                self.shapes.push(shape.clone());
+                Op::Record {
+                    dst,
+                    shape: at,
+                    args,
+                }
+            }
+            Expr::Vector(items) => Op::Vector {
+                dst,
+                args: self.operands(items.iter())?,
+            },
+            _ => return None,
+        };
+        self.ops.push(op);
+        Some(())
+    }
+
+    /// A keyword call of one argument, a call of the builtin `get` with two, or of a builtin
+    /// with a fast entry for its argument count (pure: they see no interpreter).
+    fn call(&mut self, c: &crate::analyze::Call, dst: u8) -> Option<Op> {
+        match (&c.f, c.args.as_slice()) {
+            (Expr::Const(Value::Keyword(k)), [m]) => {
+                let src = self.src(m)?;
+                let key = self.key(k)?;
+                Some(match src {
+                    Src::Reg(src) => Op::FieldR { dst, src, key },
+                    src => Op::Field { dst, src, key },
+                })
+            }
+            (Expr::Builtin(b), [m, k]) if is_get(b) => {
+                let (map, key) = (self.src(m)?, self.src(k)?);
+                Some(match (map, key) {
+                    (Src::Capture(map), Src::Reg(key)) => Op::GetCapR { dst, map, key },
+                    (map, key) => Op::Get { dst, map, key },
+                })
+            }
+            (Expr::Builtin(b), [x]) if let Fast::One(f) = b.fast => Some(Op::Call1 {
+                dst,
+                f,
+                x: self.src(x)?,
+            }),
+            (Expr::Builtin(b), [x, y]) if let Fast::Two(f) = b.fast => {
+                let (x, y) = (self.src(x)?, self.src(y)?);
+                Some(Op::Call2 { dst, f, x, y })
+            }
+            _ => None,
+        }
+    }
+
+    /// A field read's keyword, with a hint of its own.
+    fn key(&mut self, k: &Text) -> Option<u16> {
+        let at = u16::try_from(self.keys.len()).ok()?;
+        self.keys.push((k.clone(), KeyHint::default()));
+        Some(at)
+    }
+
+    /// `(op (:k local) c)` or `(op c (:k local))` with a decoded constant, as one `TestField`.
+    fn test_field(&mut self, p: &crate::analyze::PrimCall) -> Option<Op> {
+        let (f, c) = match (&p.x, &p.y) {
+            (Expr::Call(f), Expr::Const(c)) | (Expr::Const(c), Expr::Call(f)) => (f, c),
+            _ => return None,
+        };
+        let (Expr::Const(Value::Keyword(k)), [Expr::Local(s) | Expr::Move(s)]) =
+            (&f.f, f.args.as_slice())
+        else {
+            return None;
+        };
+        if matches!(Fixed::of(p.op, c), Fixed::No) {
+            return None;
+        }
+        let src = slot(*s)?;
+        let key = self.key(k)?;
+        let fixed = self.fixed(p.op, &p.x, &p.y)??;
+        Some(Op::TestField {
+            src,
+            key,
+            op: p.op,
+            fixed,
+            to: 0,
+        })
+    }
+
+    /// `if`: a prim test jumps by itself, anything else is computed and tested.
+    fn branch(&mut self, b: &(Expr, Expr, Expr), dst: u8) -> Option<()> {
+        let (t, then, els) = b;
+        match t {
+            Expr::Prim(p) if let Some(op) = self.test_field(p) => {
+                let test_at = self.ops.len();
+                self.ops.push(op);
+                self.arms(test_at, then, els, dst)
+            }
+            Expr::Prim(p) => {
+                let (x, y) = (self.src(&p.x)?, self.src(&p.y)?);
+                let fixed = self.fixed(p.op, &p.x, &p.y)?;
+                let test_at = self.ops.len();
+                self.ops.push(Op::Test {
+                    op: p.op,
+                    x,
+                    y,
+                    to: 0,
+                    fixed,
+                });
+                self.arms(test_at, then, els, dst)
+            }
+            t => {
+                let r = self.temp()?;
+                self.value(t, r)?;
+                let test_at = self.ops.len();
+                self.ops.push(Op::Unless { src: r, to: 0 });
+                self.arms(test_at, then, els, dst)
+            }
+        }
+    }
+
+    /// The decoded constant of a test `(op x y)` whose one operand is a constant (kept as
+    /// `Some(None)` when it has no decoded form).
+    fn fixed(&mut self, op: Prim, x: &Expr, y: &Expr) -> Option<Option<u16>> {
+        let (c, other_first) = match (x, y) {
+            (_, Expr::Const(c)) => (c, true),
+            (Expr::Const(c), _) => (c, false),
+            _ => return Some(None),
+        };
+        let f = Fixed::of(op, c);
+        if matches!(f, Fixed::No) {
+            return Some(None);
+        }
+        let konst = u16::try_from(self.consts.len()).ok()?;
+        self.consts.push(c.clone());
+        let at = u16::try_from(self.fixed.len()).ok()?;
+        self.fixed.push((f, other_first, konst));
+        Some(Some(at))
+    }
+
+    /// `and` / `or`: each value in turn into `dst`, the first falsy (`and`) or truthy (`or`)
+    /// one answering, as `Interp::eval_and_or` does; no step of its own.
+    fn and_or(&mut self, xs: &[Expr], and: bool, dst: u8) -> Option<()> {
+        let Some((last, init)) = xs.split_last() else {
+            let src = self.src(&Expr::Const(if and {
+                Value::Bool(true)
+            } else {
+                Value::Nil
+            }))?;
+            self.ops.push(Op::Copy { dst, src });
+            return Some(());
+        };
+        let mut exits = Vec::with_capacity(init.len());
+        for x in init {
+            self.value(x, dst)?;
+            exits.push(self.ops.len());
+            self.ops.push(if and {
+                Op::Unless { src: dst, to: 0 }
+            } else {
+                Op::When { src: dst, to: 0 }
+            });
+        }
+        self.value(last, dst)?;
+        let end = self.here()?;
+        for at in exits {
+            match self.ops.get_mut(at)? {
+                Op::Unless { to, .. } | Op::When { to, .. } => *to = end,
+                _ => return None,
+            }
+        }
+        Some(())
+    }
+
+    /// The two arms after the test at `test_at`, which jumps to the second.
+    fn arms(&mut self, test_at: usize, then: &Expr, els: &Expr, dst: u8) -> Option<()> {
+        self.value(then, dst)?;
+        let jump_at = self.ops.len();
+        self.ops.push(Op::Jump { to: 0 });
+        let else_at = self.here()?;
+        match self.ops.get_mut(test_at)? {
+            Op::Test { to, .. } | Op::TestField { to, .. } | Op::Unless { to, .. } => {
+                *to = else_at;
+            }
+            _ => return None,
+        }
+        self.value(els, dst)?;
+        let end = self.here()?;
+        match self.ops.get_mut(jump_at)? {
+            Op::Jump { to } => *to = end,
+            _ => return None,
+        }
+        Some(())
+    }
+
+    /// The operands of a literal, in order, as a range of `args`.
+    fn operands<'e>(&mut self, es: impl Iterator<Item = &'e Expr>) -> Option<(u16, u16)> {
+        let srcs = es.map(|e| self.src(e)).collect::<Option<Vec<_>>>()?;
+        let start = u16::try_from(self.args.len()).ok()?;
+        self.args.extend(srcs);
+        Some((start, u16::try_from(self.args.len()).ok()?))
+    }
+}
+
+fn slot(s: u32) -> Option<u8> {
+    u8::try_from(s).ok().filter(|s| usize::from(*s) < MAX_REGS)
+}
+
+/// Whether `b` is the builtin `get`.
+fn is_get(b: &BuiltinDef) -> bool {
+    b.name == "get"
+        && matches!(builtins::lookup(None, "get"), Lookup::Found(d) if std::ptr::eq(d, b))
+}
+
+#[cfg(test)]
+mod code_tests {
+    /// Whether the first form of `src` is a fn (or a `let` whose body is one) with register code.
+    fn compiled(src: &str) -> bool {
+        crate::eval::testing::first_fn(src).is_some_and(|t| t.code.is_some())
+    }
+
+    #[test]
+    fn the_forms_it_takes_and_only_they_are_compiled() {
+        for yes in [
+            "(let [by-id {}] (fn [o] (let [c (get by-id (:customer_id o))] \
+             (when (= \"gold\" (:tier c)) {:customer (:name c) :total (:total o)}))))",
+            "(fn [c] [(:id c) c])",
+            "(fn [m] (if (:k m) (:k (:k m)) :none))",
+            "(fn [m] (let [a (:a m) b (:b m)] (+ a b)))",
+            "(fn [m] (get m :id))",
+            "(fn [m] [1 2 3 4 5 (:k m)])",
+            "(fn [m] m)",
+            "(fn [m] (and (:a m) (or (:b m) (inc (:c m)))))",
+            "(fn [m] (inc (:id m)))",
+            "(fn [s] (str/upper-case (first (str/split s #\" \"))))",
+        ] {
+            assert!(compiled(yes), "{yes}");
+        }
+        for no in [
+            // Quick fns keep their own, cheaper form.
+            "(fn [m] (:id m))",
+            "(fn [m] (= 1 (:id m)))",
+            // The general forms the side-by-side tests compare against.
+            "(fn [m] (do nil (:k m)))",
+            "(fn [a b] [(:t a) b])",
+            "(fn [m & r] [(:id m)])",
+            "(fn [{:keys [id]}] [id])",
+            "(fn ([m] [(:id m)]) ([m n] n))",
+            "(fn [m] (:id m 0))",
+            "(fn [m] (get m :id 0))",
+            "(fn [m] (let [[a b] m] [a b]))",
+            "(fn [m] (str (:id m)))",
+            "(fn [m] {(:k m) 1})",
+            "(fn [m] (let [a 1 b 2 c 3 d 4 e 5 f 6 g 7 h 8 i 9 j 10 k 11 l 12 n 13 o 14 p 15] [a]))",
+        ] {
+            assert!(!compiled(no), "{no}");
+        }
+    }
+}
