@@ -40,6 +40,8 @@ impl Code {
             shapes: c.shapes.into(),
             fixed: c.fixed.into(),
             param,
+            used: u8::try_from(c.next).ok()?,
+            temps: u8::try_from(frame).ok()?,
         })
     }
 }

@@ -170,6 +170,11 @@ pub struct Code {
     fixed: Box<[(Fixed, bool, u16)]>,
     /// The fn's parameter slot.
     param: u8,
+    /// Registers the ops use (the frame and the temporaries), at most [`MAX_REGS`].
+    used: u8,
+    /// The first temporary: registers from here on hold one operand each, read once, so a
+    /// literal takes their values instead of cloning them.
+    temps: u8,
 }
 
 /// A register while the code runs: borrowed from the element, a capture, a constant or a field
@@ -226,7 +231,7 @@ impl Code {
         // Registers that only ever borrowed hold nothing to give back; owned ones are dropped
         // where they are (not moved out to a drop of the whole array).
         if owned {
-            for r in regs.iter_mut() {
+            for r in regs.iter_mut().take(usize::from(self.used)) {
                 if matches!(r, Reg::Own(_)) {
                     *r = Reg::Ref(NIL);
                 }
@@ -293,13 +298,20 @@ impl<'a> At<'a> {
             }
             Op::Prim { dst, op, x, y } => {
                 *steps += 1;
-                let v = op.apply(self.read(regs, *x), self.read(regs, *y))?.ok()?;
+                let v = match (self.read(regs, *x), self.read(regs, *y)) {
+                    (Value::Int(a), Value::Int(b)) if let Some(v) = op.ints(*a, *b) => v,
+                    (a, b) => op.apply(a, b)?.ok()?,
+                };
                 own(regs, *dst, v, owned);
             }
             Op::Record { dst, shape, args } => {
-                own(regs, *dst, self.record(regs, *shape, *args)?, owned);
+                let v = self.record(regs, *shape, *args)?;
+                own(regs, *dst, v, owned);
             }
-            Op::Vector { dst, args } => own(regs, *dst, self.vector(regs, *args)?, owned),
+            Op::Vector { dst, args } => {
+                let v = self.vector(regs, *args)?;
+                own(regs, *dst, v, owned);
+            }
             _ => return None,
         }
         Some(())
@@ -463,17 +475,29 @@ impl<'a> At<'a> {
         Some(truthy(&op.apply(x, y)?.ok()?))
     }
 
-    /// The values at `args`, cloned.
-    fn values(&self, regs: &Regs<'a>, args: (u16, u16)) -> Option<Vec<Value>> {
+    /// The values at `args`, taken from temporaries and cloned from anything else.
+    fn values(&self, regs: &mut Regs<'a>, args: (u16, u16)) -> Option<Vec<Value>> {
         let srcs = self
             .code
             .args
             .get(usize::from(args.0)..usize::from(args.1))?;
-        Some(srcs.iter().map(|s| self.read(regs, *s).clone()).collect())
+        Some(srcs.iter().map(|s| self.value_of(regs, *s)).collect())
+    }
+
+    /// An operand's value for a literal: a temporary's own value taken, anything else cloned.
+    #[inline(always)]
+    fn value_of(&self, regs: &mut Regs<'a>, s: Src) -> Value {
+        match s {
+            Src::Reg(r) if r >= self.code.temps => match &mut regs[usize::from(r) & MASK] {
+                Reg::Own(v) => std::mem::take(v),
+                Reg::Ref(v) => v.clone(),
+            },
+            s => self.read(regs, s).clone(),
+        }
     }
 
     /// A record literal, built as `Interp::eval_record` builds one.
-    fn record(&self, regs: &Regs<'a>, shape: u16, args: (u16, u16)) -> Option<Value> {
+    fn record(&self, regs: &mut Regs<'a>, shape: u16, args: (u16, u16)) -> Option<Value> {
         let shape = self.code.shapes.get(usize::from(shape))?;
         let srcs = self
             .code
@@ -482,14 +506,14 @@ impl<'a> At<'a> {
         let mut coll = Coll::new(MapImpl::Record(Record::empty(shape.clone())));
         if let MapImpl::Record(r) = coll.make_mut() {
             for s in srcs {
-                r.push(self.read(regs, *s).clone());
+                r.push(self.value_of(regs, *s));
             }
         }
         Some(Value::Map(coll))
     }
 
     /// A vector literal, built as `Interp::eval_vector` builds one of its size.
-    fn vector(&self, regs: &Regs<'a>, args: (u16, u16)) -> Option<Value> {
+    fn vector(&self, regs: &mut Regs<'a>, args: (u16, u16)) -> Option<Value> {
         let items = self.values(regs, args)?;
         Some(match <[Value; 2]>::try_from(items) {
             Ok([a, b]) => Value::Vector(Coll::new(PVec::from_two(a, b))),
