@@ -11,7 +11,7 @@
 mod support;
 
 use ptc_shared::Limits;
-use support::{VALUES, outcome};
+use support::VALUES;
 
 /// Elements the fns see: records and small maps holding each value under `:k`, with an `:id`
 /// that by-id may or may not hold, a map without `:k`, and things that are not maps.
@@ -141,20 +141,7 @@ fn the_step_budget_ends_code_and_general_fns_at_the_same_step() {
 fn the_depth_limit_ends_code_and_general_fns_at_the_same_depth() {
     let src = "(defn f [n] (if (= n 0) (count (keep (fn [m] (let [x (:k m)] (when x [x])) #_end) \
                [{:k 1}])) (f (dec n)))) (f 20)";
-    let at = |depth| Limits {
-        max_depth: depth,
-        ..Limits::default()
-    };
-    let mut passed_at = None;
-    for d in 15..30 {
-        let (text, _) = same(src, at(d));
-        if passed_at.is_none() && !text.starts_with("failed") {
-            passed_at = Some(d);
-        }
-    }
-    let d = passed_at.expect("passes under some depth");
-    let (below, _) = outcome(src, at(d - 1));
-    assert!(below.contains("LimitExceeded"), "{below}");
+    support::same_depth_boundary(src, "(fn [m]");
 }
 
 #[test]

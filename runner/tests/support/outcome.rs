@@ -140,6 +140,27 @@ pub fn same_both_ways(src: &str, head: &str, limits: Limits) -> (String, u64) {
     fast
 }
 
+/// Asserts that `src` and its [`general_of`] form end alike under every `max_depth` from 15 to
+/// 29, that one of them lets `src` pass, and that the one below it ends on the limit: a fast
+/// path must pass the depth check exactly where the general call would.
+#[allow(dead_code)]
+pub fn same_depth_boundary(src: &str, head: &str) {
+    let at = |depth| Limits {
+        max_depth: depth,
+        ..Limits::default()
+    };
+    let mut passed_at = None;
+    for d in 15..30 {
+        let (text, _) = same_both_ways(src, head, at(d));
+        if passed_at.is_none() && !text.starts_with("failed") {
+            passed_at = Some(d);
+        }
+    }
+    let d = passed_at.expect("passes under some depth");
+    let (below, _) = outcome(src, at(d - 1));
+    assert!(below.contains("LimitExceeded"), "{below}");
+}
+
 /// The smallest `max_steps` under which `src` passes (searched up to 100,000).
 #[allow(dead_code)]
 pub fn step_boundary(src: &str) -> u64 {
