@@ -26,10 +26,14 @@
 //!   (`Interp::quick_steps`); no program can tell when within a pure body a step was charged.
 //! - **Registers are the fn's slots.** A `let` binds the slot the analyzer gave it, the
 //!   parameter is its slot, temporaries come after the frame: ops run in the walker's order, so
-//!   a slot the analyzer reuses holds what it would hold in the frame.
+//!   a slot the analyzer reuses holds what it would hold in the frame. A temporary holds one
+//!   operand and is read once, so a literal takes what it owns instead of cloning it.
+//! - **Nothing owned is left behind.** Ops write only registers below `Code::used`; what those
+//!   own is dropped when the run ends, and the rest of the array, which only ever borrowed, is
+//!   forgotten.
 //!
-//! The compiler is `compile.rs`. `tests/fn_code.rs` runs each fn this way and through the walker and compares answers, errors
-//! and steps, and the step and depth limits at their boundaries.
+//! The compiler is `compile.rs`. `tests/fn_code.rs` runs each fn this way and through the walker
+//! and compares answers, errors and steps, and the step and depth limits at their boundaries.
 
 mod compile;
 
