@@ -329,6 +329,34 @@ fn is_get(b: &BuiltinDef) -> bool {
 
 #[cfg(test)]
 mod code_tests {
+    use crate::value::Value;
+
+    fn edn(text: &str) -> Value {
+        crate::edn::parse(text).map_or(Value::Nil, crate::convert::import)
+    }
+
+    /// The code runs on its own, not only as the walker's stand-in: the side-by-side tests
+    /// cannot tell code that always declines from code that answers, this can.
+    #[test]
+    fn compiled_code_answers_its_usual_operands_and_declines_the_rest() {
+        let src = "(let [by {}] (fn [o] (let [c (get by (:id o))] \
+                   (when (= \"gold\" (:tier c)) {:n (:name c) :t (:t o) :k (inc (:k o))}))))";
+        let t = crate::eval::testing::first_fn(src).expect("a fn");
+        let code = t.code.as_ref().expect("compiled");
+        let by = [edn(
+            r#"{1 {:tier "gold" :name "A"} 2 {:tier "x" :name "B"}}"#,
+        )];
+        // `(:id o)`, `get`, the test and its field, `(:name c)`, `(:t o)`, `(:k o)`, `inc`.
+        let gold = code.run(&by, &edn("{:id 1 :t 2.5 :k 1}"));
+        assert_eq!(gold, Some((edn(r#"{:n "A" :t 2.5 :k 2}"#), 8)));
+        // The test fails: `(:id o)`, `get`, the test and its field.
+        assert_eq!(code.run(&by, &edn("{:id 2 :t 1}")), Some((Value::Nil, 4)));
+        assert_eq!(code.run(&by, &edn("{:id 3}")), Some((Value::Nil, 4)));
+        // A field of a vector, `inc` of a text: the walker's to answer.
+        assert_eq!(code.run(&by, &edn("[1 2]")), None);
+        assert_eq!(code.run(&by, &edn(r#"{:id 1 :k "a"}"#)), None);
+    }
+
     /// Whether the first form of `src` is a fn (or a `let` whose body is one) with register code.
     fn compiled(src: &str) -> bool {
         crate::eval::testing::first_fn(src).is_some_and(|t| t.code.is_some())
