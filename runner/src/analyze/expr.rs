@@ -154,6 +154,18 @@ pub struct FnTemplate {
     pub code: Option<crate::eval::code::Code>,
 }
 
+impl FnTemplate {
+    /// Its one arity when that arity takes exactly `n` plain parameters (no rest, no
+    /// destructuring): the fns the analyzer's shortcuts (quick fns, quick reducers, register
+    /// code) consider.
+    pub fn plain_arity(&self, n: usize) -> Option<&Arity> {
+        match self.arities.as_slice() {
+            [a] if !a.variadic && a.required == n && a.patterns.is_empty() => Some(a),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Debug)]
 pub struct Arity {
     /// Required positional parameters.

@@ -65,12 +65,7 @@ impl Quick {
     /// The quick form of a fn, if it has one: a single arity of one plain parameter whose body
     /// is one of the [`Quick`] shapes over that parameter.
     pub fn of(t: &FnTemplate) -> Option<Quick> {
-        let [a] = t.arities.as_slice() else {
-            return None;
-        };
-        if a.variadic || a.required != 1 || !a.patterns.is_empty() {
-            return None;
-        }
+        let a = t.plain_arity(1)?;
         let param = *a.raw.first()?;
         let field = |e: &Expr| match e {
             Expr::Call(c) => match (&c.f, c.args.as_slice()) {

@@ -117,12 +117,7 @@ impl Operand {
 impl Reducer {
     /// The quick reducer form of `t`, if it has one (see the module header).
     pub fn of(t: &FnTemplate) -> Option<Reducer> {
-        let [a] = t.arities.as_slice() else {
-            return None;
-        };
-        if a.variadic || a.required != 2 || !a.patterns.is_empty() {
-            return None;
-        }
+        let a = t.plain_arity(2)?;
         let (&[acc, elem], Expr::Call(c)) = (a.raw.as_slice(), &a.body) else {
             return None;
         };

@@ -12,12 +12,7 @@ impl Code {
     /// The code of a fn, if it has one: one arity of one plain parameter, and a body of the
     /// forms [`Compiler`] takes, fitting in [`MAX_REGS`] registers.
     pub fn of(t: &FnTemplate) -> Option<Code> {
-        let [a] = t.arities.as_slice() else {
-            return None;
-        };
-        if a.variadic || a.required != 1 || !a.patterns.is_empty() {
-            return None;
-        }
+        let a = t.plain_arity(1)?;
         let param = slot(*a.raw.first()?)?;
         let frame = usize::try_from(a.frame_size).ok()?.max(1);
         let mut c = Compiler {
