@@ -40,8 +40,20 @@ pub static FOLDED: BuiltinDef = crate::def!(
     Fast::One(|x| Some(Ok(x.clone())))
 );
 
-/// The hook where calls are analysed: fuses `(first (str/split s sep))`.
+/// The hook where calls are analysed: fuses `(first (str/split s sep))`, and marks
+/// `(reduce g init (keep f xs))` for one pass (`eval::fused`).
 pub(crate) fn fuse_call(f: &mut Expr, args: &mut [Expr]) {
+    if let (Expr::Builtin(outer), [_, _, Expr::Call(inner)]) = (&*f, &*args)
+        && let Expr::Builtin(keep) = &inner.f
+        && inner.args.len() == 2
+        && outer.name == "reduce"
+        && keep.name == "keep"
+        && is(outer, None, "reduce")
+        && is(keep, None, "keep")
+    {
+        *f = Expr::Builtin(&crate::eval::fused::KEEP_REDUCE);
+        return;
+    }
     let (Expr::Builtin(outer), [Expr::Call(inner)]) = (&*f, &mut *args) else {
         return;
     };

@@ -350,7 +350,8 @@ fn keep_coll(i: &mut Interp<'_>, f: &Value, xs: &PVec) -> EvalResult {
     Ok(Value::list_of(out))
 }
 
-fn reduce(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+/// `reduce`'s entry (also the fused `(reduce g init (keep f xs))`'s, `eval::fused`).
+pub(crate) fn reduce(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     let mut a = a.into_iter();
     let f = a.next().unwrap_or_default();
     let (init, coll) = match (a.next(), a.next()) {

@@ -19,6 +19,7 @@
 mod apply;
 pub mod code;
 mod frame;
+pub mod fused;
 pub mod lazy;
 mod lazy_drop;
 mod literal;
@@ -570,6 +571,7 @@ impl<'h> Interp<'h> {
                 crate::builtins::call2(self, b, x, y)
             }
             (Fast::Stacked(g), args) => self.call_stacked(b, g, args, env),
+            _ if std::ptr::eq(b, &fused::KEEP_REDUCE) => self.keep_reduce(b, c, env),
             _ => {
                 let args = self.eval_all(&c.args, env)?;
                 crate::builtins::call(self, b, args)

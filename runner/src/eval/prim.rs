@@ -118,6 +118,32 @@ impl Prim {
         })
     }
 
+    /// [`Prim::apply_inline`]'s value for two numbers where it is one without an error (every
+    /// op but the divisions on doubles; `ints` for two integers), returned as the value itself:
+    /// a `Result` around it is built in memory and read back whole, a stall per element on the
+    /// paths that sum (`reducer`).
+    #[inline(always)]
+    pub(crate) fn numbers(self, a: &Value, b: &Value) -> Option<Value> {
+        let (x, y) = match (a, b) {
+            (Value::Int(x), Value::Int(y)) => return self.ints(*x, *y),
+            (Value::Int(_) | Value::Float(_), Value::Int(_) | Value::Float(_)) => {
+                (as_f64(a), as_f64(b))
+            }
+            _ => return None,
+        };
+        Some(match self {
+            Prim::Add => Value::Float(x + y),
+            Prim::Sub => Value::Float(x - y),
+            Prim::Mul => Value::Float(x * y),
+            Prim::Lt => Value::Bool(x < y),
+            Prim::Gt => Value::Bool(x > y),
+            Prim::Le => Value::Bool(x <= y),
+            Prim::Ge => Value::Bool(x >= y),
+            Prim::Eq => Value::Bool(a == b),
+            Prim::Mod | Prim::Rem | Prim::Quot => return None,
+        })
+    }
+
     /// Two integers `ints` declined (overflow, a 0 or -1 divisor): the builtin's binary
     /// function reports or computes them.
     #[cold]

@@ -121,7 +121,8 @@ impl Interp<'_> {
         if self.depth >= self.limits.max_depth {
             return None;
         }
-        let (v, steps) = code.run(&l.captures, x)?;
+        let mut steps = 0;
+        let v = code.run(&l.captures, x, &mut steps)?;
         self.quick_steps(v, steps)
     }
 

@@ -34,6 +34,7 @@ use crate::analyze::{Expr, FnTemplate};
 use crate::builtins::{Fast, NativeFn};
 use crate::error::EvalResult;
 use crate::value::{KeyHint, MapImpl, Text, Value};
+use std::borrow::Cow;
 
 /// A two-parameter fn whose body is one `assoc` or `update` of its first parameter; made by the
 /// analyzer (see [`Reducer::of`]).
@@ -99,18 +100,49 @@ impl Operand {
     }
 
     /// The operand's value for element `x`, read in place where it can be.
-    fn read<'a>(&'a self, x: &'a Value) -> std::borrow::Cow<'a, Value> {
-        use std::borrow::Cow;
+    fn read<'a, E: Elem + ?Sized>(&'a self, x: &'a E) -> Cow<'a, Value> {
         match self {
-            Operand::Field { key, name, hint } => match x {
-                Value::Map(m) => {
-                    Cow::Borrowed(m.get_keyword_hinted(name, hint).unwrap_or(&Value::Nil))
-                }
-                other => Cow::Owned(crate::builtins::coll::get(other, key).unwrap_or_default()),
-            },
-            Operand::Elem => Cow::Borrowed(x),
+            Operand::Field { key, name, hint } => x.field(key, name, hint),
+            Operand::Elem => x.whole(),
             Operand::Const(c) => Cow::Borrowed(c),
         }
+    }
+}
+
+/// An element a quick reducer reads: a value, or the values of a record literal that a fused
+/// `keep` fn answers, not yet built into the record (`code::Fields`). Both answer what the
+/// record itself would.
+pub(crate) trait Elem {
+    /// `(:name x)`, `key` being the keyword; `hint` is the read's own.
+    fn field(&self, key: &Value, name: &Text, hint: &KeyHint) -> Cow<'_, Value>;
+    /// The element itself.
+    fn whole(&self) -> Cow<'_, Value>;
+}
+
+impl Elem for Value {
+    fn field(&self, key: &Value, name: &Text, hint: &KeyHint) -> Cow<'_, Value> {
+        match self {
+            Value::Map(m) => Cow::Borrowed(m.get_keyword_hinted(name, hint).unwrap_or(&Value::Nil)),
+            other => Cow::Owned(crate::builtins::coll::get(other, key).unwrap_or_default()),
+        }
+    }
+
+    fn whole(&self) -> Cow<'_, Value> {
+        Cow::Borrowed(self)
+    }
+}
+
+impl Elem for super::code::Fields<'_> {
+    /// The record's lenient read (`Record::get_hinted`), by the shape's position of the key.
+    fn field(&self, _: &Value, name: &Text, hint: &KeyHint) -> Cow<'_, Value> {
+        Cow::Borrowed(
+            crate::value::Shape::hinted_position(self.shape(), name, hint)
+                .map_or(&Value::Nil, |i| self.get(i)),
+        )
+    }
+
+    fn whole(&self) -> Cow<'_, Value> {
+        Cow::Owned(self.to_value())
     }
 }
 
@@ -184,28 +216,31 @@ impl Reducer {
     }
 }
 
-impl Interp<'_> {
-    /// The answer of quick reducer `r` for accumulator `acc` and element `x`, with its steps
-    /// charged; or `acc` back, untouched, for the general call.
-    pub(crate) fn quick_reduce(
-        &mut self,
-        r: &Reducer,
-        acc: Value,
-        x: &Value,
-    ) -> Result<Value, Value> {
-        let after = self.steps.saturating_add(r.steps);
-        let deep = self.depth.saturating_add(r.depth);
+impl Reducer {
+    /// The steps the body charges.
+    pub(crate) fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// How much deeper than the call a folded `fnil`'s native runs.
+    pub(crate) fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    /// The body's answer for accumulator `acc` and element `x`, where it is the general path's
+    /// with no error possible (limits aside: the caller's), else `acc` back, untouched.
+    pub(crate) fn reduce<E: Elem + ?Sized>(&self, acc: Value, x: &E) -> Result<Value, Value> {
         let mapped = match &acc {
             Value::Nil => true,
             Value::Map(m) => !matches!(&**m, MapImpl::Sorted(_)),
             _ => false,
         };
-        if after > self.tick_limit || deep >= self.limits.max_depth || !mapped {
+        if !mapped {
             return Err(acc);
         }
-        let key = r.key.read(x);
+        let key = self.key.read(x);
         let mut acc = acc;
-        let new = match &r.change {
+        let new = match &self.change {
             Change::Assoc(v) => v.read(x).into_owned(),
             change => {
                 // A present key is changed where it is, one lookup, as `update_with` does it
@@ -219,7 +254,6 @@ impl Interp<'_> {
                         return Err(acc);
                     };
                     *slot = new;
-                    self.steps = after;
                     return Ok(acc);
                 }
                 match new_value(change, old(&acc, &key), x) {
@@ -228,8 +262,27 @@ impl Interp<'_> {
                 }
             }
         };
-        self.steps = after;
         Ok(put(acc, key.into_owned(), new))
+    }
+}
+
+impl Interp<'_> {
+    /// The answer of quick reducer `r` for accumulator `acc` and element `x`, with its steps
+    /// charged; or `acc` back, untouched, for the general call.
+    pub(crate) fn quick_reduce(
+        &mut self,
+        r: &Reducer,
+        acc: Value,
+        x: &Value,
+    ) -> Result<Value, Value> {
+        let after = self.steps.saturating_add(r.steps);
+        let deep = self.depth.saturating_add(r.depth);
+        if after > self.tick_limit || deep >= self.limits.max_depth {
+            return Err(acc);
+        }
+        let acc = r.reduce(acc, x)?;
+        self.steps = after;
+        Ok(acc)
     }
 }
 
@@ -241,15 +294,22 @@ fn old<'a>(acc: &'a Value, key: &Value) -> &'a Value {
     }
 }
 
-/// `update`'s new value from `old`, where its fn answers inline without an error.
-fn new_value(change: &Change, old: &Value, x: &Value) -> Option<Value> {
+/// `update`'s new value from `old`, where its fn answers inline without an error. Inlined
+/// into `reduce`: a value returned from a call is stored in halves and then loaded whole, a
+/// stall on every element.
+#[inline(always)]
+fn new_value<E: Elem + ?Sized>(change: &Change, old: &Value, x: &E) -> Option<Value> {
     let r = match change {
         Change::One { f, defaults } => f(fnil_arg(defaults, 0, old))?,
         Change::Two { op, defaults, v } => {
             let v = v.read(x);
             // Every way the general path applies a prim ends in `Prim::apply`'s answer, when it
             // gives one (`call_native2`, `apply2`, `call2`).
-            op.apply_inline(fnil_arg(defaults, 0, old), fnil_arg(defaults, 1, &v))?
+            let (a, b) = (fnil_arg(defaults, 0, old), fnil_arg(defaults, 1, &v));
+            if let Some(n) = op.numbers(a, b) {
+                return Some(n);
+            }
+            op.apply_inline(a, b)?
         }
         Change::Assoc(_) => return None,
     };

@@ -138,6 +138,24 @@ impl Shape {
         }
     }
 
+    /// Where a record of `shape` holds keyword `want` by the lenient lookup, the call site's
+    /// `hint` tried first and told where it was found ([`Record::get_hinted`]'s position; also
+    /// how a record literal's values, not yet built into one, are read).
+    #[inline]
+    pub fn hinted_position(shape: &Rc<Shape>, want: &Text, hint: &KeyHint) -> Option<usize> {
+        if hint.saw(shape, want) {
+            return Some(hint.at());
+        }
+        let at = hint.at();
+        let i = if shape.answers_at(at, want) {
+            at
+        } else {
+            shape.lenient_position(want)?
+        };
+        hint.remember(i, shape, want);
+        Some(i)
+    }
+
     /// Whether the keys are `keys`, in order, compared as map keys.
     fn matches<'a>(&self, mut keys: impl Iterator<Item = &'a Value>) -> bool {
         self.keys
@@ -215,17 +233,8 @@ impl Record {
     /// without comparing a key (a JSON row's string keys would cost a text comparison each).
     #[inline]
     pub fn get_hinted(&self, want: &Text, hint: &KeyHint) -> Option<&Value> {
-        if hint.saw(&self.shape, want) {
-            return self.vals.get(hint.at());
-        }
-        let at = hint.at();
-        let i = if self.shape.answers_at(at, want) {
-            at
-        } else {
-            self.shape.lenient_position(want)?
-        };
-        hint.remember(i, &self.shape, want);
-        self.vals.get(i)
+        self.vals
+            .get(Shape::hinted_position(&self.shape, want, hint)?)
     }
 
     /// Adds key `k` (not present) with value `v`, moving to the grown shape; gives both back

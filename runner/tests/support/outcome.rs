@@ -88,7 +88,9 @@ pub fn assert_same_at_every_budget(
     assert_same_at_budgets(fast, general, 1..=steps, see);
 }
 
-fn assert_same_at_budgets(
+/// [`assert_same_at_budget`] under each of `budgets`.
+#[allow(dead_code)]
+pub fn assert_same_at_budgets(
     fast: &str,
     general: &str,
     budgets: impl IntoIterator<Item = u64>,

@@ -143,11 +143,14 @@ enum Op {
     Jump {
         to: u16,
     },
-    /// `r[dst]` = a record of a shape with the values at `args`.
+    /// `r[dst]` = a record of a shape with the values at `args`. `tail`: the fn answers this
+    /// record (nothing but jumps between it and the `Return` of `dst`), so `run_fields` can
+    /// leave it unbuilt.
     Record {
         dst: u8,
         shape: u16,
         args: (u16, u16),
+        tail: bool,
     },
     /// `r[dst]` = a vector of the values at `args`.
     Vector {
@@ -199,13 +202,113 @@ impl Reg<'_> {
 
 type Regs<'a> = [Reg<'a>; MAX_REGS];
 
+/// What takes a run's answer for [`Code::run_fields`]'s caller, while the registers still hold
+/// what it borrows. Its methods are inlined into the run (a closure over an answer enum was a
+/// call that copied the answer in halves and read it back whole). `None` is the run's.
+pub trait Take {
+    type Out;
+    /// The answer, a value.
+    fn value(self, v: Value) -> Option<Self::Out>;
+    /// The answer, a record literal left unbuilt.
+    fn fields(self, f: &Fields<'_>) -> Option<Self::Out>;
+}
+
+/// [`Code::run`]'s taker: the answer as a value, a record built.
+struct Build;
+
+impl Take for Build {
+    type Out = Value;
+
+    #[inline(always)]
+    fn value(self, v: Value) -> Option<Value> {
+        Some(v)
+    }
+
+    fn fields(self, f: &Fields<'_>) -> Option<Value> {
+        Some(f.to_value())
+    }
+}
+
+/// A record literal in tail position (`{:customer (:name c) :total (:total o)}`), left unbuilt:
+/// its shape and where its values are, borrowed while the run's registers last. A fused caller
+/// reads the fields it wants straight from here (`eval::fused`).
+pub struct Fields<'r> {
+    at: &'r At<'r>,
+    regs: &'r Regs<'r>,
+    shape: &'r Rc<Shape>,
+    srcs: &'r [Src],
+}
+
+impl std::fmt::Debug for Fields<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fields")
+            .field("keys", &self.shape.keys())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Fields<'_> {
+    pub fn shape(&self) -> &Rc<Shape> {
+        self.shape
+    }
+
+    /// The value of the shape's key `i` (nil past the end, which no shape's key is).
+    pub fn get(&self, i: usize) -> &Value {
+        self.srcs
+            .get(i)
+            .map_or(NIL, |s| self.at.read(self.regs, *s))
+    }
+
+    /// The record itself, as the literal builds it.
+    pub fn to_value(&self) -> Value {
+        let mut coll = Coll::new(MapImpl::Record(Record::empty(self.shape.clone())));
+        if let MapImpl::Record(r) = coll.make_mut() {
+            for s in self.srcs {
+                r.push(self.at.read(self.regs, *s).clone());
+            }
+        }
+        Value::Map(coll)
+    }
+}
+
+/// How a run ended.
+enum End {
+    Value(Value),
+    /// A tail record, `Op::Record`'s shape and operands, left for the caller.
+    Fields(u16, (u16, u16)),
+    Decline,
+}
+
 impl Code {
-    /// The answer for argument `x` and the steps it charges, or `None` where the general path
-    /// must answer (see the module header). The registers, the steps and whether any register
-    /// owns its value stay locals of this loop; each op writes its register itself (a result
-    /// moved out of a match as a whole was stored in halves and loaded whole, a stall on every
-    /// op).
-    pub fn run<'a>(&'a self, captures: &'a [Value], x: &'a Value) -> Option<(Value, u64)> {
+    /// The answer for argument `x`, with the steps it charges written to `charged`, or `None`
+    /// where the general path must answer (see the module header).
+    pub fn run(&self, captures: &[Value], x: &Value, charged: &mut u64) -> Option<Value> {
+        self.exec::<false, _>(captures, x, charged, Build)
+    }
+
+    /// [`Code::run`] for a caller that takes the answer as it stands: a record literal in tail
+    /// position goes to `k` as its [`Fields`], unbuilt.
+    pub fn run_fields<T: Take>(
+        &self,
+        captures: &[Value],
+        x: &Value,
+        charged: &mut u64,
+        k: T,
+    ) -> Option<T::Out> {
+        self.exec::<true, T>(captures, x, charged, k)
+    }
+
+    /// The op loop of both. The registers, the steps and whether any register owns its value
+    /// stay locals of this loop; each op writes its register itself (a result moved out of a
+    /// match as a whole was stored in halves and loaded whole, a stall on every op).
+    #[inline(always)]
+    fn exec<'a, const FIELDS: bool, T: Take>(
+        &'a self,
+        captures: &'a [Value],
+        x: &'a Value,
+        charged: &mut u64,
+        k: T,
+    ) -> Option<T::Out> {
         let mut regs: Regs<'a> = std::array::from_fn(|_| Reg::Ref(NIL));
         regs[usize::from(self.param) & MASK] = Reg::Ref(x);
         let at = At {
@@ -213,13 +316,19 @@ impl Code {
             captures,
         };
         let (mut steps, mut owned, mut pc) = (0u64, false, 0usize);
-        let answer = loop {
+        let end = loop {
             let Some(op) = self.ops.get(pc) else {
-                break None;
+                break End::Decline;
             };
             pc += 1;
             let next = match op {
-                Op::Return { src } => break Some(take(&mut regs, *src)),
+                Op::Return { src } => break End::Value(take(&mut regs, *src)),
+                Op::Record {
+                    shape,
+                    args,
+                    tail: true,
+                    ..
+                } if FIELDS => break End::Fields(*shape, *args),
                 Op::Jump { to } => Some(Some(*to)),
                 Op::Test { .. } | Op::TestField { .. } | Op::Unless { .. } | Op::When { .. } => {
                     at.branch(&regs, op, &mut steps)
@@ -227,10 +336,28 @@ impl Code {
                 op => at.set(&mut regs, op, &mut steps, &mut owned).map(|()| None),
             };
             match next {
-                None => break None,
+                None => break End::Decline,
                 Some(Some(to)) => pc = usize::from(to),
                 Some(None) => {}
             }
+        };
+        *charged = steps;
+        let answer = match end {
+            End::Value(v) => k.value(v),
+            End::Fields(shape, (from, to)) => {
+                let shape = self.shapes.get(usize::from(shape));
+                let srcs = self.args.get(usize::from(from)..usize::from(to));
+                match (shape, srcs) {
+                    (Some(shape), Some(srcs)) => k.fields(&Fields {
+                        at: &at,
+                        regs: &regs,
+                        shape,
+                        srcs,
+                    }),
+                    _ => None,
+                }
+            }
+            End::Decline => None,
         };
         // Registers that only ever borrowed hold nothing to give back; owned ones are dropped
         // where they are (not moved out to a drop of the whole array).
@@ -242,7 +369,7 @@ impl Code {
             }
         }
         std::mem::forget(regs);
-        answer.map(|v| (v, steps))
+        answer
     }
 }
 
@@ -268,11 +395,20 @@ impl<'a> At<'a> {
     #[inline(always)]
     fn set(&self, regs: &mut Regs<'a>, op: &Op, steps: &mut u64, owned: &mut bool) -> Option<()> {
         match op {
-            Op::Copy { dst, src } => put(regs, *dst, self.borrow(regs, *src), owned),
+            Op::Copy { dst, src } => self.copy(regs, *dst, *src, owned),
             Op::FieldR { dst, src, key } => {
                 *steps += 1;
-                let v = self.field_of_reg(regs, *src, *key)?;
-                put(regs, *dst, v, owned);
+                match &regs[usize::from(*src) & MASK] {
+                    Reg::Ref(m) => {
+                        let m: &'a Value = m;
+                        let v = self.field_in(m, *key)?;
+                        regs[usize::from(*dst) & MASK] = Reg::Ref(v);
+                    }
+                    Reg::Own(m) => {
+                        let v = self.field_in(m, *key)?.clone();
+                        own(regs, *dst, v, owned);
+                    }
+                }
             }
             Op::Field { dst, src, key } => {
                 *steps += 1;
@@ -283,7 +419,7 @@ impl<'a> At<'a> {
             Op::GetCapR { dst, map, key } => {
                 *steps += 1;
                 let v = self.get_capture(regs, *map, *key)?;
-                put(regs, *dst, v, owned);
+                regs[usize::from(*dst) & MASK] = Reg::Ref(v);
             }
             Op::Get { dst, map, key } => {
                 *steps += 1;
@@ -308,7 +444,9 @@ impl<'a> At<'a> {
                 };
                 own(regs, *dst, v, owned);
             }
-            Op::Record { dst, shape, args } => {
+            Op::Record {
+                dst, shape, args, ..
+            } => {
                 let v = self.record(regs, *shape, *args)?;
                 own(regs, *dst, v, owned);
             }
@@ -353,12 +491,14 @@ impl<'a> At<'a> {
         Some((!holds).then_some(*to))
     }
 
-    /// `(get capture r[key])`: the entry borrowed from the captured map (nil's is nil).
+    /// `(get capture r[key])`: the entry borrowed from the captured map (nil's is nil). A
+    /// borrowed answer is a pointer the op writes into its register itself: a register value
+    /// made here and copied there was stored in halves and loaded whole, a stall per op.
     #[inline(always)]
-    fn get_capture(&self, regs: &Regs<'a>, map: u32, key: u8) -> Option<Reg<'a>> {
+    fn get_capture(&self, regs: &Regs<'a>, map: u32, key: u8) -> Option<&'a Value> {
         match self.capture(map) {
-            Value::Map(m) => Some(Reg::Ref(m.get_lenient(reg(regs, key)).unwrap_or(NIL))),
-            Value::Nil => Some(Reg::Ref(NIL)),
+            Value::Map(m) => Some(m.get_lenient(reg(regs, key)).unwrap_or(NIL)),
+            Value::Nil => Some(NIL),
             _ => None,
         }
     }
@@ -383,38 +523,32 @@ impl<'a> At<'a> {
         self.code.consts.get(usize::from(i)).unwrap_or(NIL)
     }
 
-    /// An operand as a register's value: borrowed where it lives as long as the run.
-    fn borrow(&self, regs: &Regs<'a>, s: Src) -> Reg<'a> {
-        match s {
+    /// An operand as a register's value, written into register `dst`: borrowed where it lives
+    /// as long as the run (the pointer written, as `get_capture` explains), else cloned.
+    #[inline(always)]
+    fn copy(&self, regs: &mut Regs<'a>, dst: u8, s: Src, owned: &mut bool) {
+        let v: &'a Value = match s {
             Src::Reg(r) => match &regs[usize::from(r) & MASK] {
-                Reg::Ref(v) => Reg::Ref(v),
-                Reg::Own(v) => Reg::Own(v.clone()),
+                Reg::Ref(v) => v,
+                Reg::Own(v) => {
+                    let v = v.clone();
+                    return own(regs, dst, v, owned);
+                }
             },
-            Src::Capture(i) => Reg::Ref(self.capture(i)),
-            Src::Const(i) => Reg::Ref(self.constant(i)),
-        }
+            Src::Capture(i) => self.capture(i),
+            Src::Const(i) => self.constant(i),
+        };
+        regs[usize::from(dst) & MASK] = Reg::Ref(v);
     }
 
-    /// `(:key r[src])`: borrowed from a borrowed map, cloned from an owned one; nil's is nil.
+    /// `(:key m)` of a map (its entry, nil where absent) or nil (nil); `None` declines.
     #[inline(always)]
-    fn field_of_reg(&self, regs: &Regs<'a>, src: u8, key: u16) -> Option<Reg<'a>> {
+    fn field_in<'m>(&self, m: &'m Value, key: u16) -> Option<&'m Value> {
         let (k, hint) = self.code.keys.get(usize::from(key))?;
-        match &regs[usize::from(src) & MASK] {
-            Reg::Ref(m) => {
-                let m: &'a Value = m;
-                match m {
-                    Value::Map(map) => {
-                        Some(Reg::Ref(map.get_keyword_hinted(k, hint).unwrap_or(NIL)))
-                    }
-                    Value::Nil => Some(Reg::Ref(NIL)),
-                    _ => None,
-                }
-            }
-            Reg::Own(Value::Map(map)) => Some(Reg::Own(
-                map.get_keyword_hinted(k, hint).cloned().unwrap_or_default(),
-            )),
-            Reg::Own(Value::Nil) => Some(Reg::Ref(NIL)),
-            Reg::Own(_) => None,
+        match m {
+            Value::Map(map) => Some(map.get_keyword_hinted(k, hint).unwrap_or(NIL)),
+            Value::Nil => Some(NIL),
+            _ => None,
         }
     }
 

@@ -1,0 +1,252 @@
+//! `(reduce g init (keep f xs))` in one pass: the pipeline LLMs write to join and sum
+//! (`(->> orders (keep (fn [o] ... {:customer (:name c) :total (:total o)})) (reduce (fn [acc
+//! r] (update acc (:customer r) (fnil + 0) (:total r))) {}))`) built a record for every kept
+//! element, a list of them, and then called `g` on each to read two fields back. When `f` has
+//! register code (`code`) and `g` is a quick reducer (`reducer`), each element goes through
+//! `f`'s code and straight into `g`'s change of the accumulator; a record literal `f` answers
+//! with is never built: `g` reads its fields where the code holds them (`code::Fields`).
+//!
+//! The analyzer marks the call (`analyze::fuse`, [`KEEP_REDUCE`] in `reduce`'s place); the
+//! node evaluates what the two calls would, in their order, with their steps and positions,
+//! then tries the pass. Invariants:
+//! - **Same answers.** The pass takes only the answers the two shortcuts give on their own:
+//!   `Code::run_fields` under `Code::run`'s rules, `Reducer::reduce` under `quick_reduce`'s.
+//!   A record's fields read from its unbuilt values are the record's reads.
+//! - **All or nothing.** Both fns are pure, and the pass works on a copy of `init` (the first
+//!   change copies it), so a pass that stops (an element either shortcut declines, a kept
+//!   element past `max_iterations`, steps past the budget, the deadline) leaves nothing
+//!   behind: the two builtins then run as written, from the start, and meet the error or the
+//!   limit themselves, where they would have.
+//! - **Same steps.** A finished pass charges at once what `keep` and `reduce` would have:
+//!   `keep`'s step before the walk and one per element, `f`'s own; `reduce`'s one per kept
+//!   element and `g`'s own. It stops short of the budget rather than charge past it, and
+//!   checks the deadline as often as the walk would (every 1024 steps).
+//! - **Memory is the pass's own.** No kept list is built: a run may fit its heap fused that
+//!   would not have fitted unfused (a limit not reached, never one reached that was not).
+
+use super::code::{Fields, Take};
+use super::reducer::{Elem, Reducer};
+use super::{Env, Interp, Lambda};
+use crate::analyze::{Call, Expr};
+use crate::builtins::{self, BuiltinDef};
+use crate::error::EvalResult;
+use crate::pvec::PVec;
+use crate::value::Value;
+use std::rc::Rc;
+
+/// Steps between two deadline checks, as `Interp::tick` spaces them.
+const DEADLINE_EVERY: u64 = 1024;
+
+impl Interp<'_> {
+    /// The fused call `c` of `b` ([`KEEP_REDUCE`]): `(reduce g init (keep f xs))`. Its own
+    /// step is already charged (`builtin_node`). Evaluates `g` and `init`, then the inner call
+    /// as `builtin_node` would (its step, `f` and `xs` under its position), tries the pass,
+    /// and else calls `keep` and then `reduce` with those values.
+    pub(super) fn keep_reduce(
+        &mut self,
+        b: &'static BuiltinDef,
+        c: &Call,
+        env: &Env<'_>,
+    ) -> EvalResult {
+        let (g, init, inner, keep, f, xs) = match c.args.as_slice() {
+            [g, init, Expr::Call(inner)] => match (&inner.f, inner.args.as_slice()) {
+                (Expr::Builtin(keep), [f, xs]) => (g, init, inner, *keep, f, xs),
+                _ => return self.call_general(b, &c.args, env),
+            },
+            args => return self.call_general(b, args, env),
+        };
+        let g = self.operand(g, env)?;
+        let init = self.operand(init, env)?;
+        self.tick()?;
+        let f = self.operand(f, env).map_err(|e| e.at(inner.pos))?;
+        let xs = self.operand(xs, env).map_err(|e| e.at(inner.pos))?;
+        if let Some((acc, steps)) = self.fused_pass(&g, &init, &f, &xs) {
+            // Within the budget (the pass checked); where the count lands on a deadline
+            // check, `tick`'s check is the one the walk would have made.
+            self.tick_n(steps)?;
+            return Ok(acc);
+        }
+        let kept = builtins::call(self, keep, vec![f, xs]).map_err(|e| e.at(inner.pos))?;
+        builtins::call(self, b, vec![g, init, kept])
+    }
+
+    /// A call whose arguments are not the fused shape (the analyzer marks only that one).
+    fn call_general(&mut self, b: &'static BuiltinDef, args: &[Expr], env: &Env<'_>) -> EvalResult {
+        let args = self.eval_all(args, env)?;
+        builtins::call(self, b, args)
+    }
+
+    /// The one pass, where `f` has code, `g` a quick reducer and `xs` is a vector or a list:
+    /// the accumulator and the steps to charge; `None` for the two calls.
+    fn fused_pass(&self, g: &Value, init: &Value, f: &Value, xs: &Value) -> Option<(Value, u64)> {
+        let (Value::Fn(fl), Value::Fn(gl)) = (f, g) else {
+            return None;
+        };
+        let (Value::Vector(xs) | Value::List(xs)) = xs else {
+            return None;
+        };
+        self.pass(fl, gl, init, xs)
+    }
+
+    /// The pass itself (see the module header): the accumulator and the steps to charge.
+    fn pass(&self, fl: &Lambda, gl: &Lambda, init: &Value, xs: &PVec) -> Option<(Value, u64)> {
+        let code = fl.template.code.as_ref()?;
+        let r = gl.template.reducer.as_ref()?;
+        // `f`'s code runs at this depth, `g`'s folded `fnil` deeper (`Interp::code_answer`,
+        // `quick_reduce`).
+        if self.depth.saturating_add(r.depth()) >= self.limits.max_depth {
+            return None;
+        }
+        let budget = self.limits.max_steps.checked_sub(self.steps)?;
+        let per_kept = 1 + r.steps();
+        let (mut acc, mut steps, mut kept) = (init.clone(), 1u64, 0u64);
+        let mut check_at = DEADLINE_EVERY;
+        let mut ahead = xs.iter().skip(1);
+        for x in xs.iter() {
+            if let Some(next) = ahead.next() {
+                touch(next);
+            }
+            let mut s = 0;
+            let took = code.run_fields(&fl.captures, x, &mut s, Kept { r, acc: &mut acc })?;
+            steps = steps.saturating_add(s + 1);
+            if took {
+                if kept >= self.limits.max_iterations {
+                    return None;
+                }
+                kept += 1;
+                steps = steps.saturating_add(per_kept);
+            }
+            if steps > budget {
+                return None;
+            }
+            if steps >= check_at {
+                self.check_deadline().ok()?;
+                check_at = steps.saturating_add(DEADLINE_EVERY);
+            }
+        }
+        Some((acc, steps))
+    }
+}
+
+/// Reads where the next element's record keeps its kind and its shape, so that the miss on a
+/// row not yet in cache overlaps this element's work instead of starting the next one.
+#[inline(always)]
+fn touch(x: &Value) {
+    if let Value::Map(m) = x
+        && let crate::value::MapImpl::Record(r) = &**m
+    {
+        std::hint::black_box(Rc::as_ptr(r.shape()));
+    }
+}
+
+/// `f`'s answer for one element, into the accumulator by `g`'s shortcut: kept (`true`) or
+/// not (nil); `None` where the shortcut declines (the accumulator is then of no further use:
+/// the pass stops).
+struct Kept<'r> {
+    r: &'r Reducer,
+    acc: &'r mut Value,
+}
+
+impl Kept<'_> {
+    #[inline(always)]
+    fn step<E: Elem + ?Sized>(self, x: &E) -> Option<bool> {
+        *self.acc = self.r.reduce(std::mem::take(self.acc), x).ok()?;
+        Some(true)
+    }
+}
+
+impl Take for Kept<'_> {
+    type Out = bool;
+
+    #[inline(always)]
+    fn value(self, v: Value) -> Option<bool> {
+        match v {
+            Value::Nil => Some(false),
+            v => self.step(&v),
+        }
+    }
+
+    #[inline(always)]
+    fn fields(self, f: &Fields<'_>) -> Option<bool> {
+        self.step(f)
+    }
+}
+
+/// `reduce` in the fused call: `reduce`'s own entry (what the call falls back to), recognised
+/// by its address where builtins are called (`Interp::call_builtin_inline`).
+pub static KEEP_REDUCE: BuiltinDef = crate::def!(
+    "reduce",
+    2,
+    3,
+    "reduce over keep, in one pass.",
+    "",
+    crate::builtins::hofseq::reduce,
+    crate::builtins::Fast::None
+);
+
+#[cfg(test)]
+mod tests {
+    use crate::eval::testing::{NoTools, first_fn};
+    use crate::eval::{Interp, Lambda};
+    use crate::value::Value;
+    use ptc_shared::Limits;
+
+    fn edn(text: &str) -> Value {
+        crate::edn::parse(text).map_or(Value::Nil, crate::convert::import)
+    }
+
+    fn lambda(src: &str) -> Lambda {
+        Lambda {
+            template: first_fn(src).expect("a fn"),
+            captures: Vec::new(),
+        }
+    }
+
+    /// The pass answers on its own, not only as the two calls' stand-in (the side-by-side tests
+    /// in `tests/fused_keep_reduce.rs` cannot tell a pass that always stops from one that
+    /// answers), with the steps the two calls charge: `keep`'s 1, then per row the fn's (one
+    /// read, two more for a kept row) and its own; `reduce`'s per kept row, its own and the
+    /// reducer's 4 (`update`, the two reads of the unbuilt record, the folded `fnil` call).
+    #[test]
+    fn the_pass_answers_its_usual_operands_and_stops_on_the_rest() {
+        let f = lambda("(fn [o] (when (:k o) {:name (:k o) :total (:t o)}))");
+        let g = lambda("(fn [acc r] (update acc (:name r) (fnil + 0) (:total r)))");
+        let xs = |text: &str| match edn(text) {
+            Value::Vector(v) => v,
+            _ => unreachable!("a vector"),
+        };
+        let rows = xs("[{:k \"a\" :t 1} {:k nil :t 2} {:k \"b\" :t 3} {:k \"a\" :t 4}]");
+        let mut host = NoTools;
+        let i = Interp::new(&mut host, &[], Limits::default());
+        let (acc, steps) = i.pass(&f, &g, &edn("{}"), &rows).expect("answered");
+        assert_eq!(acc, edn("{\"a\" 5 \"b\" 3}"));
+        assert_eq!(steps, 1 + 3 * (3 + 1) + (1 + 1) + 3 * (1 + 4));
+        // A row the code declines (a field of a vector), an accumulator the reducer declines.
+        assert!(
+            i.pass(&f, &g, &edn("{}"), &xs("[{:k 1 :t 1} [1]]"))
+                .is_none()
+        );
+        assert!(i.pass(&f, &g, &edn("[]"), &rows).is_none());
+        // Limits: one step short of the pass, kept rows past `max_iterations`.
+        let mut host = NoTools;
+        let limits = Limits {
+            max_steps: steps - 1,
+            ..Limits::default()
+        };
+        assert!(
+            Interp::new(&mut host, &[], limits)
+                .pass(&f, &g, &edn("{}"), &rows)
+                .is_none()
+        );
+        let mut host = NoTools;
+        let limits = Limits {
+            max_iterations: 2,
+            ..Limits::default()
+        };
+        assert!(
+            Interp::new(&mut host, &[], limits)
+                .pass(&f, &g, &edn("{}"), &rows)
+                .is_none()
+        );
+    }
+}
