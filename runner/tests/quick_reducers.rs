@@ -58,8 +58,9 @@ fn elements() -> Vec<String> {
 }
 
 /// The reducer bodies the quick form takes.
-const BODIES: [&str; 10] = [
+const BODIES: [&str; 11] = [
     "(update acc (:k o) (fnil + 0) (:v o))",
+    "(update acc (:k o) (fnil - 0.5) (:v o))",
     "(update acc (:k o) (fnil * 1 2) (:v o))",
     "(update acc (:k o) (fnil < 0) (:v o))",
     "(update acc (:k o) + (:v o))",
