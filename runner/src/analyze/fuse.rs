@@ -41,17 +41,10 @@ pub static FOLDED: BuiltinDef = crate::def!(
 );
 
 /// The hook where calls are analysed: fuses `(first (str/split s sep))`, and marks
-/// `(reduce g init (keep f xs))` for one pass (`eval::fused`).
+/// `(reduce g init (keep f xs))` and `(into to (map f xs))` for one pass (`eval::fused`).
 pub(crate) fn fuse_call(f: &mut Expr, args: &mut [Expr]) {
-    if let (Expr::Builtin(outer), [_, _, Expr::Call(inner)]) = (&*f, &*args)
-        && let Expr::Builtin(keep) = &inner.f
-        && inner.args.len() == 2
-        && outer.name == "reduce"
-        && keep.name == "keep"
-        && is(outer, None, "reduce")
-        && is(keep, None, "keep")
-    {
-        *f = Expr::Builtin(&crate::eval::fused::KEEP_REDUCE);
+    if let Some(fused) = one_pass(f, args) {
+        *f = Expr::Builtin(fused);
         return;
     }
     let (Expr::Builtin(outer), [Expr::Call(inner)]) = (&*f, &mut *args) else {
@@ -70,6 +63,24 @@ pub(crate) fn fuse_call(f: &mut Expr, args: &mut [Expr]) {
         inner.f = Expr::Builtin(&SPLIT_HEAD);
         *f = Expr::Builtin(&FOLDED);
     }
+}
+
+/// The fused builtin that runs `(reduce g init (keep f xs))` or `(into to (map f xs))` in one
+/// pass (`eval::fused`), for a call of one of them.
+fn one_pass(f: &Expr, args: &[Expr]) -> Option<&'static BuiltinDef> {
+    let (Expr::Builtin(outer), Some((Expr::Call(inner), rest))) = (f, args.split_last()) else {
+        return None;
+    };
+    let Expr::Builtin(g) = &inner.f else {
+        return None;
+    };
+    let fused = match (outer.name, rest.len(), g.name, inner.args.len()) {
+        ("reduce", 2, "keep", 2) => &crate::eval::fused::KEEP_REDUCE,
+        ("into", 1, "map", 2) => &crate::eval::fused::INTO_MAP,
+        _ => return None,
+    };
+    // Names first (a string compare), the registry only for the rare call that has them.
+    (is(outer, None, outer.name) && is(g, None, g.name)).then_some(fused)
 }
 
 /// Whether `b` is the builtin `ns/name`.

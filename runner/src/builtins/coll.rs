@@ -598,7 +598,8 @@ fn is_empty(i: &mut Interp<'_>, v: &Value) -> EvalResult<bool> {
     })
 }
 
-fn into(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
+/// `into`'s entry (also the fused `(into to (map f xs))`'s, `eval::fused`).
+pub(crate) fn into(i: &mut Interp<'_>, a: Vec<Value>) -> EvalResult {
     let mut it = a.into_iter();
     let Some(to) = it.next() else {
         return Ok(Value::vector([]));

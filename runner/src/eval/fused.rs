@@ -24,50 +24,62 @@
 //! - **Memory is the pass's own.** No kept list is built: a run may fit its heap fused that
 //!   would not have fitted unfused (a limit not reached, never one reached that was not).
 
-use super::code::{Fields, Take};
+use super::code::{Fields, Take, pair_value};
 use super::reducer::{Elem, Reducer};
 use super::{Env, Interp, Lambda};
 use crate::analyze::{Call, Expr};
-use crate::builtins::{self, BuiltinDef};
+use crate::builtins::{self, BuiltinDef, coll};
 use crate::error::EvalResult;
 use crate::pvec::PVec;
-use crate::value::Value;
+use crate::value::{MapImpl, Value};
 use std::rc::Rc;
 
 /// Steps between two deadline checks, as `Interp::tick` spaces them.
 const DEADLINE_EVERY: u64 = 1024;
 
 impl Interp<'_> {
-    /// The fused call `c` of `b` ([`KEEP_REDUCE`]): `(reduce g init (keep f xs))`. Its own
-    /// step is already charged (`builtin_node`). Evaluates `g` and `init`, then the inner call
-    /// as `builtin_node` would (its step, `f` and `xs` under its position), tries the pass,
-    /// and else calls `keep` and then `reduce` with those values.
-    pub(super) fn keep_reduce(
+    /// A fused call `c` of `b` ([`KEEP_REDUCE`] or [`INTO_MAP`]), its own step already charged
+    /// (`builtin_node`): evaluates the outer call's other arguments, then the inner call as
+    /// `builtin_node` would (its step, its two arguments under its position), tries the pass,
+    /// and else calls the inner builtin and then the outer one with those values. Out of line:
+    /// inlined, it made the node dispatcher it is called from slower for every other call.
+    #[inline(never)]
+    pub(super) fn fused_call(
         &mut self,
         b: &'static BuiltinDef,
         c: &Call,
         env: &Env<'_>,
     ) -> EvalResult {
-        let (g, init, inner, keep, f, xs) = match c.args.as_slice() {
-            [g, init, Expr::Call(inner)] => match (&inner.f, inner.args.as_slice()) {
-                (Expr::Builtin(keep), [f, xs]) => (g, init, inner, *keep, f, xs),
+        let (inner, outer, inner_b) = match c.args.split_last() {
+            Some((Expr::Call(inner), outer)) => match (&inner.f, inner.args.len()) {
+                (Expr::Builtin(inner_b), 2) => (inner, outer, *inner_b),
                 _ => return self.call_general(b, &c.args, env),
             },
-            args => return self.call_general(b, args, env),
+            _ => return self.call_general(b, &c.args, env),
         };
-        let g = self.operand(g, env)?;
-        let init = self.operand(init, env)?;
+        // `eval_all`, not an operand each: four more inlined operand reads here made the
+        // node dispatcher slower for every other program.
+        let mut args = self.eval_all(outer, env)?;
         self.tick()?;
-        let f = self.operand(f, env).map_err(|e| e.at(inner.pos))?;
-        let xs = self.operand(xs, env).map_err(|e| e.at(inner.pos))?;
-        if let Some((acc, steps)) = self.fused_pass(&g, &init, &f, &xs) {
+        let inner_args = self
+            .eval_all(&inner.args, env)
+            .map_err(|e| e.at(inner.pos))?;
+        let passed = match (args.as_slice(), inner_args.as_slice()) {
+            ([g, init], [f, xs]) if std::ptr::eq(b, &KEEP_REDUCE) => {
+                self.keep_reduce_pass(g, init, f, xs)
+            }
+            ([to], [f, xs]) if std::ptr::eq(b, &INTO_MAP) => self.conj_pass(to, f, xs),
+            _ => None,
+        };
+        if let Some((acc, steps)) = passed {
             // Within the budget (the pass checked); where the count lands on a deadline
             // check, `tick`'s check is the one the walk would have made.
             self.tick_n(steps)?;
             return Ok(acc);
         }
-        let kept = builtins::call(self, keep, vec![f, xs]).map_err(|e| e.at(inner.pos))?;
-        builtins::call(self, b, vec![g, init, kept])
+        let inner_v = builtins::call(self, inner_b, inner_args).map_err(|e| e.at(inner.pos))?;
+        args.push(inner_v);
+        builtins::call(self, b, args)
     }
 
     /// A call whose arguments are not the fused shape (the analyzer marks only that one).
@@ -78,7 +90,13 @@ impl Interp<'_> {
 
     /// The one pass, where `f` has code, `g` a quick reducer and `xs` is a vector or a list:
     /// the accumulator and the steps to charge; `None` for the two calls.
-    fn fused_pass(&self, g: &Value, init: &Value, f: &Value, xs: &Value) -> Option<(Value, u64)> {
+    fn keep_reduce_pass(
+        &self,
+        g: &Value,
+        init: &Value,
+        f: &Value,
+        xs: &Value,
+    ) -> Option<(Value, u64)> {
         let (Value::Fn(fl), Value::Fn(gl)) = (f, g) else {
             return None;
         };
@@ -116,6 +134,41 @@ impl Interp<'_> {
                 kept += 1;
                 steps = steps.saturating_add(per_kept);
             }
+            if steps > budget {
+                return None;
+            }
+            if steps >= check_at {
+                self.check_deadline().ok()?;
+                check_at = steps.saturating_add(DEADLINE_EVERY);
+            }
+        }
+        Some((acc, steps))
+    }
+}
+
+impl Interp<'_> {
+    /// `(into to (map f xs))`'s pass, where `f` has code and `xs` is a vector or a list: each
+    /// answer conj'd into `to` (see [`Conj`]); the collection and the steps `map` (one per
+    /// element, one at least) and `into` (one per element) and `f` would have charged.
+    fn conj_pass(&self, to: &Value, f: &Value, xs: &Value) -> Option<(Value, u64)> {
+        let (Value::Fn(fl), Value::Vector(xs) | Value::List(xs)) = (f, xs) else {
+            return None;
+        };
+        let code = fl.template.code.as_ref()?;
+        if self.depth >= self.limits.max_depth {
+            return None;
+        }
+        let budget = self.limits.max_steps.checked_sub(self.steps)?;
+        let (mut acc, mut steps) = (to.clone(), (xs.len() as u64).max(1));
+        let mut check_at = DEADLINE_EVERY;
+        let mut ahead = xs.iter().skip(1);
+        for x in xs.iter() {
+            if let Some(next) = ahead.next() {
+                touch(next);
+            }
+            let mut s = 0;
+            code.run_fields(&fl.captures, x, &mut s, Conj { acc: &mut acc })?;
+            steps = steps.saturating_add(s + 1);
             if steps > budget {
                 return None;
             }
@@ -170,6 +223,43 @@ impl Take for Kept<'_> {
     fn fields(self, f: &Fields<'_>) -> Option<bool> {
         self.step(f)
     }
+
+    fn pair(self, a: &Value, b: &Value) -> Option<bool> {
+        self.step(&pair_value(a, b))
+    }
+}
+
+/// `f`'s answer for one element, conj'd into `into`'s map: a pair `[k v]` left unbuilt is
+/// inserted as `conj` inserts a pair's two values, anything else goes through `conj` itself;
+/// `None` where that fails (the pass stops; the two calls meet the error).
+struct Conj<'r> {
+    acc: &'r mut Value,
+}
+
+impl Take for Conj<'_> {
+    type Out = ();
+
+    #[inline(always)]
+    fn value(self, v: Value) -> Option<()> {
+        *self.acc = coll::conj(std::mem::take(self.acc), v).ok()?;
+        Some(())
+    }
+
+    fn fields(self, f: &Fields<'_>) -> Option<()> {
+        self.value(f.to_value())
+    }
+
+    #[inline(always)]
+    fn pair(self, k: &Value, v: &Value) -> Option<()> {
+        match self.acc {
+            // Not a sorted map: `conj`'s key check is a sorted map's.
+            Value::Map(m) if !matches!(&**m, MapImpl::Sorted(_)) => {
+                m.make_mut().insert(k.clone(), v.clone());
+                Some(())
+            }
+            _ => self.value(pair_value(k, v)),
+        }
+    }
 }
 
 /// `reduce` in the fused call: `reduce`'s own entry (what the call falls back to), recognised
@@ -181,6 +271,17 @@ pub static KEEP_REDUCE: BuiltinDef = crate::def!(
     "reduce over keep, in one pass.",
     "",
     crate::builtins::hofseq::reduce,
+    crate::builtins::Fast::None
+);
+
+/// `into` in the fused `(into to (map f xs))`: `into`'s own entry, recognised by its address.
+pub static INTO_MAP: BuiltinDef = crate::def!(
+    "into",
+    0,
+    3,
+    "into over map, in one pass.",
+    "",
+    crate::builtins::coll::into,
     crate::builtins::Fast::None
 );
 
@@ -248,5 +349,32 @@ mod tests {
                 .pass(&f, &g, &edn("{}"), &rows)
                 .is_none()
         );
+    }
+
+    /// `into`'s pass answers on its own too: pairs inserted unbuilt, maps merged and nil
+    /// skipped as `conj` does, with `map`'s steps (one per row), `into`'s (one per row) and the
+    /// fn's (the test's read, then two reads for a pair, one otherwise); it stops where `conj`
+    /// would fail.
+    #[test]
+    fn the_conj_pass_answers_its_usual_operands_and_stops_on_the_rest() {
+        let f = Value::Fn(std::rc::Rc::new(lambda(
+            "(fn [o] (if (:k o) [(:k o) (:t o)] (:t o)))",
+        )));
+        let rows = edn("[{:k 1 :t 2} {:t {:z 0}} {:k 3 :t 4} {:t nil}]");
+        let mut host = NoTools;
+        let i = Interp::new(&mut host, &[], Limits::default());
+        let (acc, steps) = i.conj_pass(&edn("{:a 1}"), &f, &rows).expect("answered");
+        assert_eq!(acc, edn("{:a 1 1 2 :z 0 3 4}"));
+        assert_eq!(steps, 4 + 4 + 2 * 3 + 2 * 2);
+        assert_eq!(
+            i.conj_pass(&edn("{}"), &f, &edn("[]")),
+            Some((edn("{}"), 1))
+        );
+        // A pair into a vector is `conj`'s to add; a number into a map is `conj`'s error.
+        let (v, _) = i
+            .conj_pass(&edn("[]"), &f, &edn("[{:k 1 :t 2}]"))
+            .expect("answered");
+        assert_eq!(v, edn("[[1 2]]"));
+        assert!(i.conj_pass(&edn("{}"), &f, &edn("[{:t 5}]")).is_none());
     }
 }

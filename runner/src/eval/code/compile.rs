@@ -42,14 +42,15 @@ impl Code {
     }
 }
 
-/// Marks each record op whose register the fn answers right after it: only jumps lie between
-/// it and the `Return` of that register.
+/// Marks each record or vector op whose register the fn answers right after it: only jumps
+/// lie between it and the `Return` of that register.
 fn mark_tails(ops: &mut [Op]) {
     for i in 0..ops.len() {
-        let Some(Op::Record { dst, .. }) = ops.get(i) else {
-            continue;
+        let dst = match ops.get(i) {
+            Some(Op::Record { dst, .. } | Op::Vector { dst, .. }) => *dst,
+            _ => continue,
         };
-        let (dst, mut pc, mut hops) = (*dst, i + 1, 0);
+        let (mut pc, mut hops) = (i + 1, 0);
         let ends = loop {
             match ops.get(pc) {
                 // A chain of jumps is at most as long as the ops (no loops are emitted).
@@ -60,7 +61,7 @@ fn mark_tails(ops: &mut [Op]) {
                 _ => break false,
             }
         };
-        if let Some(Op::Record { tail, .. }) = ops.get_mut(i) {
+        if let Some(Op::Record { tail, .. } | Op::Vector { tail, .. }) = ops.get_mut(i) {
             *tail = ends;
         }
     }
@@ -152,6 +153,7 @@ impl Compiler {
             Expr::Vector(items) => Op::Vector {
                 dst,
                 args: self.operands(items.iter())?,
+                tail: false,
             },
             _ => return None,
         };
@@ -396,6 +398,10 @@ mod code_tests {
             let vals: Vec<&Value> = (0..f.shape().len()).map(|i| f.get(i)).collect();
             Some(format!("fields {vals:?} {:?}", f.to_value()))
         }
+
+        fn pair(self, a: &Value, b: &Value) -> Option<String> {
+            Some(format!("pair {a:?} {b:?}"))
+        }
     }
 
     /// A record literal the fn answers is handed over unbuilt, on whichever branch; one that is
@@ -416,6 +422,9 @@ mod code_tests {
         assert_eq!(run(two, "{:t 2}").as_deref(), Some("value {:z 2}"));
         let inside = "(fn [o] [{:a (:k o)}])";
         assert_eq!(run(inside, "{:k 5}").as_deref(), Some("value [{:a 5}]"));
+        let pair = "(fn [o] (if (:k o) [(:k o) o] [1 2 3]))";
+        assert_eq!(run(pair, "{:k 5}").as_deref(), Some("pair 5 {:k 5}"));
+        assert_eq!(run(pair, "{}").as_deref(), Some("value [1 2 3]"));
         let last = "(fn [o] (when (:k o) {:a (:k o)}))";
         assert_eq!(run(last, "{}").as_deref(), Some("value nil"));
         assert_eq!(run(last, "[]"), None);

@@ -152,10 +152,12 @@ enum Op {
         args: (u16, u16),
         tail: bool,
     },
-    /// `r[dst]` = a vector of the values at `args`.
+    /// `r[dst]` = a vector of the values at `args`; `tail` as for `Record` (`run_fields`
+    /// hands a pair over unbuilt).
     Vector {
         dst: u8,
         args: (u16, u16),
+        tail: bool,
     },
     /// The answer, `r[src]`.
     Return {
@@ -211,6 +213,13 @@ pub trait Take {
     fn value(self, v: Value) -> Option<Self::Out>;
     /// The answer, a record literal left unbuilt.
     fn fields(self, f: &Fields<'_>) -> Option<Self::Out>;
+    /// The answer, a vector literal of two values left unbuilt (`[(:id c) c]`).
+    fn pair(self, a: &Value, b: &Value) -> Option<Self::Out>;
+}
+
+/// The vector a two-value literal builds (`At::vector`'s).
+pub fn pair_value(a: &Value, b: &Value) -> Value {
+    Value::Vector(Coll::new(PVec::from_two(a.clone(), b.clone())))
 }
 
 /// [`Code::run`]'s taker: the answer as a value, a record built.
@@ -226,6 +235,10 @@ impl Take for Build {
 
     fn fields(self, f: &Fields<'_>) -> Option<Value> {
         Some(f.to_value())
+    }
+
+    fn pair(self, a: &Value, b: &Value) -> Option<Value> {
+        Some(pair_value(a, b))
     }
 }
 
@@ -276,6 +289,8 @@ enum End {
     Value(Value),
     /// A tail record, `Op::Record`'s shape and operands, left for the caller.
     Fields(u16, (u16, u16)),
+    /// A tail vector of two values, its two operands, left for the caller.
+    Pair(Src, Src),
     Decline,
 }
 
@@ -329,11 +344,23 @@ impl Code {
                     tail: true,
                     ..
                 } if FIELDS => break End::Fields(*shape, *args),
+                Op::Vector {
+                    args: (from, to),
+                    tail: true,
+                    ..
+                } if FIELDS && usize::from(*to) == usize::from(*from) + 2 => {
+                    match self.args.get(usize::from(*from)..usize::from(*to)) {
+                        Some([a, b]) => break End::Pair(*a, *b),
+                        _ => break End::Decline,
+                    }
+                }
                 Op::Jump { to } => Some(Some(*to)),
                 Op::Test { .. } | Op::TestField { .. } | Op::Unless { .. } | Op::When { .. } => {
                     at.branch(&regs, op, &mut steps)
                 }
-                op => at.set(&mut regs, op, &mut steps, &mut owned).map(|()| None),
+                op => at
+                    .set::<FIELDS>(&mut regs, op, &mut steps, &mut owned)
+                    .map(|()| None),
             };
             match next {
                 None => break End::Decline,
@@ -357,6 +384,7 @@ impl Code {
                     _ => None,
                 }
             }
+            End::Pair(a, b) => k.pair(at.read(&regs, a), at.read(&regs, b)),
             End::Decline => None,
         };
         // Registers that only ever borrowed hold nothing to give back; owned ones are dropped
@@ -393,7 +421,13 @@ impl<'a> At<'a> {
     /// Each arm writes the register itself: a `(register, value)` pair made by the match and
     /// then stored was written in halves and loaded whole, a stall on every op.
     #[inline(always)]
-    fn set(&self, regs: &mut Regs<'a>, op: &Op, steps: &mut u64, owned: &mut bool) -> Option<()> {
+    fn set<const FIELDS: bool>(
+        &self,
+        regs: &mut Regs<'a>,
+        op: &Op,
+        steps: &mut u64,
+        owned: &mut bool,
+    ) -> Option<()> {
         match op {
             Op::Copy { dst, src } => self.copy(regs, *dst, *src, owned),
             Op::FieldR { dst, src, key } => {
@@ -447,10 +481,16 @@ impl<'a> At<'a> {
             Op::Record {
                 dst, shape, args, ..
             } => {
-                let v = self.record(regs, *shape, *args)?;
+                // Inline where records are built (`run`); out of line where the answer's
+                // record is left unbuilt (`run_fields`), whose loop it would otherwise crowd.
+                let v = if FIELDS {
+                    self.record_out_of_line(regs, *shape, *args)?
+                } else {
+                    self.record(regs, *shape, *args)?
+                };
                 own(regs, *dst, v, owned);
             }
-            Op::Vector { dst, args } => {
+            Op::Vector { dst, args, .. } => {
                 let v = self.vector(regs, *args)?;
                 own(regs, *dst, v, owned);
             }
@@ -634,7 +674,18 @@ impl<'a> At<'a> {
         }
     }
 
+    #[inline(never)]
+    fn record_out_of_line(
+        &self,
+        regs: &mut Regs<'a>,
+        shape: u16,
+        args: (u16, u16),
+    ) -> Option<Value> {
+        self.record(regs, shape, args)
+    }
+
     /// A record literal, built as `Interp::eval_record` builds one.
+    #[inline(always)]
     fn record(&self, regs: &mut Regs<'a>, shape: u16, args: (u16, u16)) -> Option<Value> {
         let shape = self.code.shapes.get(usize::from(shape))?;
         let srcs = self

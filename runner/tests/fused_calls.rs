@@ -1,10 +1,10 @@
-//! `(reduce g init (keep f xs))` runs as one pass (`eval::fused`) where `f` has register code
-//! and `g` is a quick reducer. Each case runs the call as written and with `keep` called through
-//! a local, `(let [keep* keep] (reduce g init (keep* f xs)))`, which the analyzer does not fuse
-//! and which charges what the builtin's call charges, in the same order, through the public
-//! `run`, and asserts the same printed result or error and the same steps; then that the step
-//! budget, `max_iterations` and the depth limit end both at the same point, and that the
-//! deadline ends a long pass.
+//! `(reduce g init (keep f xs))` and `(into to (map f xs))` run as one pass (`eval::fused`)
+//! where `f` has register code (and `g` is a quick reducer). Each case runs the call as written
+//! and with the inner builtin called through a local, `(let [keep* keep] (reduce g init (keep* f
+//! xs)))`, which the analyzer does not fuse and which charges what the builtin's call charges,
+//! in the same order, through the public `run`, and asserts the same printed result or error
+//! and the same steps; then that the step budget, `max_iterations` and the depth limit end both
+//! at the same point, and that the deadline ends a long pass.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 #[path = "support/outcome.rs"]
@@ -65,9 +65,17 @@ fn elements() -> String {
 
 /// `(reduce g init (keep f xs))` and its unfused form, each inside `wrap` (`HOLE` for the call).
 fn both(wrap: &str, f: &str, g: &str, init: &str, xs: &str) -> (String, String) {
-    let fused = format!("(reduce {g} {init} (keep {f} {xs}))");
-    let unfused = format!("(let [keep* keep] (reduce {g} {init} (keep* {f} {xs})))");
-    (wrap.replace("HOLE", &fused), wrap.replace("HOLE", &unfused))
+    let call = format!("(reduce {g} {init} (keep {f} {xs}))");
+    through_local(wrap, &call, "keep")
+}
+
+/// `call` and `call` with its inner builtin `inner` called through a local, in `wrap`.
+fn through_local(wrap: &str, call: &str, inner: &str) -> (String, String) {
+    let through = format!(
+        "(let [{inner}* {inner}] {})",
+        call.replacen(&format!("({inner} "), &format!("({inner}* "), 1)
+    );
+    (wrap.replace("HOLE", call), wrap.replace("HOLE", &through))
 }
 
 /// Runs both forms under `limits`, asserts the same outcome, and gives it.
@@ -211,4 +219,76 @@ fn the_deadline_ends_a_long_fused_pass() {
     let step = run(&src, opts).expect_err("the deadline ends the run");
     let fail = step.fail.expect("a fail");
     assert_eq!(fail.reason, FailReason::Timeout, "{}", fail.message);
+}
+
+/// The `map` fns `into` fuses with: a pair answered (the usual index), a pair of any values, a
+/// map (merged), nil (nothing added), a pair or nil on two branches, and answers `conj` refuses
+/// into a map (one value, three, a number).
+const MAPS: [&str; 8] = [
+    "(fn [m] [(:id m) m])",
+    "(fn [m] [(:k m) (:id m)])",
+    "(fn [m] {:a (:k m) (:id m) 1})",
+    "(fn [m] (when (:k m) [(:k m) (get by (:id m))]))",
+    "(fn [m] (if (:k m) [(:k m) 1] {}))",
+    "(fn [m] [(:k m)])",
+    "(fn [m] [(:k m) 1 2])",
+    "(fn [m] (:k m))",
+];
+
+/// What `into` fills: maps (empty, holding a key, bound outside, sorted), and other
+/// collections, which `conj` takes on its own terms.
+const TOS: [&str; 8] = [
+    "{}",
+    "{:x 1}",
+    "shared",
+    "(sorted-map)",
+    "[]",
+    "nil",
+    "#{}",
+    "'()",
+];
+
+#[test]
+fn the_fused_into_answers_and_charges_as_the_two_calls() {
+    let wrap =
+        format!("(let {BINDINGS} (try HOLE (catch Exception e (str \"error: \" (ex-message e)))))");
+    let (xs, mut answered) = (elements(), 0);
+    for f in MAPS {
+        for to in TOS {
+            for src in [xs.clone(), format!("(apply list {xs})"), "[]".into()] {
+                let (fused, unfused) =
+                    through_local(&wrap, &format!("(into {to} (map {f} {src}))"), "map");
+                let (text, _) =
+                    support::assert_same_outcome(&fused, &unfused, Limits::default(), outcome);
+                answered += usize::from(!text.starts_with("\"error"));
+            }
+        }
+    }
+    assert!(answered > MAPS.len() * TOS.len(), "{answered}");
+}
+
+#[test]
+fn limits_end_the_fused_and_the_unfused_into_alike() {
+    let rows = "(mapv (fn [i] {:id i :k (mod i 5)}) (range 1500))";
+    let call = format!("(count (into {{}} (map (fn [m] [(:id m) (:k m)]) {rows})))");
+    let (fused, unfused) = through_local("HOLE", &call, "map");
+    let at = support::step_boundary(&fused);
+    assert_eq!(at, support::step_boundary(&unfused));
+    assert!(at > 1500 * 3, "{at}");
+    support::assert_same_at_budgets(&fused, &unfused, at - 3..=at + 3, outcome);
+    let deep = "(defn f [n] (if (= n 0) HOLE (f (dec n)))) (f 20)";
+    let call = "(into {} (map (fn [m] [(:k m) m]) [{:k 1} {:k 2}]))";
+    let (fused, unfused) = through_local(deep, call, "map");
+    let mut passed = None;
+    for depth in 15..30 {
+        let limits = Limits {
+            max_depth: depth,
+            ..Limits::default()
+        };
+        let (text, _) = support::assert_same_outcome(&fused, &unfused, limits, outcome);
+        if passed.is_none() && !text.starts_with("failed") {
+            passed = Some(depth);
+        }
+    }
+    assert!(passed.is_some_and(|d| d > 15), "{passed:?}");
 }
