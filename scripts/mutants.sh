@@ -33,6 +33,7 @@ FILES=(
   runner/src/eval/mod.rs           # interpreter limit accounting (steps, deadline)
   runner/src/eval/apply.rs         # the depth of lambda calls and of natives' nested calls
   runner/src/eval/code/mod.rs      # register code: the steps it charges, what it declines
+  runner/src/eval/fused.rs         # one-pass keep/reduce, map/into: steps, limits, what it declines
   supervisor/src/policy.rs         # policy loader and validator, seccomp compilation
   supervisor/src/check.rs          # what a host can enforce
   supervisor/src/engine/pool.rs    # runner start-up checks (landlock required)
