@@ -1,28 +1,33 @@
-//! `(reduce g init (keep f xs))` in one pass: the pipeline LLMs write to join and sum
-//! (`(->> orders (keep (fn [o] ... {:customer (:name c) :total (:total o)})) (reduce (fn [acc
-//! r] (update acc (:customer r) (fnil + 0) (:total r))) {}))`) built a record for every kept
-//! element, a list of them, and then called `g` on each to read two fields back. When `f` has
-//! register code (`code`) and `g` is a quick reducer (`reducer`), each element goes through
-//! `f`'s code and straight into `g`'s change of the accumulator; a record literal `f` answers
-//! with is never built: `g` reads its fields where the code holds them (`code::Fields`).
+//! Two calls the pipelines nest, in one pass. `(reduce g init (keep f xs))`, how LLMs join and
+//! sum (`(->> orders (keep (fn [o] ... {:customer (:name c) :total (:total o)})) (reduce (fn
+//! [acc r] (update acc (:customer r) (fnil + 0) (:total r))) {}))`), built a record for every
+//! kept element and a list of them, then called `g` on each to read two fields back; `(into {}
+//! (map (fn [c] [(:id c) c]) cs))`, how they index, built a pair and a list of them for `into`
+//! to take apart. When `f` has register code (`code`) (and `g` is a quick reducer, `reducer`),
+//! each element goes through `f`'s code straight into the accumulator: a record or a pair
+//! literal `f` answers with is never built; its values are read where the code holds them
+//! (`code::Take`).
 //!
-//! The analyzer marks the call (`analyze::fuse`, [`KEEP_REDUCE`] in `reduce`'s place); the
-//! node evaluates what the two calls would, in their order, with their steps and positions,
-//! then tries the pass. Invariants:
-//! - **Same answers.** The pass takes only the answers the two shortcuts give on their own:
-//!   `Code::run_fields` under `Code::run`'s rules, `Reducer::reduce` under `quick_reduce`'s.
-//!   A record's fields read from its unbuilt values are the record's reads.
-//! - **All or nothing.** Both fns are pure, and the pass works on a copy of `init` (the first
-//!   change copies it), so a pass that stops (an element either shortcut declines, a kept
-//!   element past `max_iterations`, steps past the budget, the deadline) leaves nothing
-//!   behind: the two builtins then run as written, from the start, and meet the error or the
-//!   limit themselves, where they would have.
-//! - **Same steps.** A finished pass charges at once what `keep` and `reduce` would have:
-//!   `keep`'s step before the walk and one per element, `f`'s own; `reduce`'s one per kept
-//!   element and `g`'s own. It stops short of the budget rather than charge past it, and
-//!   checks the deadline as often as the walk would (every 1024 steps).
-//! - **Memory is the pass's own.** No kept list is built: a run may fit its heap fused that
-//!   would not have fitted unfused (a limit not reached, never one reached that was not).
+//! The analyzer marks the call (`analyze::fuse`: [`KEEP_REDUCE`] or [`INTO_MAP`] in the outer
+//! builtin's place); the node evaluates what the two calls would, in their order, with their
+//! steps and positions, then tries the pass. Invariants:
+//! - **Same answers.** The pass takes only the answers the shortcuts give on their own:
+//!   `Code::run_fields` under `Code::run`'s rules, `Reducer::reduce` under `quick_reduce`'s,
+//!   and `conj`'s own insert of a pair's two values (or `conj` itself). A record's fields read
+//!   from its unbuilt values are the record's reads.
+//! - **All or nothing.** The fns are pure, and the pass works on a copy of the accumulator it
+//!   is given (the first change copies it), so a pass that stops (an element a shortcut
+//!   declines, a kept element past `max_iterations`, steps past the budget, the deadline)
+//!   leaves nothing behind: the two builtins then run as written, from the start, and meet the
+//!   error or the limit themselves, where they would have.
+//! - **Same steps.** A finished pass charges at once what the two builtins would have (`keep`:
+//!   one before the walk and one per element; `reduce`: one per kept element; `map`: one per
+//!   element, one at least; `into`: one per element) and the fns' own. It stops short of the
+//!   budget rather than charge past it, and checks the deadline as often as the walk would
+//!   (every 1024 steps).
+//! - **Memory is the pass's own.** No list between the two is built: a run may fit its heap
+//!   fused that would not have fitted unfused (a limit not reached, never one reached that was
+//!   not).
 
 use super::code::{Fields, Take, pair_value};
 use super::reducer::{Elem, Reducer};
@@ -88,8 +93,8 @@ impl Interp<'_> {
         builtins::call(self, b, args)
     }
 
-    /// The one pass, where `f` has code, `g` a quick reducer and `xs` is a vector or a list:
-    /// the accumulator and the steps to charge; `None` for the two calls.
+    /// `(reduce g init (keep f xs))`'s pass, where `f` has code, `g` a quick reducer and `xs` is
+    /// a vector or a list: the accumulator and the steps to charge; `None` for the two calls.
     fn keep_reduce_pass(
         &self,
         g: &Value,
