@@ -77,6 +77,8 @@ impl Interp<'_> {
             _ => None,
         };
         if let Some((acc, steps)) = passed {
+            #[cfg(test)]
+            tests::PASSES.with(|n| n.set(n.get() + 1));
             // Within the budget (the pass checked); where the count lands on a deadline
             // check, `tick`'s check is the one the walk would have made.
             self.tick_n(steps)?;
@@ -296,6 +298,42 @@ mod tests {
     use crate::eval::{Interp, Lambda};
     use crate::value::Value;
     use ptc_shared::Limits;
+
+    thread_local! {
+        /// Passes that answered on this thread (the side-by-side tests cannot tell a node that
+        /// never takes its pass from one that does; this can).
+        pub(super) static PASSES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    }
+
+    /// Whether running `src` took a fused pass.
+    fn passed(src: &str) -> bool {
+        let before = PASSES.with(std::cell::Cell::get);
+        let step = crate::run(src, crate::RunOptions::default()).expect("the program runs");
+        assert!(step.fail.is_none(), "{src}: {:?}", step.fail);
+        PASSES.with(std::cell::Cell::get) > before
+    }
+
+    #[test]
+    fn the_nodes_take_their_pass_where_it_answers() {
+        let rows = "[{:a 1 :b 2} {:a 2 :b 3} {:a 1 :b 4}]";
+        let g = "(fn [acc r] (update acc (:k r) (fnil + 0) (:v r)))";
+        assert!(passed(&format!(
+            "(reduce {g} {{}} (keep (fn [m] {{:k (:a m) :v (:b m)}}) {rows}))"
+        )));
+        assert!(passed(&format!(
+            "(into {{}} (map (fn [m] [(:a m) m]) {rows}))"
+        )));
+        // `f` without code, `g` without its shortcut, a pair `conj` refuses: the two calls.
+        assert!(!passed(&format!(
+            "(reduce {g} {{}} (keep (fn [m] (do nil {{:k 1 :v 1}})) {rows}))"
+        )));
+        assert!(!passed(&format!(
+            "(reduce conj [] (keep (fn [m] (:a m)) {rows}))"
+        )));
+        assert!(!passed(&format!(
+            "(try (into {{}} (map (fn [m] [(:a m)]) {rows})) (catch Exception e 0))"
+        )));
+    }
 
     fn edn(text: &str) -> Value {
         crate::edn::parse(text).map_or(Value::Nil, crate::convert::import)
