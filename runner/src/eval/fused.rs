@@ -371,7 +371,15 @@ mod tests {
                 .is_none()
         );
         assert!(i.pass(&f, &g, &edn("[]"), &rows).is_none());
-        // Limits: one step short of the pass, kept rows past `max_iterations`.
+        // Limits: exactly the pass's steps answer, one step short does not; kept rows past
+        // `max_iterations`.
+        let mut host = NoTools;
+        let exact = Limits {
+            max_steps: steps,
+            ..Limits::default()
+        };
+        let i = Interp::new(&mut host, &[], exact);
+        assert!(i.pass(&f, &g, &edn("{}"), &rows).is_some());
         let mut host = NoTools;
         let limits = Limits {
             max_steps: steps - 1,
