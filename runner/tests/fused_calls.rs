@@ -221,11 +221,12 @@ fn the_deadline_ends_a_long_fused_pass() {
     assert_eq!(fail.reason, FailReason::Timeout, "{}", fail.message);
 }
 
-/// The `map` fns `into` fuses with: a pair answered (the usual index), a pair of any values, a
-/// map (merged), nil (nothing added), a pair or nil on two branches, and answers `conj` refuses
+/// The `map` fns `into` fuses with: a pair answered (the usual index), a record (merged), a pair
+/// of any values, a map (merged), nil (nothing added), a pair or nil on two branches, and answers `conj` refuses
 /// into a map (one value, three, a number).
-const MAPS: [&str; 8] = [
+const MAPS: [&str; 9] = [
     "(fn [m] [(:id m) m])",
+    "(fn [m] {:a (:k m) :b (:id m)})",
     "(fn [m] [(:k m) (:id m)])",
     "(fn [m] {:a (:k m) (:id m) 1})",
     "(fn [m] (when (:k m) [(:k m) (get by (:id m))]))",

@@ -323,6 +323,14 @@ mod tests {
         assert!(passed(&format!(
             "(into {{}} (map (fn [m] [(:a m) m]) {rows}))"
         )));
+        // A pair into a reducer, a record into `into` (merged): both handed over unbuilt.
+        let count = "(fn [acc r] (update acc r (fnil inc 0)))";
+        assert!(passed(&format!(
+            "(reduce {count} {{}} (keep (fn [m] [(:a m) 1]) {rows}))"
+        )));
+        assert!(passed(&format!(
+            "(into {{}} (map (fn [m] {{:x (:a m) :y 1}}) {rows}))"
+        )));
         // `f` without code, `g` without its shortcut, a pair `conj` refuses: the two calls.
         assert!(!passed(&format!(
             "(reduce {g} {{}} (keep (fn [m] (do nil {{:k 1 :v 1}})) {rows}))"
@@ -421,6 +429,16 @@ mod tests {
             i.conj_pass(&edn("{}"), &f, &edn("[]")),
             Some((edn("{}"), 1))
         );
+        // Exactly its steps answer; one short does not.
+        for (budget, answers) in [(steps, true), (steps - 1, false)] {
+            let mut host = NoTools;
+            let limits = Limits {
+                max_steps: budget,
+                ..Limits::default()
+            };
+            let i = Interp::new(&mut host, &[], limits);
+            assert_eq!(i.conj_pass(&edn("{}"), &f, &rows).is_some(), answers);
+        }
         // A pair into a vector is `conj`'s to add; a number into a map is `conj`'s error.
         let (v, _) = i
             .conj_pass(&edn("[]"), &f, &edn("[{:k 1 :t 2}]"))
