@@ -369,18 +369,43 @@ impl Code {
             }
         };
         *charged = steps;
-        let answer = at.hand_over(end, &regs, k);
-        // Registers that only ever borrowed hold nothing to give back; owned ones are dropped
-        // where they are (not moved out to a drop of the whole array).
-        if owned {
-            for r in regs.iter_mut().take(usize::from(self.used)) {
-                if matches!(r, Reg::Own(_)) {
-                    *r = Reg::Ref(NIL);
+        let answer = match end {
+            End::Value(v) => k.value(v),
+            End::Fields(shape, (from, to)) => {
+                let shape = self.shapes.get(usize::from(shape));
+                let srcs = self.args.get(usize::from(from)..usize::from(to));
+                match (shape, srcs) {
+                    (Some(shape), Some(srcs)) => k.fields(&Fields {
+                        at: &at,
+                        regs: &regs,
+                        shape,
+                        srcs,
+                    }),
+                    _ => None,
                 }
             }
+            End::Pair(a, b) => k.pair(at.read(&regs, a), at.read(&regs, b)),
+            End::Decline => None,
+        };
+        if owned {
+            self.release(&mut regs);
         }
         std::mem::forget(regs);
         answer
+    }
+}
+
+impl Code {
+    /// Drops what the registers own, where they are (not moved out to a drop of the whole
+    /// array); registers that only ever borrowed hold nothing to give back, and the array is
+    /// then forgotten.
+    #[inline(always)]
+    fn release(&self, regs: &mut Regs<'_>) {
+        for r in regs.iter_mut().take(usize::from(self.used)) {
+            if matches!(r, Reg::Own(_)) {
+                *r = Reg::Ref(NIL);
+            }
+        }
     }
 }
 
@@ -399,26 +424,6 @@ struct At<'a> {
 }
 
 impl<'a> At<'a> {
-    /// The run's end handed to its taker while the registers still hold what it borrows.
-    #[inline(always)]
-    fn hand_over<T: Take>(&self, end: End, regs: &Regs<'a>, k: T) -> Option<T::Out> {
-        match end {
-            End::Value(v) => k.value(v),
-            End::Fields(shape, (from, to)) => {
-                let shape = self.code.shapes.get(usize::from(shape))?;
-                let srcs = self.code.args.get(usize::from(from)..usize::from(to))?;
-                k.fields(&Fields {
-                    at: self,
-                    regs,
-                    shape,
-                    srcs,
-                })
-            }
-            End::Pair(a, b) => k.pair(self.read(regs, a), self.read(regs, b)),
-            End::Decline => None,
-        }
-    }
-
     /// An op that writes a register: its value written, its steps charged (a field read, a
     /// `get`, a call and a prim are one step each; the rest charge none); `None` declines.
     /// Each arm writes the register itself: a `(register, value)` pair made by the match and
