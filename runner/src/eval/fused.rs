@@ -122,15 +122,10 @@ impl Interp<'_> {
         if self.depth.saturating_add(r.depth()) >= self.limits.max_depth {
             return None;
         }
-        let budget = self.limits.max_steps.checked_sub(self.steps)?;
+        let mut meter = Meter::new(self)?;
         let per_kept = 1 + r.steps();
         let (mut acc, mut steps, mut kept) = (init.clone(), 1u64, 0u64);
-        let mut check_at = DEADLINE_EVERY;
-        let mut ahead = xs.iter().skip(1);
-        for x in xs.iter() {
-            if let Some(next) = ahead.next() {
-                touch(next);
-            }
+        for x in looking_ahead(xs) {
             let mut s = 0;
             let took = code.run_fields(&fl.captures, x, &mut s, Kept { r, acc: &mut acc })?;
             steps = steps.saturating_add(s + 1);
@@ -141,13 +136,7 @@ impl Interp<'_> {
                 kept += 1;
                 steps = steps.saturating_add(per_kept);
             }
-            if steps > budget {
-                return None;
-            }
-            if steps >= check_at {
-                self.check_deadline().ok()?;
-                check_at = steps.saturating_add(DEADLINE_EVERY);
-            }
+            meter.within(self, steps)?;
         }
         Some((acc, steps))
     }
@@ -165,27 +154,57 @@ impl Interp<'_> {
         if self.depth >= self.limits.max_depth {
             return None;
         }
-        let budget = self.limits.max_steps.checked_sub(self.steps)?;
+        let mut meter = Meter::new(self)?;
         let (mut acc, mut steps) = (to.clone(), (xs.len() as u64).max(1));
-        let mut check_at = DEADLINE_EVERY;
-        let mut ahead = xs.iter().skip(1);
-        for x in xs.iter() {
-            if let Some(next) = ahead.next() {
-                touch(next);
-            }
+        for x in looking_ahead(xs) {
             let mut s = 0;
             code.run_fields(&fl.captures, x, &mut s, Conj { acc: &mut acc })?;
             steps = steps.saturating_add(s + 1);
-            if steps > budget {
-                return None;
-            }
-            if steps >= check_at {
-                self.check_deadline().ok()?;
-                check_at = steps.saturating_add(DEADLINE_EVERY);
-            }
+            meter.within(self, steps)?;
         }
         Some((acc, steps))
     }
+}
+
+/// The step budget and the deadline as a pass meets them: it stops short of the one and checks
+/// the other as often as the walk would.
+struct Meter {
+    budget: u64,
+    check_at: u64,
+}
+
+impl Meter {
+    /// The budget left to `i`'s run (`None`: none).
+    fn new(i: &Interp<'_>) -> Option<Meter> {
+        Some(Meter {
+            budget: i.limits.max_steps.checked_sub(i.steps)?,
+            check_at: DEADLINE_EVERY,
+        })
+    }
+
+    /// `None` once the pass's `steps` pass the budget, or the deadline has passed at one of its
+    /// checks.
+    #[inline(always)]
+    fn within(&mut self, i: &Interp<'_>, steps: u64) -> Option<()> {
+        if steps > self.budget {
+            return None;
+        }
+        if steps >= self.check_at {
+            i.check_deadline().ok()?;
+            self.check_at = steps.saturating_add(DEADLINE_EVERY);
+        }
+        Some(())
+    }
+}
+
+/// The elements of `xs`, each handed out after a [`touch`] of the one after it.
+fn looking_ahead(xs: &PVec) -> impl Iterator<Item = &Value> {
+    let mut next = xs.iter().skip(1);
+    xs.iter().inspect(move |_| {
+        if let Some(n) = next.next() {
+            touch(n);
+        }
+    })
 }
 
 /// Reads where the next element's record keeps its kind and its shape, so that the miss on a
