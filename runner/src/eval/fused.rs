@@ -289,7 +289,8 @@ impl Take for Conj<'_> {
 }
 
 /// `reduce` in the fused call: `reduce`'s own entry (what the call falls back to), recognised
-/// by its address where builtins are called (`Interp::call_builtin_inline`).
+/// by its address where builtins are called with an argument vector
+/// (`Interp::call_with_vector`).
 pub static KEEP_REDUCE: BuiltinDef = crate::def!(
     "reduce",
     2,
@@ -374,7 +375,7 @@ mod tests {
     }
 
     /// The pass answers on its own, not only as the two calls' stand-in (the side-by-side tests
-    /// in `tests/fused_keep_reduce.rs` cannot tell a pass that always stops from one that
+    /// in `tests/fused_calls.rs` cannot tell a pass that always stops from one that
     /// answers), with the steps the two calls charge: `keep`'s 1, then per row the fn's (one
     /// read, two more for a kept row) and its own; `reduce`'s per kept row, its own and the
     /// reducer's 4 (`update`, the two reads of the unbuilt record, the folded `fnil` call).

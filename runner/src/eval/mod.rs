@@ -576,8 +576,9 @@ impl<'h> Interp<'h> {
     }
 
     /// A builtin call with an argument vector, or a fused one (`(reduce g init (keep f xs))`,
-    /// `(into to (map f xs))`: `fused.rs`). Out of line: the check inlined into the node dispatcher made every other
-    /// builtin call slower (2 % more instructions on pipeline p4).
+    /// `(into to (map f xs))`: `fused.rs`), out of the node dispatcher's inlined code. (What
+    /// first looked like the fused check's cost there, p4 +2 % instructions, was the fused
+    /// node's own inlined operand reads.)
     #[inline(never)]
     fn call_with_vector(
         &mut self,
