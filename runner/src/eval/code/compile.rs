@@ -358,6 +358,44 @@ mod code_tests {
         crate::edn::parse(text).map_or(Value::Nil, crate::convert::import)
     }
 
+    /// Each op answers its usual operands itself (an op that always declined would leave the
+    /// side-by-side tests green: the walker answers for it), with its steps.
+    #[test]
+    fn each_op_answers_its_usual_operands() {
+        for (src, x, want, steps) in [
+            // A field of a capture (`Field`), beside one of the element (`FieldR`); the
+            // capture is handed in below.
+            (
+                "(let [by {:x 5}] (fn [o] [(:x by) (:k o)]))",
+                "{:k 1}",
+                "[5 1]",
+                2,
+            ),
+            // `get` of the element by a constant (`Get`).
+            ("(fn [o] (get o :k))", "{:k 2}", "2", 1),
+            // A builtin's two-argument entry (`Call2`) and a prim (`Prim`) as values.
+            (
+                "(fn [o] [(not= (:k o) 1) (+ (:k o) 1)])",
+                "{:k 1}",
+                "[false 2]",
+                4,
+            ),
+            (
+                "(fn [o] (let [v (:k o)] [(* v 2.5) (< v 2)]))",
+                "{:k 2}",
+                "[5.0 false]",
+                3,
+            ),
+        ] {
+            let t = crate::eval::testing::first_fn(src).expect("a fn");
+            let code = t.code.as_ref().unwrap_or_else(|| panic!("compiled: {src}"));
+            let (mut charged, captures) = (0, [edn("{:x 5}")]);
+            let got = code.run(&captures, &edn(x), &mut charged);
+            assert_eq!(got, Some(edn(want)), "{src}");
+            assert_eq!(charged, steps, "{src}");
+        }
+    }
+
     /// The code runs on its own, not only as the walker's stand-in: the side-by-side tests
     /// cannot tell code that always declines from code that answers, this can.
     #[test]
