@@ -362,38 +362,41 @@ mod code_tests {
     /// side-by-side tests green: the walker answers for it), with its steps.
     #[test]
     fn each_op_answers_its_usual_operands() {
-        for (src, x, want, steps) in [
-            // A field of a capture (`Field`), beside one of the element (`FieldR`); the
-            // capture is handed in below.
-            (
-                "(let [by {:x 5}] (fn [o] [(:x by) (:k o)]))",
-                "{:k 1}",
-                "[5 1]",
-                2,
-            ),
-            // `get` of the element by a constant (`Get`).
-            ("(fn [o] (get o :k))", "{:k 2}", "2", 1),
-            // A builtin's two-argument entry (`Call2`) and a prim (`Prim`) as values.
-            (
-                "(fn [o] [(not= (:k o) 1) (+ (:k o) 1)])",
-                "{:k 1}",
-                "[false 2]",
-                4,
-            ),
-            (
-                "(fn [o] (let [v (:k o)] [(* v 2.5) (< v 2)]))",
-                "{:k 2}",
-                "[5.0 false]",
-                3,
-            ),
-        ] {
+        // `by` is the fn's capture, where it has one.
+        let check = |src: &str, by: &str, x: &str, want: &str, steps: u64| {
             let t = crate::eval::testing::first_fn(src).expect("a fn");
             let code = t.code.as_ref().unwrap_or_else(|| panic!("compiled: {src}"));
-            let (mut charged, captures) = (0, [edn("{:x 5}")]);
+            let (mut charged, captures) = (0, [edn(by)]);
             let got = code.run(&captures, &edn(x), &mut charged);
             assert_eq!(got, Some(edn(want)), "{src}");
             assert_eq!(charged, steps, "{src}");
-        }
+        };
+        // A field of a capture (`Field`), beside one of the element (`FieldR`).
+        check(
+            "(let [by {}] (fn [o] [(:x by) (:k o)]))",
+            "{:x 5}",
+            "{:k 1}",
+            "[5 1]",
+            2,
+        );
+        // `get` of the element by a constant (`Get`); of a captured nil (`GetCapR`).
+        check("(fn [o] (get o :k))", "", "{:k 2}", "2", 1);
+        check(
+            "(let [by {}] (fn [o] (get by (:k o))))",
+            "nil",
+            "{:k 2}",
+            "nil",
+            2,
+        );
+        // A builtin's two-argument entry (`Call2`) and prims (`Prim`) as values.
+        let two = "(fn [o] [(not= (:k o) 1) (+ (:k o) 1)])";
+        check(two, "", "{:k 1}", "[false 2]", 4);
+        let prims = "(fn [o] (let [v (:k o)] [(* v 2.5) (< v 2)]))";
+        check(prims, "", "{:k 2}", "[5.0 false]", 3);
+        // A prim as a test (`Test`), and `or`'s jump on a truthy value (`When`).
+        let test = "(fn [o] (let [v (:k o)] (if (= 1 v) :one :other)))";
+        check(test, "", "{:k 1}", ":one", 2);
+        check("(fn [o] (or (:j o) (:k o) 3))", "", "{:k 4}", "4", 2);
     }
 
     /// The code runs on its own, not only as the walker's stand-in: the side-by-side tests
