@@ -397,6 +397,33 @@ mod code_tests {
         let test = "(fn [o] (let [v (:k o)] (if (= 1 v) :one :other)))";
         check(test, "", "{:k 1}", ":one", 2);
         check("(fn [o] (or (:j o) (:k o) 3))", "", "{:k 4}", "4", 2);
+        // A field of nil, in a register (`FieldR`) and in a capture (`Field`).
+        check("(fn [o] (:x (:j o)))", "", "{:k 4}", "nil", 2);
+        check(
+            "(let [by {}] (fn [o] [(:x by) (:k o)]))",
+            "nil",
+            "{:k 1}",
+            "[nil 1]",
+            2,
+        );
+    }
+
+    /// What the registers own is let go when the run ends: the vector the body builds holds
+    /// the captured map, which is held once again after the run.
+    #[test]
+    fn owned_registers_are_let_go() {
+        let t = crate::eval::testing::first_fn("(let [by {}] (fn [o] (count [by (:k o)])))");
+        let code = t.as_ref().and_then(|t| t.code.as_ref()).expect("compiled");
+        let mut captures = [edn("{:x 1}")];
+        let mut steps = 0;
+        assert_eq!(
+            code.run(&captures, &edn("{:k 1}"), &mut steps),
+            Some(Value::Int(2))
+        );
+        match &mut captures[0] {
+            Value::Map(m) => assert!(m.unique_mut().is_some(), "still held"),
+            other => panic!("{other:?}"),
+        }
     }
 
     /// The code runs on its own, not only as the walker's stand-in: the side-by-side tests
