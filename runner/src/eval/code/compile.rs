@@ -409,20 +409,24 @@ mod code_tests {
     }
 
     /// What the registers own is let go when the run ends: the vector the body builds holds
-    /// the captured map, which is held once again after the run.
+    /// the captured map, which is held once again after the run (also when a borrowed value is
+    /// written after the owned one).
     #[test]
     fn owned_registers_are_let_go() {
-        let t = crate::eval::testing::first_fn("(let [by {}] (fn [o] (count [by (:k o)])))");
-        let code = t.as_ref().and_then(|t| t.code.as_ref()).expect("compiled");
-        let mut captures = [edn("{:x 1}")];
-        let mut steps = 0;
-        assert_eq!(
-            code.run(&captures, &edn("{:k 1}"), &mut steps),
-            Some(Value::Int(2))
-        );
-        match &mut captures[0] {
-            Value::Map(m) => assert!(m.unique_mut().is_some(), "still held"),
-            other => panic!("{other:?}"),
+        for src in [
+            "(let [by {}] (fn [o] (count [by (:k o)])))",
+            "(let [by {}] (fn [o] (let [v [by 1] k (get o :k)] (count v))))",
+        ] {
+            let t = crate::eval::testing::first_fn(src);
+            let code = t.as_ref().and_then(|t| t.code.as_ref()).expect("compiled");
+            let mut captures = [edn("{:x 1}")];
+            let mut steps = 0;
+            let got = code.run(&captures, &edn("{:k 1}"), &mut steps);
+            assert_eq!(got, Some(Value::Int(2)), "{src}");
+            match &mut captures[0] {
+                Value::Map(m) => assert!(m.unique_mut().is_some(), "still held: {src}"),
+                other => panic!("{other:?}"),
+            }
         }
     }
 
