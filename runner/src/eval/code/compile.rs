@@ -415,7 +415,7 @@ mod code_tests {
     fn owned_registers_are_let_go() {
         for src in [
             "(let [by {}] (fn [o] (count [by (:k o)])))",
-            "(let [by {}] (fn [o] (let [v [by 1] k (get o :k)] (count v))))",
+            "(let [by {}] (fn [o] (let [v [by 1] k (:x by)] (count v))))",
         ] {
             let t = crate::eval::testing::first_fn(src);
             let code = t.as_ref().and_then(|t| t.code.as_ref()).expect("compiled");
