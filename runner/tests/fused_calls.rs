@@ -178,13 +178,20 @@ fn the_depth_limit_ends_the_fused_and_the_unfused_calls_alike() {
     let g = "(fn [acc r] (update acc (:customer r) (fnil + 0) (:total r)))";
     let xs = "[{:k 1} {:k 2}]";
     let f = "(fn [m] {:customer (:k m) :total 1})";
+    let (fused, unfused) = both(wrap, f, g, "{}", xs);
+    same_depth_boundary(&fused, &unfused);
+}
+
+/// Asserts that `fused` and `unfused` end alike under every `max_depth` from 15 to 29, and that
+/// the shallowest they pass under is above 15 (the limit is reached below it).
+fn same_depth_boundary(fused: &str, unfused: &str) {
     let mut passed = None;
     for depth in 15..30 {
         let limits = Limits {
             max_depth: depth,
             ..Limits::default()
         };
-        let (text, _) = same(wrap, f, g, "{}", xs, limits);
+        let (text, _) = support::assert_same_outcome(fused, unfused, limits, outcome);
         if passed.is_none() && !text.starts_with("failed") {
             passed = Some(depth);
         }
@@ -280,16 +287,5 @@ fn limits_end_the_fused_and_the_unfused_into_alike() {
     let deep = "(defn f [n] (if (= n 0) HOLE (f (dec n)))) (f 20)";
     let call = "(into {} (map (fn [m] [(:k m) m]) [{:k 1} {:k 2}]))";
     let (fused, unfused) = through_local(deep, call, "map");
-    let mut passed = None;
-    for depth in 15..30 {
-        let limits = Limits {
-            max_depth: depth,
-            ..Limits::default()
-        };
-        let (text, _) = support::assert_same_outcome(&fused, &unfused, limits, outcome);
-        if passed.is_none() && !text.starts_with("failed") {
-            passed = Some(depth);
-        }
-    }
-    assert!(passed.is_some_and(|d| d > 15), "{passed:?}");
+    same_depth_boundary(&fused, &unfused);
 }
